@@ -11,10 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,12 +113,8 @@ func (p *Plane) Apply(routes []Route) error {
 			delete(p.eps, k)
 		}
 	}
-	keys := make([]string, 0, len(wants))
-	for k := range wants {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // deterministic bind order and error text
-	for _, k := range keys {
+	// Sorted for a deterministic bind order and error text.
+	for _, k := range slices.Sorted(maps.Keys(wants)) {
 		w := wants[k]
 		if ep, ok := p.eps[k]; ok {
 			ep.setTargets(w.backends)
@@ -153,7 +149,11 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 			continue
 		}
 		ip, err := netip.ParseAddr(r.VIP)
-		if err != nil || !ip.Unmap().IsLoopback() {
+		if err != nil {
+			skip(r, "VIP is not an IP address")
+			continue
+		}
+		if !ip.Unmap().IsLoopback() {
 			skip(r, "VIP is not a loopback address")
 			continue
 		}

@@ -456,6 +456,24 @@ func TestNoEligibleTargetClosesConnection(t *testing.T) {
 			t.Errorf("port base+%d: want prompt close, got %v", i, err)
 		}
 	}
+
+	// UDP without an eligible target drops datagrams and keeps no session.
+	const uvip = "127.1.200.13"
+	port := applyFresh(t, p, uvip, 1, func(base int) []Route {
+		return []Route{{VIP: uvip, Protocol: "UDP", Port: base, Targets: []Target{target(z, 0)}}}
+	})
+	c := dialUDP(t, hostPort(uvip, port))
+	c.Write([]byte("x"))
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, err := c.Read(make([]byte, 64)); !isTimeout(err) {
+		t.Errorf("UDP without targets answered: %d bytes, %v", n, err)
+	}
+	ep := p.eps["UDP "+hostPort(uvip, port)].(*udpEndpoint)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if len(ep.sessions) != 0 {
+		t.Errorf("%d sessions without targets", len(ep.sessions))
+	}
 }
 
 func isTimeout(err error) bool {
