@@ -1,0 +1,79 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	nsv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+)
+
+// CredentialsSecretRef selects a Secret in a named namespace.
+type CredentialsSecretRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+
+	nsv1alpha1.CredentialsKeys `json:",inline"`
+}
+
+// ClusterProviderCredentials selects the Tencent Cloud API key pair.
+type ClusterProviderCredentials struct {
+	// Source of the credentials. Only Secret is supported.
+	// +kubebuilder:validation:Enum=Secret
+	// +kubebuilder:default=Secret
+	Source xpv2.CredentialsSource `json:"source"`
+
+	// SecretRef selects the Secret that holds the SecretId, the SecretKey and
+	// an optional session token.
+	SecretRef CredentialsSecretRef `json:"secretRef"`
+}
+
+// ClusterProviderConfigSpec configures how the provider reaches Tencent Cloud.
+type ClusterProviderConfigSpec struct {
+	// Credentials used to sign API calls.
+	Credentials ClusterProviderCredentials `json:"credentials"`
+
+	// Region of the resources managed through this config, for example
+	// ap-guangzhou.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[a-z]+(-[a-z0-9]+)+$`
+	Region string `json:"region"`
+
+	// Endpoint overrides the public API endpoint.
+	// +optional
+	Endpoint *nsv1alpha1.Endpoint `json:"endpoint,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ClusterProviderConfig configures the Tencent Cloud provider for managed
+// resources in any namespace. Managed resources use the ClusterProviderConfig
+// named "default" unless they reference another config.
+// +kubebuilder:printcolumn:name="REGION",type="string",JSONPath=".spec.region"
+// +kubebuilder:printcolumn:name="SECRET",type="string",JSONPath=".spec.credentials.secretRef.name"
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,tencentcloud}
+type ClusterProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterProviderConfigSpec       `json:"spec"`
+	Status nsv1alpha1.ProviderConfigStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterProviderConfigList contains a list of ClusterProviderConfig.
+type ClusterProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfig `json:"items"`
+}
