@@ -1,0 +1,150 @@
+// Command provider runs the Tencent Cloud network Crossplane provider, in a
+// cluster or out of cluster against a kubeconfig.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis"
+	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+)
+
+type options struct {
+	kubeconfig         string
+	debug              bool
+	leaderElection     bool
+	leaderElectionNS   string
+	syncInterval       time.Duration
+	pollInterval       time.Duration
+	maxReconcileRate   int
+	metricsAddr        string
+	healthAddr         string
+	managementPolicies bool
+	leaderElectionID   string
+	leaseDuration      time.Duration
+	renewDeadline      time.Duration
+}
+
+func parseFlags(args []string) (options, error) {
+	o := options{}
+	fs := flag.NewFlagSet("provider", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "Path to a kubeconfig; empty means in-cluster config.")
+	fs.BoolVar(&o.debug, "debug", false, "Log at debug level.")
+	fs.BoolVar(&o.leaderElection, "leader-election", false, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "crossplane-system", "Namespace of the leader election Lease.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "crossplane-leader-election-provider-tencentcloud-network", "Name of the leader election Lease.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 60*time.Second, "How long a leader holds its lease without renewing it.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 50*time.Second, "How long the leader retries renewing before giving up.")
+	fs.DurationVar(&o.syncInterval, "sync", time.Hour, "How often every cached object is re-listed.")
+	fs.DurationVar(&o.pollInterval, "poll", time.Minute, "How often a managed resource is checked for drift.")
+	fs.IntVar(&o.maxReconcileRate, "max-reconcile-rate", 10, "Reconciles per second across all controllers, and workers per controller.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.maxReconcileRate < 1 {
+		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
+	}
+	if o.pollInterval < time.Second {
+		return o, fmt.Errorf("--poll must be at least 1s, got %s", o.pollInterval)
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	level := zapcore.InfoLevel
+	if o.debug {
+		level = zapcore.DebugLevel
+	}
+	zl := zap.New(zap.Level(level))
+	ctrl.SetLogger(zl)
+	log := logging.NewLogrLogger(zl.WithName("provider-tencentcloud-network"))
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("cannot load kubeconfig: %w", err)
+	}
+	cfg = ratelimiter.LimitRESTConfig(cfg, o.maxReconcileRate)
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := apis.AddToScheme(scheme); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                     scheme,
+		Cache:                      cache.Options{SyncPeriod: &o.syncInterval},
+		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:     o.healthAddr,
+		LeaderElection:             o.leaderElection,
+		LeaderElectionID:           o.leaderElectionID,
+		LeaderElectionNamespace:    o.leaderElectionNS,
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		// Long leases: a busy provider (hundreds of reconciles per second) can
+		// miss a short renew deadline and lose leadership for no good reason.
+		LeaseDuration: &o.leaseDuration,
+		RenewDeadline: &o.renewDeadline,
+	})
+	if err != nil {
+		return fmt.Errorf("cannot create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+
+	flags := &feature.Flags{}
+	if o.managementPolicies {
+		flags.Enable(feature.EnableBetaManagementPolicies)
+	}
+	copts := controller.Options{
+		Logger:                  log,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(o.maxReconcileRate),
+		PollInterval:            o.pollInterval,
+		MaxConcurrentReconciles: o.maxReconcileRate,
+		Features:                flags,
+	}
+	if err := pcontroller.Setup(mgr, copts); err != nil {
+		return fmt.Errorf("cannot set up controllers: %w", err)
+	}
+	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
