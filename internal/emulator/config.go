@@ -1,0 +1,207 @@
+package emulator
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults for the local key pair and the region, chosen so that a developer
+// can point the SDK at a freshly started emulator without any setup.
+const (
+	DefaultSecretID  = "AKIDLOCALEMULATOR00000000000000000"
+	DefaultSecretKey = "localemulatorsecretkey0000000000"
+	DefaultRegion    = "ap-guangzhou"
+	DefaultVIPBase   = "127.1.0.1"
+)
+
+// Quota defaults follow the documented defaults of a fresh account.
+const (
+	defaultListenerQuota     = 50
+	defaultRuleQuota         = 50
+	defaultTargetQuota       = 200
+	defaultOpenLBQuota       = 100
+	defaultInternalLBQuota   = 100
+	defaultVIPPoolSize       = 60000
+	defaultMaxTasks          = 100000
+	defaultPersistInterval   = 200 * time.Millisecond
+	defaultRateLimitPerKey   = 20
+	defaultTestTaskDuration  = 50 * time.Millisecond
+	realisticLatency         = 50 * time.Millisecond
+	realisticTaskDuration    = time.Second
+	signatureValidityWindow  = 5 * time.Minute
+	maxRequestBodyBytes      = 10 << 20
+	maxCountedActionNameSize = 64
+)
+
+// Credential is one key pair the emulator accepts. A non-empty Token makes
+// it a temporary credential: requests must then carry the same X-TC-Token.
+type Credential struct {
+	SecretID  string
+	SecretKey string
+	Token     string
+}
+
+// Config describes one emulated cloud. The zero value is usable: quotas get
+// the real defaults, a zero TaskDuration finishes tasks instantly, a zero
+// RateLimit disables throttling and a zero Latency adds none. Use
+// DefaultConfig or RealisticConfig for the documented profiles.
+type Config struct {
+	// Credentials are the accepted key pairs. Empty means one pair,
+	// DefaultSecretID / DefaultSecretKey.
+	Credentials []Credential
+	// Region is the region the binary advertises; requests may use any of
+	// Regions. Empty means DefaultRegion.
+	Region string
+	// Regions lists the regions that exist. Empty means a built-in list of
+	// real region names plus Region.
+	Regions []string
+
+	// Latency is added to every call; ActionLatency adds more per action.
+	Latency       time.Duration
+	ActionLatency map[string]time.Duration
+
+	// TaskDuration is how long an asynchronous task stays in progress
+	// (DescribeTaskStatus Status 2). Zero completes tasks before the
+	// response is written. ActionTaskDuration overrides it per action.
+	TaskDuration       time.Duration
+	ActionTaskDuration map[string]time.Duration
+
+	// RateLimit is the number of requests per second allowed per action
+	// and per SecretId (token bucket, burst = rate). Zero disables it.
+	// ActionRateLimit overrides it per action (a zero entry disables it).
+	RateLimit       float64
+	ActionRateLimit map[string]float64
+
+	// Quotas; zero means the real default.
+	ListenerQuota   int // listeners per load balancer (TOTAL_LISTENER_QUOTA)
+	RuleQuota       int // rules per listener (TOTAL_LISTENER_RULE_QUOTA)
+	TargetQuota     int // targets per listener or rule (TOTAL_TARGET_BIND_QUOTA)
+	OpenLBQuota     int // OPEN load balancers per region (TOTAL_OPEN_CLB_QUOTA)
+	InternalLBQuota int // INTERNAL load balancers per region (TOTAL_INTERNAL_CLB_QUOTA)
+
+	// VIPBase is the first address of the VIP pool and VIPPoolSize its
+	// length. Loopback addresses let a data plane bind every VIP locally.
+	VIPBase     string
+	VIPPoolSize int
+
+	// Instances maps CVM instance ids to their primary private IP, used
+	// when a target is registered by InstanceId. Unknown instances get a
+	// stable address derived from the id.
+	Instances map[string]string
+
+	// StateFile, when set, is loaded at start and rewritten after changes
+	// (at most every PersistInterval) and on Close.
+	StateFile       string
+	PersistInterval time.Duration
+
+	// DataPlane, when set, receives the full set of L4 routes after every
+	// completed mutation.
+	DataPlane DataPlane
+
+	// Logf receives diagnostic messages; nil discards them.
+	Logf func(format string, args ...any)
+
+	// Clock overrides time.Now, so tests can move the emulator's clock
+	// (for example to make the SDK's timestamps look expired).
+	Clock func() time.Time
+
+	// MaxTasks bounds the task table; the oldest finished tasks are
+	// forgotten first. Zero means 100000.
+	MaxTasks int
+}
+
+// DefaultConfig is the profile for tests: no latency, 50 ms tasks and the
+// real rate limit of 20 requests per second per action and key.
+func DefaultConfig() Config {
+	return Config{
+		TaskDuration: defaultTestTaskDuration,
+		RateLimit:    defaultRateLimitPerKey,
+	}
+}
+
+// RealisticConfig is the profile for benchmarks: 50 ms per call, 1 s tasks,
+// 20 requests per second per action and 50 listeners per load balancer.
+func RealisticConfig() Config {
+	return Config{
+		Latency:       realisticLatency,
+		TaskDuration:  realisticTaskDuration,
+		RateLimit:     defaultRateLimitPerKey,
+		ListenerQuota: defaultListenerQuota,
+	}
+}
+
+// ProfileConfig returns the named profile: "default" or "realistic".
+func ProfileConfig(name string) (Config, error) {
+	switch name {
+	case "", "default":
+		return DefaultConfig(), nil
+	case "realistic":
+		return RealisticConfig(), nil
+	}
+	return Config{}, fmt.Errorf("unknown profile %q (want default or realistic)", name)
+}
+
+// knownRegions is returned fresh on every call so that no package state is
+// shared between emulators.
+func knownRegions() []string {
+	return []string{
+		"ap-guangzhou", "ap-shanghai", "ap-nanjing", "ap-beijing", "ap-chengdu",
+		"ap-chongqing", "ap-hongkong", "ap-singapore", "ap-jakarta", "ap-seoul",
+		"ap-tokyo", "ap-bangkok", "ap-mumbai", "na-siliconvalley", "na-ashburn",
+		"eu-frankfurt", "sa-saopaulo", "ap-shanghai-fsi", "ap-shenzhen-fsi", "ap-beijing-fsi",
+	}
+}
+
+// withDefaults fills the fields whose zero value has no useful meaning.
+func (c Config) withDefaults() Config {
+	if len(c.Credentials) == 0 {
+		c.Credentials = []Credential{{SecretID: DefaultSecretID, SecretKey: DefaultSecretKey}}
+	}
+	if c.Region == "" {
+		c.Region = DefaultRegion
+	}
+	if len(c.Regions) == 0 {
+		c.Regions = knownRegions()
+	}
+	found := false
+	for _, r := range c.Regions {
+		found = found || r == c.Region
+	}
+	if !found {
+		c.Regions = append(append([]string(nil), c.Regions...), c.Region)
+	}
+	if c.ListenerQuota <= 0 {
+		c.ListenerQuota = defaultListenerQuota
+	}
+	if c.RuleQuota <= 0 {
+		c.RuleQuota = defaultRuleQuota
+	}
+	if c.TargetQuota <= 0 {
+		c.TargetQuota = defaultTargetQuota
+	}
+	if c.OpenLBQuota <= 0 {
+		c.OpenLBQuota = defaultOpenLBQuota
+	}
+	if c.InternalLBQuota <= 0 {
+		c.InternalLBQuota = defaultInternalLBQuota
+	}
+	if c.VIPBase == "" {
+		c.VIPBase = DefaultVIPBase
+	}
+	if c.VIPPoolSize <= 0 {
+		c.VIPPoolSize = defaultVIPPoolSize
+	}
+	if c.PersistInterval <= 0 {
+		c.PersistInterval = defaultPersistInterval
+	}
+	if c.MaxTasks <= 0 {
+		c.MaxTasks = defaultMaxTasks
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return c
+}
