@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -26,7 +26,7 @@ import (
 
 // kube is a client of the shared control plane; the provider's controllers
 // run in-process against it for the whole package.
-var kube client.Client //nolint:gochecknoglobals // shared by the tests of this package, set once in TestMain.
+var kube client.Client
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -51,16 +51,20 @@ func providerConfig(ns, name, secretName string) *v1alpha1.ProviderConfig {
 }
 
 // readyCondition waits until the object's Ready condition has the status
-// want and returns it.
+// want and returns it. The object is read by its own key unless one is given.
 func readyCondition(t *testing.T, obj interface {
 	client.Object
 	GetCondition(xpv2.ConditionType) xpv2.Condition
-}, want corev1.ConditionStatus,
+}, want corev1.ConditionStatus, key ...client.ObjectKey,
 ) xpv2.Condition {
 	t.Helper()
+	k := client.ObjectKeyFromObject(obj)
+	if len(key) > 0 {
+		k = key[0]
+	}
 	var got xpv2.Condition
 	err := testenv.Eventually(context.Background(), waitFor, func() error {
-		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := kube.Get(context.Background(), k, obj); err != nil {
 			return err
 		}
 		got = obj.GetCondition(xpv2.TypeReady)

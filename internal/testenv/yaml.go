@@ -1,0 +1,61 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ReadYAML decodes every document of a YAML file into unstructured objects.
+func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
+	raw, err := os.ReadFile(path) //nolint:gosec // G304: paths come from the repository's own examples.
+	if err != nil {
+		return nil, err
+	}
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := d.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("cannot decode %s: %w", path, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		objs = append(objs, u)
+	}
+}
+
+// Apply creates the objects of a YAML file, and their namespaces when
+// missing. Objects that exist already are left as they are.
+func Apply(ctx context.Context, kube client.Client, path string) ([]*unstructured.Unstructured, error) {
+	objs, err := ReadYAML(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if ns := o.GetNamespace(); ns != "" {
+			err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			if err != nil && !kerrors.IsAlreadyExists(err) {
+				return nil, err
+			}
+		}
+		if err := kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("cannot create %s %s from %s: %w", o.GetKind(), o.GetName(), path, err)
+		}
+	}
+	return objs, nil
+}
