@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--poll", "30s", "--max-reconcile-rate", "50", "--leader-election"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.pollInterval != 30*time.Second || o.maxReconcileRate != 50 || !o.leaderElection || !o.managementPolicies {
+		t.Errorf("parseFlags: got %+v", o)
+	}
+	for _, bad := range [][]string{
+		{"--max-reconcile-rate", "0"},
+		{"--poll", "10ms"},
+		{"--no-such-flag"},
+	} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%s): want an error", strings.Join(bad, " "))
+		}
+	}
+}
