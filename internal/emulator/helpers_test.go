@@ -120,3 +120,13 @@ func describeListener(t *testing.T, c *clb.Client, lbID, id string) *clb.Listene
 	}
 	return resp.Response.Listeners[0]
 }
+
+// newClient builds an SDK client for the default key of secretID.
+func newClient(t *testing.T, endpoint, secretID, region string) *clb.Client {
+	t.Helper()
+	key := emulator.DefaultSecretKey
+	if secretID != emulator.DefaultSecretID {
+		key = secretID + "-key"
+	}
+	return emulatortest.NewSDKClient(t, endpoint, secretID, key, region)
+}

@@ -1,0 +1,105 @@
+package emulator_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+)
+
+func TestFaultRulesByActionAndCode(t *testing.T) {
+	e, _, c := env(t, instant())
+	lb := createLB(t, c, "faulty")
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "CreateListener", Code: "InternalError", Message: "boom", Count: 2},
+		{Action: "DescribeQuota", Code: "ResourceUnavailable", Rate: 1},
+	}}))
+	for range 2 {
+		_, err := c.CreateListener(newCreateListener(lb, "TCP", 80))
+		if e := wantCode(t, err, clb.INTERNALERROR); e.GetMessage() != "boom" {
+			t.Fatalf("message %q", e.GetMessage())
+		}
+	}
+	createListeners(t, c, lb, "TCP", 80) // Count exhausted
+	wantCode(t, describeQuota(c), clb.RESOURCEUNAVAILABLE)
+	_, err := c.DescribeLoadBalancers(clb.NewDescribeLoadBalancersRequest())
+	must(t, err) // other actions untouched
+
+	if got := e.Calls()["CreateListener"]; got["InternalError"] != 2 || got["OK"] != 1 {
+		t.Fatalf("CreateListener counters %v", got)
+	}
+	must(t, e.SetFaults(emulator.Faults{}))
+	must(t, describeQuota(c))
+	if err := e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Rate: 2}}}); err == nil {
+		t.Fatalf("a rate of 2 was accepted")
+	}
+}
+
+func TestFaultErrorRate(t *testing.T) {
+	e, _, c := env(t, instant())
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "*", Code: "InternalError", Rate: 0.5}}}))
+	failed := 0
+	for range 200 {
+		if describeQuota(c) != nil {
+			failed++
+		}
+	}
+	if failed < 60 || failed > 140 {
+		t.Fatalf("%d of 200 calls failed at rate 0.5", failed)
+	}
+}
+
+func TestBusyStorm(t *testing.T) {
+	e, _, c := env(t, instant())
+	a, b := createLB(t, c, "a"), createLB(t, c, "b")
+	must(t, e.SetFaults(emulator.Faults{BusyStorm: &emulator.BusyStorm{LoadBalancerIds: []string{a}, Seconds: 0.3}}))
+	_, err := c.CreateListener(newCreateListener(a, "TCP", 80))
+	if e := wantCode(t, err, clb.FAILEDOPERATION_RESOURCEINOPERATING); !strings.Contains(e.GetMessage(), a) {
+		t.Fatalf("busy message %q does not name %s", e.GetMessage(), a)
+	}
+	createListeners(t, c, b, "TCP", 80) // not in the storm
+	time.Sleep(350 * time.Millisecond)
+	createListeners(t, c, a, "TCP", 80) // the storm is over
+}
+
+func TestDroppedConnection(t *testing.T) {
+	e, _, c := env(t, instant())
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "DescribeQuota", Drop: true, Count: 1}}}))
+	err := describeQuota(c)
+	if got := code(err); got != "ClientError.NetworkError" {
+		t.Fatalf("dropped connection surfaced as %q (%v)", got, err)
+	}
+	must(t, describeQuota(c))
+	if e.Calls()["DescribeQuota"]["ConnectionDropped"] != 1 {
+		t.Fatalf("counters %v", e.Calls()["DescribeQuota"])
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	e, _, c := env(t, instant())
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "DescribeQuota", Panic: true, Count: 1}}}))
+	wantCode(t, describeQuota(c), clb.INTERNALERROR)
+	must(t, describeQuota(c)) // the server survived
+	if e.PanicCount() != 1 {
+		t.Fatalf("PanicCount = %d", e.PanicCount())
+	}
+}
+
+func TestLatency(t *testing.T) {
+	e, _, c := env(t, instant())
+	e.SetLatency(30*time.Millisecond, map[string]time.Duration{"DescribeQuota": 50 * time.Millisecond})
+	start := time.Now()
+	must(t, describeQuota(c))
+	if d := time.Since(start); d < 80*time.Millisecond {
+		t.Fatalf("DescribeQuota took %v, want at least 80ms", d)
+	}
+	start = time.Now()
+	_, err := c.DescribeLoadBalancers(clb.NewDescribeLoadBalancersRequest())
+	must(t, err)
+	if d := time.Since(start); d < 30*time.Millisecond || d > 75*time.Millisecond {
+		t.Fatalf("DescribeLoadBalancers took %v, want about 30ms", d)
+	}
+}
