@@ -4,6 +4,7 @@ package apis
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	v1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 )
@@ -12,6 +13,7 @@ import (
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		v1alpha1.AddToScheme,
+		clbv1alpha1.AddToScheme,
 		clusterv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {

@@ -1,0 +1,146 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// A Target is one backend: an ENI IP (a Pod or any VPC address) or a CVM
+// instance, a port and a weight.
+// +kubebuilder:validation:XValidation:rule="(self.ip != '') != (self.instanceId != '')",message="set exactly one of ip and instanceId"
+type Target struct {
+	// IP of an elastic network interface (ENI), e.g. a Pod IP with VPC-CNI.
+	// +kubebuilder:default=""
+	// +optional
+	IP string `json:"ip"`
+
+	// InstanceID of a CVM instance (ins-…).
+	// +kubebuilder:default=""
+	// +optional
+	InstanceID string `json:"instanceId"`
+
+	// Port of the target. For a port-range listener it is the first port
+	// of the target's range.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int64 `json:"port"`
+
+	// Weight from 0 (no new traffic) to 100. Defaults to 10.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=10
+	// +optional
+	Weight *int64 `json:"weight,omitempty"`
+}
+
+// TargetSetParameters are the backends of one listener or one rule.
+type TargetSetParameters struct {
+	// LoadBalancerID is the load balancer (lb-…) of the listener.
+	// +crossplane:generate:reference:type=LoadBalancer
+	// +optional
+	LoadBalancerID *string `json:"loadBalancerId,omitempty"`
+
+	// LoadBalancerIDRef references a LoadBalancer to fill loadBalancerId.
+	// +optional
+	LoadBalancerIDRef *xpv2.NamespacedReference `json:"loadBalancerIdRef,omitempty"`
+
+	// LoadBalancerIDSelector selects a LoadBalancer to fill loadBalancerId.
+	// +optional
+	LoadBalancerIDSelector *xpv2.NamespacedSelector `json:"loadBalancerIdSelector,omitempty"`
+
+	// ListenerID is the listener (lbl-…) whose targets these are.
+	// +crossplane:generate:reference:type=Listener
+	// +optional
+	ListenerID *string `json:"listenerId,omitempty"`
+
+	// ListenerIDRef references a Listener to fill listenerId.
+	// +optional
+	ListenerIDRef *xpv2.NamespacedReference `json:"listenerIdRef,omitempty"`
+
+	// ListenerIDSelector selects a Listener to fill listenerId.
+	// +optional
+	ListenerIDSelector *xpv2.NamespacedSelector `json:"listenerIdSelector,omitempty"`
+
+	// RuleID is the rule (loc-…) of an HTTP/HTTPS listener whose targets
+	// these are; unset for a TCP/UDP listener.
+	// +crossplane:generate:reference:type=Rule
+	// +optional
+	RuleID *string `json:"ruleId,omitempty"`
+
+	// RuleIDRef references a Rule to fill ruleId.
+	// +optional
+	RuleIDRef *xpv2.NamespacedReference `json:"ruleIdRef,omitempty"`
+
+	// RuleIDSelector selects a Rule to fill ruleId.
+	// +optional
+	RuleIDSelector *xpv2.NamespacedSelector `json:"ruleIdSelector,omitempty"`
+
+	// Targets are all the backends of the listener or rule: targets in the
+	// cloud that are not listed here are removed. Each target is keyed by
+	// ip (or instanceId) and port.
+	// +listType=map
+	// +listMapKey=ip
+	// +listMapKey=instanceId
+	// +listMapKey=port
+	// +kubebuilder:validation:MaxItems=500
+	// +optional
+	Targets []Target `json:"targets,omitempty"`
+}
+
+// TargetObservation is one target as the cloud reports it.
+type TargetObservation struct {
+	IP         string `json:"ip,omitempty"`
+	InstanceID string `json:"instanceId,omitempty"`
+	Port       int64  `json:"port"`
+	Weight     int64  `json:"weight"`
+}
+
+// TargetSetObservation is the observed state of a target set.
+type TargetSetObservation struct {
+	// Targets registered in the cloud.
+	Targets []TargetObservation `json:"targets,omitempty"`
+	// Task is the last asynchronous task the provider started.
+	Task TaskStatus `json:"task,omitempty"`
+}
+
+// A TargetSetSpec defines the desired state of a TargetSet.
+type TargetSetSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              TargetSetParameters `json:"forProvider"`
+}
+
+// A TargetSetStatus represents the observed state of a TargetSet.
+type TargetSetStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 TargetSetObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A TargetSet is the set of backends of one listener or rule. Observe diffs
+// the listed targets against the cloud's and Update registers, removes or
+// re-weights only the difference. Its external name is the listener id, or
+// listenerId/ruleId for a rule.
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,tencentcloud}
+type TargetSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TargetSetSpec   `json:"spec"`
+	Status TargetSetStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TargetSetList contains a list of TargetSet.
+type TargetSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TargetSet `json:"items"`
+}
