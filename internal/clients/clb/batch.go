@@ -1,0 +1,162 @@
+package clb
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// coalescer gathers the requests that arrive within one window for the
+// same key (a load balancer id, or "" for requests that span them) and
+// hands them to flush together. It starts no long-lived goroutine: a timer
+// per open window does the work, so a coalescer needs no Close.
+type coalescer[T, R any] struct {
+	window time.Duration
+	// full flushes a window early once it holds this many requests.
+	full  int
+	flush func(key string, reqs []*pending[T, R])
+
+	mu     sync.Mutex
+	groups map[string]*batchGroup[T, R]
+}
+
+type batchGroup[T, R any] struct {
+	reqs []*pending[T, R]
+}
+
+// pending is one caller's request waiting in a window.
+type pending[T, R any] struct {
+	ctx  context.Context
+	in   T
+	done chan outcome[R] // buffered: flush never blocks on a caller who left
+}
+
+type outcome[R any] struct {
+	val R
+	err error
+}
+
+func newCoalescer[T, R any](window time.Duration, full int, flush func(string, []*pending[T, R])) *coalescer[T, R] {
+	return &coalescer[T, R]{window: window, full: full, flush: flush, groups: map[string]*batchGroup[T, R]{}}
+}
+
+// do queues in under key and waits for its outcome or for ctx to end.
+func (co *coalescer[T, R]) do(ctx context.Context, key string, in T) (R, error) {
+	p := &pending[T, R]{ctx: ctx, in: in, done: make(chan outcome[R], 1)}
+	co.mu.Lock()
+	g := co.groups[key]
+	if g == nil {
+		g = &batchGroup[T, R]{}
+		co.groups[key] = g
+		time.AfterFunc(co.window, func() { co.fire(key, g) })
+	}
+	g.reqs = append(g.reqs, p)
+	var ready []*pending[T, R]
+	if co.full > 0 && len(g.reqs) >= co.full {
+		delete(co.groups, key) // the timer of g will find it gone
+		ready = g.reqs
+	}
+	co.mu.Unlock()
+	if ready != nil {
+		go co.flush(key, ready)
+	}
+
+	select {
+	case o := <-p.done:
+		return o.val, o.err
+	case <-ctx.Done():
+		var zero R
+		return zero, ctx.Err()
+	}
+}
+
+func (co *coalescer[T, R]) fire(key string, g *batchGroup[T, R]) {
+	co.mu.Lock()
+	if co.groups[key] != g {
+		co.mu.Unlock()
+		return
+	}
+	delete(co.groups, key)
+	co.mu.Unlock()
+	co.flush(key, g.reqs)
+}
+
+// live drops the requests whose caller already gave up, so a flush does
+// no work nobody waits for.
+func live[T, R any](reqs []*pending[T, R]) []*pending[T, R] {
+	out := reqs[:0:0]
+	for _, p := range reqs {
+		if p.ctx.Err() == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reply delivers the outcome; only the first reply of a request counts.
+func (p *pending[T, R]) reply(v R, err error) {
+	select {
+	case p.done <- outcome[R]{val: v, err: err}:
+	default:
+	}
+}
+
+// chunks splits items into slices of at most n.
+func chunks[E any](items []E, n int) [][]E {
+	var out [][]E
+	for len(items) > n {
+		out = append(out, items[:n])
+		items = items[n:]
+	}
+	if len(items) > 0 {
+		out = append(out, items)
+	}
+	return out
+}
+
+// groupByInput groups requests for the same id, keeping the order in which
+// ids first arrived, so that each id is asked for once.
+func groupByInput[R any](reqs []*pending[string, R]) ([]string, map[string][]*pending[string, R]) {
+	var keys []string
+	m := map[string][]*pending[string, R]{}
+	for _, p := range reqs {
+		if _, seen := m[p.in]; !seen {
+			keys = append(keys, p.in)
+		}
+		m[p.in] = append(m[p.in], p)
+	}
+	return keys, m
+}
+
+// replyAll fails every request waiting for one of ids.
+func replyAll[R any](m map[string][]*pending[string, R], ids []string, err error) {
+	var zero R
+	for _, id := range ids {
+		for _, p := range m[id] {
+			p.reply(zero, err)
+		}
+	}
+}
+
+// callIsolating sends items in chunks of size. When the API rejects a
+// whole chunk as Invalid, each item is sent alone, so that one malformed
+// id fails only the callers who asked for it; other errors (busy,
+// throttled, network) fail the chunk as they concern all of it.
+func callIsolating[E any](items []E, size int, call func([]E) error, fail func([]E, error)) {
+	for _, chunk := range chunks(items, size) {
+		err := call(chunk)
+		if err == nil {
+			continue
+		}
+		if len(chunk) == 1 || Classify(err) != Invalid {
+			fail(chunk, err)
+			continue
+		}
+		for i := range chunk {
+			one := chunk[i : i+1]
+			if err := call(one); err != nil {
+				fail(one, err)
+			}
+		}
+	}
+}

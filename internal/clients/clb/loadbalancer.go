@@ -1,0 +1,194 @@
+package clb
+
+import (
+	"context"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+)
+
+// CreateLoadBalancer creates load balancers as req describes and returns
+// their ids and the task id. Set req.ClientToken (e.g. to the managed
+// resource's UID): repeating the call with the same token returns the same
+// load balancers instead of creating more.
+//
+// When the API delays creation it may not name the ids; they are then
+// read from DescribeTaskStatus. If that does not know them yet either, ids
+// is empty: repeat the call with the same ClientToken later, or find the
+// load balancer by its tags.
+func (c *Client) CreateLoadBalancer(ctx context.Context, req *clbsdk.CreateLoadBalancerRequest) (ids []string, task string, err error) {
+	const op = "create load balancer"
+	if req == nil {
+		return nil, "", localErr(op, Invalid, "no request given")
+	}
+	resp, err := invoke(ctx, c, "CreateLoadBalancer", req, c.sdk.CreateLoadBalancerWithContext)
+	if err != nil {
+		return nil, "", wrapErr(op, err)
+	}
+	if resp.Response == nil {
+		return nil, "", errEmptyAnswer(op)
+	}
+	task = str(resp.Response.RequestId)
+	ids = strs(resp.Response.LoadBalancerIds)
+	if len(ids) == 0 {
+		ids = c.taskLoadBalancers(ctx, task, str(resp.Response.DealName))
+	}
+	// The new load balancers refuse writes until creation ends.
+	c.s.tasks.remember(task, c.s.clock(), ids...)
+	return ids, task, nil
+}
+
+// taskLoadBalancers asks DescribeTaskStatus for the load balancers of a
+// creation task, by task id and then by order number. Errors only mean the
+// ids stay unknown for now.
+func (c *Client) taskLoadBalancers(ctx context.Context, task, deal string) []string {
+	try := func(set func(*clbsdk.DescribeTaskStatusRequest)) []string {
+		req := clbsdk.NewDescribeTaskStatusRequest()
+		set(req)
+		resp, err := invoke(ctx, c, "DescribeTaskStatus", req, c.sdk.DescribeTaskStatusWithContext)
+		if err != nil || resp.Response == nil {
+			return nil
+		}
+		return strs(resp.Response.LoadBalancerIds)
+	}
+	var ids []string
+	if task != "" {
+		ids = try(func(r *clbsdk.DescribeTaskStatusRequest) { r.TaskId = &task })
+	}
+	if len(ids) == 0 && deal != "" {
+		ids = try(func(r *clbsdk.DescribeTaskStatusRequest) { r.DealName = &deal })
+	}
+	return ids
+}
+
+// FindLoadBalancersByTag returns every load balancer of the region tagged
+// key=value, e.g. to adopt one whose creation answer was lost.
+func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) ([]*clbsdk.LoadBalancer, error) {
+	const op = "find load balancers by tag"
+	if key == "" {
+		return nil, localErr(op, Invalid, "no tag key given")
+	}
+	var out []*clbsdk.LoadBalancer
+	for offset := int64(0); ; offset += maxDescribeLBPage {
+		req := clbsdk.NewDescribeLoadBalancersRequest()
+		req.Filters = []*clbsdk.Filter{{Name: ptr("tag:" + key), Values: []*string{&value}}}
+		req.Offset, req.Limit = ptr(offset), ptr(int64(maxDescribeLBPage))
+		resp, err := invoke(ctx, c, "DescribeLoadBalancers", req, c.sdk.DescribeLoadBalancersWithContext)
+		if err != nil {
+			return nil, wrapErr(op, err)
+		}
+		if resp.Response == nil {
+			return nil, errEmptyAnswer(op)
+		}
+		page := resp.Response.LoadBalancerSet
+		out = append(out, page...)
+		total := uint64(0)
+		if resp.Response.TotalCount != nil {
+			total = *resp.Response.TotalCount
+		}
+		if len(page) < maxDescribeLBPage || uint64(len(out)) >= total {
+			return out, nil
+		}
+	}
+}
+
+// DescribeLoadBalancer returns one load balancer, or a NotFound error.
+// Concurrent calls are answered by one DescribeLoadBalancers per 20 ids.
+func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error) {
+	if id == "" {
+		return nil, localErr("describe load balancer", Invalid, "no load balancer id given")
+	}
+	return c.lbs.do(ctx, "", id)
+}
+
+func (c *Client) flushDescribeLBs(_ string, reqs []*pending[string, *clbsdk.LoadBalancer]) {
+	const op, action = "describe load balancer", "DescribeLoadBalancers"
+	ctx, cancel := c.flushContext()
+	defer cancel()
+	keys, byID := groupByInput(live(reqs))
+	callIsolating(keys, maxDescribeLBIDs, func(ids []string) error {
+		req := clbsdk.NewDescribeLoadBalancersRequest()
+		req.LoadBalancerIds = ptrs(ids)
+		req.Limit = ptr(int64(len(ids)))
+		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeLoadBalancersWithContext)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		if resp.Response == nil {
+			return errEmptyAnswer(op)
+		}
+		found := map[string]*clbsdk.LoadBalancer{}
+		for _, lb := range resp.Response.LoadBalancerSet {
+			if lb != nil && lb.LoadBalancerId != nil {
+				found[*lb.LoadBalancerId] = lb
+			}
+		}
+		for _, id := range ids {
+			lb := found[id]
+			for _, p := range byID[id] {
+				if lb == nil {
+					p.reply(nil, localErr(op, NotFound, "load balancer "+id+" does not exist"))
+				} else {
+					p.reply(lb, nil)
+				}
+			}
+		}
+		return nil
+	}, func(ids []string, err error) { replyAll(byID, ids, err) })
+}
+
+// DeleteLoadBalancer deletes one load balancer with its listeners, rules
+// and targets, and returns the task id. It sets ForceDelete: the API's
+// safety checks (20 or more bound targets, recent traffic, many recent
+// deletions) would otherwise block a deletion the user asked for, with no
+// way to resolve it from a managed resource. Deletion protection still
+// applies. A missing load balancer is a NotFound error, which callers treat
+// as done.
+func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) (string, error) {
+	const op, action = "delete load balancer", "DeleteLoadBalancer"
+	return c.write(ctx, op, action, id, true, func(ctx context.Context) (string, error) {
+		req := clbsdk.NewDeleteLoadBalancerRequest()
+		req.LoadBalancerIds = []*string{&id}
+		req.ForceDelete = ptr(true)
+		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteLoadBalancerWithContext)
+		if err != nil {
+			return "", err
+		}
+		if resp.Response == nil {
+			return "", errEmptyAnswer(op)
+		}
+		return str(resp.Response.RequestId), nil
+	})
+}
+
+// ModifyLoadBalancerAttributes changes the attributes of the load
+// balancer req names and returns the task id.
+func (c *Client) ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.ModifyLoadBalancerAttributesRequest) (string, error) {
+	const op, action = "modify load balancer attributes", "ModifyLoadBalancerAttributes"
+	if req == nil {
+		return "", localErr(op, Invalid, "no request given")
+	}
+	return c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyLoadBalancerAttributesWithContext)
+		if err != nil {
+			return "", err
+		}
+		if resp.Response == nil {
+			return "", errEmptyAnswer(op)
+		}
+		return str(resp.Response.RequestId), nil
+	})
+}
+
+// DescribeQuota returns the CLB quotas of the region.
+func (c *Client) DescribeQuota(ctx context.Context) ([]*clbsdk.Quota, error) {
+	const op = "describe quota"
+	resp, err := invoke(ctx, c, "DescribeQuota", clbsdk.NewDescribeQuotaRequest(), c.sdk.DescribeQuotaWithContext)
+	if err != nil {
+		return nil, wrapErr(op, err)
+	}
+	if resp.Response == nil {
+		return nil, errEmptyAnswer(op)
+	}
+	return resp.Response.QuotaSet, nil
+}

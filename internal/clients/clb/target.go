@@ -1,0 +1,393 @@
+package clb
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+)
+
+// Target is one backend bound to a listener (L4) or to a rule of it (L7).
+type Target struct {
+	// ListenerID is the listener the backend serves.
+	ListenerID string
+	// LocationID is the L7 rule; empty for TCP and UDP listeners.
+	LocationID string
+	// EniIP is the backend's private IP (a Pod's ENI IP or a node's IP).
+	// Exactly one of EniIP and InstanceID is set.
+	EniIP string
+	// InstanceID is a CVM instance, bound by its primary IP.
+	InstanceID string
+	// Port is the backend port.
+	Port int64
+	// Weight is 0 to 100; nil means the API default (10).
+	Weight *int64
+}
+
+const maxTargetWeight = 100
+
+// problem describes what makes t unusable, or returns "".
+func (t Target) problem() string {
+	switch {
+	case t.ListenerID == "":
+		return "a target needs a listener id"
+	case (t.EniIP == "") == (t.InstanceID == ""):
+		return "a target needs exactly one of an ENI IP and an instance id"
+	case t.Port < 1 || t.Port > 65535:
+		return "target port " + strconv.FormatInt(t.Port, 10) + " is not within 1-65535"
+	case t.Weight != nil && (*t.Weight < 0 || *t.Weight > maxTargetWeight):
+		return "target weight " + strconv.FormatInt(*t.Weight, 10) + " is not within 0-100"
+	}
+	return ""
+}
+
+// key identifies the binding, whatever its weight.
+func (t Target) key() string {
+	return strings.Join([]string{t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, strconv.FormatInt(t.Port, 10)}, "|")
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (t Target) batch() *clbsdk.BatchTarget {
+	return &clbsdk.BatchTarget{
+		ListenerId: ptr(t.ListenerID), LocationId: optional(t.LocationID),
+		EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID),
+		Port: ptr(t.Port), Weight: t.Weight,
+	}
+}
+
+func validTargets(op, lbID string, targets []Target) error {
+	if lbID == "" {
+		return localErr(op, Invalid, "no load balancer id given")
+	}
+	for _, t := range targets {
+		if p := t.problem(); p != "" {
+			return localErr(op, Invalid, p)
+		}
+	}
+	return nil
+}
+
+// RegisterTargets binds targets to listeners of one load balancer and
+// returns the task id (BatchRegisterTargets is synchronous: the targets are
+// bound when it returns). Concurrent calls for one load balancer are sent
+// together, up to 500 targets per call. When the API refuses the targets of
+// a listener, only the callers with targets on that listener fail (with an
+// Invalid error carrying the API's message); describe the targets to learn
+// which are bound.
+func (c *Client) RegisterTargets(ctx context.Context, lbID string, targets []Target) (string, error) {
+	if err := validTargets("register targets", lbID, targets); err != nil || len(targets) == 0 {
+		return "", err
+	}
+	return c.register.do(ctx, lbID, targets)
+}
+
+// DeregisterTargets unbinds targets, batched as RegisterTargets is.
+func (c *Client) DeregisterTargets(ctx context.Context, lbID string, targets []Target) (string, error) {
+	if err := validTargets("deregister targets", lbID, targets); err != nil || len(targets) == 0 {
+		return "", err
+	}
+	return c.deregister.do(ctx, lbID, targets)
+}
+
+// flushTargets sends the target changes gathered for one load balancer.
+func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, string]) {
+	op, action := "register targets", "BatchRegisterTargets"
+	if !register {
+		op, action = "deregister targets", "BatchDeregisterTargets"
+	}
+	return func(lbID string, reqs []*pending[[]Target, string]) {
+		reqs = live(reqs)
+		if len(reqs) == 0 {
+			return
+		}
+		ctx, cancel := c.flushContext()
+		defer cancel()
+		failAll := func(err error) {
+			for _, p := range reqs {
+				p.reply("", err)
+			}
+		}
+		unlock, err := c.s.locks.lock(ctx, lbID)
+		if err != nil {
+			failAll(wrapErr(op, err))
+			return
+		}
+		defer unlock()
+		if err := c.ensureIdle(ctx, op, action, lbID); err != nil {
+			failAll(err)
+			return
+		}
+		b := &targetBatch{c: c, ctx: ctx, op: op, action: action, lbID: lbID, register: register,
+			results: make([]targetResult, len(reqs))}
+		b.send(b.entries(reqs), true)
+		for i, p := range reqs {
+			p.reply(b.results[i].task, b.results[i].err)
+		}
+	}
+}
+
+// targetBatch is one flush of target changes for one load balancer.
+type targetBatch struct {
+	c                *Client
+	ctx              context.Context
+	op, action, lbID string
+	register         bool
+	results          []targetResult // per caller
+}
+
+type targetResult struct {
+	task string
+	err  error
+}
+
+// targetEntry is one target to send and the callers who asked for it.
+type targetEntry struct {
+	t       Target
+	callers []int
+}
+
+// entries flattens the callers' targets, sending a target asked for by
+// several callers once.
+func (b *targetBatch) entries(reqs []*pending[[]Target, string]) []*targetEntry {
+	var out []*targetEntry
+	seen := map[string]*targetEntry{}
+	for ci, p := range reqs {
+		for _, t := range p.in {
+			if e := seen[t.key()]; e != nil {
+				if e.callers[len(e.callers)-1] != ci {
+					e.callers = append(e.callers, ci)
+				}
+				continue
+			}
+			e := &targetEntry{t: t, callers: []int{ci}}
+			seen[t.key()] = e
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (b *targetBatch) fail(ci int, err error) {
+	if b.results[ci].err == nil {
+		b.results[ci].err = err
+	}
+}
+
+// callersOf lists the distinct callers of entries in order.
+func callersOf(entries []*targetEntry) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, e := range entries {
+		for _, ci := range e.callers {
+			if !seen[ci] {
+				seen[ci] = true
+				out = append(out, ci)
+			}
+		}
+	}
+	return out
+}
+
+// only returns the entries of entries that caller ci asked for, on
+// listener (any listener when listener is "").
+func only(entries []*targetEntry, ci int, listener string) []*targetEntry {
+	var out []*targetEntry
+	for _, e := range entries {
+		if (listener == "" || e.t.ListenerID == listener) && slices.Contains(e.callers, ci) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// send sends entries in calls of at most 500 targets. With isolate, a
+// failure that may be caused by one caller's targets (the whole call
+// refused as Invalid, or one listener refused while several callers have
+// targets on it) is retried per caller, so a bad target does not fail the
+// callers who share a call or a listener with it.
+func (b *targetBatch) send(entries []*targetEntry, isolate bool) {
+	for _, chunk := range chunks(entries, maxBatchTargets) {
+		callers := callersOf(chunk)
+		failed, msg, task, err := b.call(chunk)
+		if err != nil {
+			if isolate && len(callers) > 1 && Classify(err) == Invalid {
+				for _, ci := range callers {
+					b.send(only(chunk, ci, ""), false)
+				}
+				continue
+			}
+			for _, ci := range callers {
+				b.fail(ci, err)
+			}
+			continue
+		}
+		for _, ci := range callers {
+			b.results[ci].task = task
+		}
+		for _, l := range failed {
+			onListener := callersOf(onlyListener(chunk, l))
+			if isolate && len(onListener) > 1 {
+				for _, ci := range onListener {
+					b.send(only(chunk, ci, l), false)
+				}
+				continue
+			}
+			for _, ci := range onListener {
+				b.fail(ci, localErr(b.op, Invalid, "the API refused the targets on listener "+l+": "+msg))
+			}
+		}
+	}
+}
+
+func onlyListener(entries []*targetEntry, listener string) []*targetEntry {
+	var out []*targetEntry
+	for _, e := range entries {
+		if e.t.ListenerID == listener {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// call sends one Batch(De)RegisterTargets and returns the listeners the
+// API refused, its message and the task id.
+func (b *targetBatch) call(entries []*targetEntry) (failed []string, msg, task string, err error) {
+	ts := make([]*clbsdk.BatchTarget, len(entries))
+	for i, e := range entries {
+		ts[i] = e.t.batch()
+	}
+	b.c.s.m.batchSize.WithLabelValues(b.action).Observe(float64(len(ts)))
+	if b.register {
+		req := clbsdk.NewBatchRegisterTargetsRequest()
+		req.LoadBalancerId, req.Targets = &b.lbID, ts
+		resp, err := invoke(b.ctx, b.c, b.action, req, b.c.sdk.BatchRegisterTargetsWithContext)
+		if err != nil {
+			return nil, "", "", wrapErr(b.op, err)
+		}
+		if resp.Response == nil {
+			return nil, "", "", errEmptyAnswer(b.op)
+		}
+		r := resp.Response
+		return strs(r.FailListenerIdSet), str(r.Message), str(r.RequestId), nil
+	}
+	req := clbsdk.NewBatchDeregisterTargetsRequest()
+	req.LoadBalancerId, req.Targets = &b.lbID, ts
+	resp, err := invoke(b.ctx, b.c, b.action, req, b.c.sdk.BatchDeregisterTargetsWithContext)
+	if err != nil {
+		return nil, "", "", wrapErr(b.op, err)
+	}
+	if resp.Response == nil {
+		return nil, "", "", errEmptyAnswer(b.op)
+	}
+	r := resp.Response
+	return strs(r.FailListenerIdSet), str(r.Message), str(r.RequestId), nil
+}
+
+// DescribeTargets returns the backends of one listener (for L7 listeners,
+// grouped by rule), or a NotFound error. Concurrent calls for one load
+// balancer are answered by one DescribeTargets per 20 listeners.
+func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error) {
+	if lbID == "" || listenerID == "" {
+		return nil, localErr("describe targets", Invalid, "a load balancer id and a listener id are needed")
+	}
+	return c.targets.do(ctx, lbID, listenerID)
+}
+
+func (c *Client) flushDescribeTargets(lbID string, reqs []*pending[string, *clbsdk.ListenerBackend]) {
+	const op, action = "describe targets", "DescribeTargets"
+	ctx, cancel := c.flushContext()
+	defer cancel()
+	keys, byID := groupByInput(live(reqs))
+	callIsolating(keys, maxDescribeTargetsIDs, func(ids []string) error {
+		req := clbsdk.NewDescribeTargetsRequest()
+		req.LoadBalancerId = &lbID
+		req.ListenerIds = ptrs(ids)
+		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		if resp.Response == nil {
+			return errEmptyAnswer(op)
+		}
+		found := map[string]*clbsdk.ListenerBackend{}
+		for _, l := range resp.Response.Listeners {
+			if l != nil && l.ListenerId != nil {
+				found[*l.ListenerId] = l
+			}
+		}
+		for _, id := range ids {
+			l := found[id]
+			for _, p := range byID[id] {
+				if l == nil {
+					p.reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
+				} else {
+					p.reply(l, nil)
+				}
+			}
+		}
+		return nil
+	}, func(ids []string, err error) { replyAll(byID, ids, err) })
+}
+
+// ModifyTargetWeight sets the weights of bound targets of one load
+// balancer in one BatchModifyTargetWeight task and returns the task id.
+// Every target needs a Weight. The API takes at most 100 listener or rule
+// groups, 50 targets per group and 500 in all; larger changes are refused
+// as Invalid for the caller to split across tasks.
+func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []Target) (string, error) {
+	const op, action = "modify target weight", "BatchModifyTargetWeight"
+	if err := validTargets(op, lbID, targets); err != nil {
+		return "", err
+	}
+	if len(targets) == 0 {
+		return "", localErr(op, Invalid, "no targets given")
+	}
+	if len(targets) > maxWeightTargetsTotal {
+		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightTargetsTotal)+" targets per call")
+	}
+	var rules []*clbsdk.RsWeightRule
+	index := map[string]*clbsdk.RsWeightRule{}
+	for _, t := range targets {
+		if t.Weight == nil {
+			return "", localErr(op, Invalid, "target "+t.key()+" has no weight")
+		}
+		k := t.ListenerID + "|" + t.LocationID
+		r := index[k]
+		if r == nil {
+			r = &clbsdk.RsWeightRule{ListenerId: ptr(t.ListenerID), LocationId: optional(t.LocationID)}
+			index[k] = r
+			rules = append(rules, r)
+		}
+		if len(r.Targets) == maxWeightRuleTargets {
+			return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightRuleTargets)+" targets per listener or rule per call")
+		}
+		r.Targets = append(r.Targets, &clbsdk.Target{
+			Port: ptr(t.Port), EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID), Weight: t.Weight,
+		})
+	}
+	if len(rules) > maxWeightRules {
+		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightRules)+" listeners or rules per call")
+	}
+	return c.write(ctx, op, action, lbID, true, func(ctx context.Context) (string, error) {
+		req := clbsdk.NewBatchModifyTargetWeightRequest()
+		req.LoadBalancerId, req.ModifyList = &lbID, rules
+		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(targets)))
+		resp, err := invoke(ctx, c, action, req, c.sdk.BatchModifyTargetWeightWithContext)
+		if err != nil {
+			return "", err
+		}
+		if resp.Response == nil {
+			return "", errEmptyAnswer(op)
+		}
+		return str(resp.Response.RequestId), nil
+	})
+}
