@@ -1,0 +1,159 @@
+// Command tencentcloud-emulator serves the emulated Tencent Cloud CLB API on
+// a local address, for demos, end-to-end tests and benchmarks. Point the
+// tencentcloud-sdk-go client at the printed endpoint with scheme "http".
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "tencentcloud-emulator:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line flags.
+type options struct {
+	listen, secretID, secretKey, token, region, profile string
+	stateFile, vipBase                                  string
+	latency, taskDuration                               time.Duration
+	rateLimit                                           float64
+	listenerQuota, lbQuota                              int
+	dataPlane, verbose                                  bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, error) {
+	var o options
+	fs := flag.NewFlagSet("tencentcloud-emulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:9443", "address to serve the API on (port 0 picks a free one)")
+	fs.StringVar(&o.secretID, "secret-id", emulator.DefaultSecretID, "SecretId accepted by the emulator")
+	fs.StringVar(&o.secretKey, "secret-key", emulator.DefaultSecretKey, "SecretKey of --secret-id")
+	fs.StringVar(&o.token, "token", "", "session token required with the key pair (temporary credentials); empty for none")
+	fs.StringVar(&o.region, "region", emulator.DefaultRegion, "region advertised to clients (all real region names are accepted)")
+	fs.StringVar(&o.profile, "profile", "default", "preset: default (no latency, 50ms tasks, 20 req/s) or realistic (50ms latency, 1s tasks, 20 req/s)")
+	fs.DurationVar(&o.latency, "latency", 0, "latency added to every call (default: from --profile)")
+	fs.DurationVar(&o.taskDuration, "task-duration", 0, "duration of asynchronous tasks, 0 = instant (default: from --profile)")
+	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second per action and SecretId, 0 = off (default: from --profile)")
+	fs.IntVar(&o.listenerQuota, "listener-quota", 0, "listeners per load balancer (default 50)")
+	fs.IntVar(&o.lbQuota, "lb-quota", 0, "OPEN and INTERNAL load balancers per region, each (default 100)")
+	fs.StringVar(&o.stateFile, "state-file", "", "JSON file the cloud is loaded from and saved to; empty keeps it in memory")
+	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets")
+	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
+	fs.BoolVar(&o.verbose, "verbose", false, "log diagnostics to stderr")
+	if err := fs.Parse(args); err != nil {
+		return o, nil, err
+	}
+	if fs.NArg() > 0 {
+		return o, nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return o, set, nil
+}
+
+// config turns flags into an emulator configuration: the profile first,
+// then every flag given explicitly.
+func (o options) config(set map[string]bool) (emulator.Config, error) {
+	cfg, err := emulator.ProfileConfig(o.profile)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Credentials = []emulator.Credential{{SecretID: o.secretID, SecretKey: o.secretKey, Token: o.token}}
+	cfg.Region, cfg.StateFile, cfg.VIPBase = o.region, o.stateFile, o.vipBase
+	if set["latency"] {
+		cfg.Latency = o.latency
+	}
+	if set["task-duration"] {
+		cfg.TaskDuration = o.taskDuration
+	}
+	if set["rate-limit"] {
+		cfg.RateLimit = o.rateLimit
+	}
+	if set["listener-quota"] {
+		cfg.ListenerQuota = o.listenerQuota
+	}
+	if set["lb-quota"] {
+		cfg.OpenLBQuota, cfg.InternalLBQuota = o.lbQuota, o.lbQuota
+	}
+	return cfg, nil
+}
+
+// planeAdapter feeds the emulator's routes to the loopback data plane.
+type planeAdapter struct{ p *dataplane.Plane }
+
+func (a planeAdapter) Apply(routes []emulator.Route) error {
+	out := make([]dataplane.Route, len(routes))
+	for i, r := range routes {
+		ts := make([]dataplane.Target, len(r.Targets))
+		for j, t := range r.Targets {
+			ts[j] = dataplane.Target{IP: t.IP, Port: t.Port, Weight: t.Weight}
+		}
+		out[i] = dataplane.Route{VIP: r.VIP, Protocol: r.Protocol, Port: r.Port, EndPort: r.EndPort, Targets: ts}
+	}
+	return a.p.Apply(out)
+}
+
+// run serves until ctx ends, then shuts down and saves the state.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, set, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.config(set)
+	if err != nil {
+		return err
+	}
+	logger := log.New(stderr, "tencentcloud-emulator: ", log.LstdFlags)
+	if o.verbose {
+		cfg.Logf = logger.Printf
+	}
+	var plane *dataplane.Plane
+	if o.dataPlane {
+		plane = dataplane.New(logger.Printf)
+		cfg.DataPlane = planeAdapter{plane}
+	}
+	e, endpoint, err := emulator.StartOn(cfg, o.listen)
+	if err != nil {
+		if plane != nil {
+			_ = plane.Close()
+		}
+		return err
+	}
+	// One line, key=value, so scripts can pick what they need.
+	line := fmt.Sprintf("endpoint=%s scheme=http secretId=%s secretKey=%s region=%s admin=http://%s/_emulator/",
+		endpoint, o.secretID, o.secretKey, o.region, endpoint)
+	if o.token != "" {
+		line += " token=" + o.token
+	}
+	if _, err := fmt.Fprintln(stdout, line); err != nil {
+		logger.Printf("write endpoint line: %v", err)
+	}
+
+	<-ctx.Done()
+	logger.Printf("shutting down")
+	errs := []error{e.Close()} // stops serving and saves the state file
+	if plane != nil {
+		errs = append(errs, plane.Close())
+	}
+	return errors.Join(errs...)
+}
