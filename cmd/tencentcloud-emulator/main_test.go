@@ -27,7 +27,7 @@ func startRun(t *testing.T, args ...string) (map[string]string, func() error) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, args, w, io.Discard)
-		w.Close()
+		_ = w.Close()
 	}()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
@@ -74,14 +74,14 @@ func TestRunServesTrafficAndSavesState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer backend.Close()
+	defer func() { _ = backend.Close() }()
 	go func() {
 		for {
 			conn, err := backend.Accept()
 			if err != nil {
 				return
 			}
-			go func() { defer conn.Close(); _, _ = io.Copy(conn, conn) }()
+			go func() { defer func() { _ = conn.Close() }(); _, _ = io.Copy(conn, conn) }()
 		}
 	}()
 	backendPort := int64(backend.Addr().(*net.TCPAddr).Port)
@@ -119,7 +119,7 @@ func TestRunServesTrafficAndSavesState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dial the VIP: %v", err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 	if _, err := conn.Write([]byte("ping\n")); err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestRunServesTrafficAndSavesState(t *testing.T) {
 	}
 	// The sockets of the data plane are closed on shutdown.
 	if c, err := net.DialTimeout("tcp", net.JoinHostPort(vip, "18080"), time.Second); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Fatalf("the VIP still accepts connections after shutdown")
 	}
 }

@@ -213,14 +213,14 @@ func (l LatencyJSON) parse() (time.Duration, map[string]time.Duration, error) {
 	var err error
 	if l.Fixed != "" {
 		if fixed, err = time.ParseDuration(l.Fixed); err != nil {
-			return 0, nil, fmt.Errorf("Fixed: %w", err)
+			return 0, nil, fmt.Errorf("latency Fixed: %w", err)
 		}
 	}
 	per := map[string]time.Duration{}
 	for k, v := range l.PerAction {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return 0, nil, fmt.Errorf("PerAction[%s]: %w", k, err)
+			return 0, nil, fmt.Errorf("latency PerAction[%s]: %w", k, err)
 		}
 		per[k] = d
 	}

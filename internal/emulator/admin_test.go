@@ -19,7 +19,7 @@ func admin(t *testing.T, endpoint, method, path, body string, out any) int {
 	must(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	must(t, err)
 	if out != nil && resp.StatusCode == http.StatusOK {

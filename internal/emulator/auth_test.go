@@ -113,7 +113,7 @@ func (rp replay) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	second := r.Clone(r.Context())
 	second.Body = io.NopCloser(bytes.NewReader(body))
 	return rp.base.RoundTrip(second)
@@ -188,5 +188,17 @@ func TestProtocolErrors(t *testing.T) {
 	}
 	if n := e.PanicCount(); n != 0 {
 		t.Fatalf("%d handler panics", n)
+	}
+}
+
+func TestUnsignedPayload(t *testing.T) {
+	_, endpoint, _ := env(t, instant())
+	cpf := emulatortest.ClientProfile(endpoint)
+	cpf.UnsignedPayload = true // signs "UNSIGNED-PAYLOAD" instead of the body hash
+	c := emulatortest.NewSDKClientWithProfile(t, common.NewCredential(emulator.DefaultSecretID, emulator.DefaultSecretKey), emulator.DefaultRegion, cpf)
+	must(t, describeQuota(c))
+	lb := createLB(t, c, "unsigned")
+	if len(lb) == 0 {
+		t.Fatal("no load balancer")
 	}
 }

@@ -20,7 +20,7 @@ func BenchmarkDescribeListenersSigned(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer e.Close()
+	defer func() { _ = e.Close() }()
 	setup := emulatortest.DefaultClient(b, endpoint)
 	create := clb.NewCreateLoadBalancerRequest()
 	create.LoadBalancerType = common.StringPtr("OPEN")

@@ -2,6 +2,11 @@ package emulator
 
 import "sync"
 
+const (
+	maxCountedActions = 256
+	otherActions      = "(other)"
+)
+
 // callCounters counts answered calls per action and result code.
 type callCounters struct {
 	mu     sync.Mutex
@@ -16,6 +21,10 @@ func (cc *callCounters) add(action, code string) {
 	}
 	cc.mu.Lock()
 	m := cc.counts[action]
+	if m == nil && len(cc.counts) >= maxCountedActions {
+		action = otherActions // unknown action names must not grow the map forever
+		m = cc.counts[action]
+	}
 	if m == nil {
 		m = map[string]int{}
 		cc.counts[action] = m

@@ -146,7 +146,7 @@ func TestDataPlaneRestoredOnStart(t *testing.T) {
 	plane := &fakePlane{}
 	e2, err := emulator.New(emulator.Config{StateFile: file, DataPlane: plane})
 	must(t, err)
-	defer e2.Close()
+	defer func() { _ = e2.Close() }()
 	if got := describe(plane.last()); len(got) != 1 {
 		t.Fatalf("routes on start: %v", got)
 	}

@@ -19,8 +19,8 @@ func TestFaultRulesByActionAndCode(t *testing.T) {
 	}}))
 	for range 2 {
 		_, err := c.CreateListener(newCreateListener(lb, "TCP", 80))
-		if e := wantCode(t, err, clb.INTERNALERROR); e.GetMessage() != "boom" {
-			t.Fatalf("message %q", e.GetMessage())
+		if msg := wantCode(t, err, clb.INTERNALERROR); msg != "boom" {
+			t.Fatalf("message %q", msg)
 		}
 	}
 	createListeners(t, c, lb, "TCP", 80) // Count exhausted
@@ -57,8 +57,8 @@ func TestBusyStorm(t *testing.T) {
 	a, b := createLB(t, c, "a"), createLB(t, c, "b")
 	must(t, e.SetFaults(emulator.Faults{BusyStorm: &emulator.BusyStorm{LoadBalancerIds: []string{a}, Seconds: 0.3}}))
 	_, err := c.CreateListener(newCreateListener(a, "TCP", 80))
-	if e := wantCode(t, err, clb.FAILEDOPERATION_RESOURCEINOPERATING); !strings.Contains(e.GetMessage(), a) {
-		t.Fatalf("busy message %q does not name %s", e.GetMessage(), a)
+	if msg := wantCode(t, err, clb.FAILEDOPERATION_RESOURCEINOPERATING); !strings.Contains(msg, a) {
+		t.Fatalf("busy message %q does not name %s", msg, a)
 	}
 	createListeners(t, c, b, "TCP", 80) // not in the storm
 	time.Sleep(350 * time.Millisecond)

@@ -36,17 +36,18 @@ func code(err error) string {
 	return "non-SDK error: " + err.Error()
 }
 
-func wantCode(t *testing.T, err error, want string) *sdkerrors.TencentCloudSDKError {
+// wantCode fails the test unless err is an API error with code (and a
+// RequestId); it returns the error message.
+func wantCode(t *testing.T, err error, want string) string {
 	t.Helper()
 	if got := code(err); got != want {
 		t.Fatalf("error code = %q, want %q (err: %v)", got, want, err)
 	}
 	var sdkErr *sdkerrors.TencentCloudSDKError
-	errors.As(err, &sdkErr)
-	if sdkErr != nil && sdkErr.GetRequestId() == "" {
+	if errors.As(err, &sdkErr) && sdkErr.GetRequestId() == "" {
 		t.Fatalf("error %v carries no RequestId", err)
 	}
-	return sdkErr
+	return sdkErr.GetMessage()
 }
 
 func must(t *testing.T, err error) {

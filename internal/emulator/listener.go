@@ -273,7 +273,7 @@ func certificate(ci *clb.CertificateInput, mi *clb.MultiCertInfo) (*clb.Certific
 		return nil, errorf(codeInvalidParameter, "Certificate and MultiCertInfo cannot be specified at the same time.")
 	}
 	out := &clb.CertificateOutput{}
-	mode := sslModeUnidirectional
+	var mode string
 	if ci != nil {
 		mode = str(ci.SSLMode)
 		if str(ci.CertId) != "" {

@@ -253,8 +253,8 @@ func TestDeleteListenerAndDeleteLoadBalancerListeners(t *testing.T) {
 	batch.LoadBalancerId = &lb
 	batch.ListenerIds = common.StringPtrs([]string{ids[1], "lbl-missing1", "lbl-missing2"})
 	_, err = c.DeleteLoadBalancerListeners(batch)
-	sdkErr := wantCode(t, err, clb.INVALIDPARAMETER)
-	if msg := sdkErr.GetMessage(); !strings.Contains(msg, "some ListenerId") || !strings.Contains(msg, "not found") ||
+	msg := wantCode(t, err, clb.INVALIDPARAMETER)
+	if !strings.Contains(msg, "some ListenerId") || !strings.Contains(msg, "not found") ||
 		!strings.Contains(msg, "lbl-missing1") || !strings.Contains(msg, "lbl-missing2") {
 		t.Fatalf("message %q does not name the missing listeners", msg)
 	}

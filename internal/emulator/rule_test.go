@@ -57,8 +57,8 @@ func TestRulesLifecycle(t *testing.T) {
 	req.LoadBalancerId, req.ListenerId = &lb, &tcp
 	req.Rules = []*clb.RuleInput{rule("x.example.com", "/")}
 	_, err := c.CreateRule(req)
-	if e := wantCode(t, err, clb.INVALIDPARAMETERVALUE); e.GetMessage() != "This interface only support HTTP/HTTPS listener." {
-		t.Fatalf("message %q", e.GetMessage())
+	if msg := wantCode(t, err, clb.INVALIDPARAMETERVALUE); msg != "This interface only support HTTP/HTTPS listener." {
+		t.Fatalf("message %q", msg)
 	}
 	req.ListenerId = &http
 	req.Rules = []*clb.RuleInput{rule("a.example.com", "/")}

@@ -265,6 +265,7 @@ func (e *Emulator) batchModifyTargetWeight(c *call) (any, *apiError) {
 		if total > maxBatchTargets {
 			return nil, errorf(codeLength, "ModifyList should hold at most %d targets in total.", maxBatchTargets)
 		}
+		//nolint:staticcheck // Domain and Url are deprecated in the SDK but the API still honours them.
 		ch := change{listenerID: *m.ListenerId, loc: str(m.LocationId), domain: str(m.Domain), url: str(m.Url)}
 		if len(m.Targets) == 0 {
 			return nil, missing("ModifyList.Targets")

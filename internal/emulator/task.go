@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
@@ -240,5 +239,3 @@ func (e *Emulator) TaskStatus(id string) (int64, bool) {
 	}
 	return t.Status, true
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

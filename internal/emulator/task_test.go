@@ -48,10 +48,10 @@ func TestAsyncTaskFlowAndBusyLoadBalancer(t *testing.T) {
 
 	// Writes to a load balancer with a running task are refused.
 	_, err = c.CreateListener(newCreateListener(lb, "TCP", 80))
-	e := wantCode(t, err, clb.FAILEDOPERATION_RESOURCEINOPERATING)
+	msg := wantCode(t, err, clb.FAILEDOPERATION_RESOURCEINOPERATING)
 	want := fmt.Sprintf("Loadbalancer(%s) is not in normal desState, maybe some tasks are being processed, please try later.", lb)
-	if e.GetMessage() != want {
-		t.Fatalf("message %q, want %q", e.GetMessage(), want)
+	if msg != want {
+		t.Fatalf("message %q, want %q", msg, want)
 	}
 
 	if s := waitTask(t, c, *cresp.Response.RequestId); s != 0 {
