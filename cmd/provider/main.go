@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -25,6 +26,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 )
 
@@ -42,6 +44,7 @@ type options struct {
 	leaderElectionID   string
 	leaseDuration      time.Duration
 	renewDeadline      time.Duration
+	apiRate            float64
 }
 
 func parseFlags(args []string) (options, error) {
@@ -60,11 +63,15 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
+	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.maxReconcileRate < 1 {
 		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
+	}
+	if o.apiRate <= 0 {
+		return o, fmt.Errorf("--api-rate must be positive, got %v", o.apiRate)
 	}
 	if o.pollInterval < time.Second {
 		return o, fmt.Errorf("--poll must be at least 1s, got %s", o.pollInterval)
@@ -142,7 +149,8 @@ func run(o options) error {
 		MaxConcurrentReconciles: o.maxReconcileRate,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, copts); err != nil {
+	pool := clb.NewPool(clb.Options{Rate: o.apiRate, Registerer: metrics.Registry})
+	if err := pcontroller.Setup(mgr, copts, pool); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
 	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection)

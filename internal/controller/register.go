@@ -6,15 +6,24 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 )
 
-// Setup adds all controllers to the manager.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
-	for _, setup := range []func(ctrl.Manager, controller.Options) error{
-		config.Setup,
+// Setup adds all controllers to the manager. They share pool, so that one
+// cloud client per account, region and endpoint carries every call of the
+// process and its rate limits hold across controllers.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	if err := config.Setup(mgr, o); err != nil {
+		return err
+	}
+	for _, setup := range []func(ctrl.Manager, controller.Options, *clb.Pool) error{
+		loadbalancer.Setup,
+		listener.Setup,
 	} {
-		if err := setup(mgr, o); err != nil {
+		if err := setup(mgr, o, pool); err != nil {
 			return err
 		}
 	}

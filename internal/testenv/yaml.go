@@ -40,13 +40,18 @@ func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
 }
 
 // Apply creates the objects of a YAML file, and their namespaces when
-// missing. Objects that exist already are left as they are.
-func Apply(ctx context.Context, kube client.Client, path string) ([]*unstructured.Unstructured, error) {
+// missing. Objects that exist already are left as they are. Each mutate
+// function may change an object before it is created, e.g. to point an
+// example at a test's own endpoint.
+func Apply(ctx context.Context, kube client.Client, path string, mutate ...func(*unstructured.Unstructured)) ([]*unstructured.Unstructured, error) {
 	objs, err := ReadYAML(path)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range objs {
+		for _, m := range mutate {
+			m(o)
+		}
 		if ns := o.GetNamespace(); ns != "" {
 			err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 			if err != nil && !kerrors.IsAlreadyExists(err) {
@@ -58,4 +63,13 @@ func Apply(ctx context.Context, kube client.Client, path string) ([]*unstructure
 		}
 	}
 	return objs, nil
+}
+
+// WithEndpoint points provider configs at host (the emulator of a test).
+func WithEndpoint(host string) func(*unstructured.Unstructured) {
+	return func(u *unstructured.Unstructured) {
+		if _, found, _ := unstructured.NestedMap(u.Object, "spec", "endpoint"); found {
+			_ = unstructured.SetNestedField(u.Object, host, "spec", "endpoint", "host")
+		}
+	}
 }

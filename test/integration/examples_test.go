@@ -18,10 +18,9 @@ import (
 func TestProviderConfigExamples(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml", "providerconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
+	// TestMain applied the Secret and the ClusterProviderConfig.
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(cloud.Endpoint())); err != nil {
+		t.Fatal(err)
 	}
 	readyCondition(t, &clusterv1alpha1.ClusterProviderConfig{}, corev1.ConditionTrue, client.ObjectKey{Name: "default"})
 	readyCondition(t, &v1alpha1.ProviderConfig{}, corev1.ConditionTrue, client.ObjectKey{Namespace: "team-a", Name: "team-a"})

@@ -1,11 +1,13 @@
 // Package integration tests the provider against a real kube-apiserver and
-// etcd (the local control plane of internal/testenv).
+// etcd (the local control plane of internal/testenv) and the emulated
+// Tencent Cloud, through the real SDK.
 package integration
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,13 +22,19 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
-// kube is a client of the shared control plane; the provider's controllers
-// run in-process against it for the whole package.
-var kube client.Client
+// Shared by the tests of this package, set once in TestMain: a client of
+// the control plane, and the emulated cloud the in-process provider's
+// controllers talk to through the ClusterProviderConfig "default".
+var (
+	kube  client.Client
+	cloud *emulator.Emulator
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -40,6 +48,26 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
+
+	emu, endpoint, err := emulator.Start(emulator.DefaultConfig())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = emu.Close() }()
+	cloud = emu
+
+	// The examples' Secret and ClusterProviderConfig "default", pointed at
+	// this test's emulator.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
+	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -55,15 +83,14 @@ func run(m *testing.M) int {
 	o := controller.Options{
 		Logger:                  logging.NewNopLogger(),
 		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-		PollInterval:            10 * time.Second,
-		MaxConcurrentReconciles: 4,
+		PollInterval:            5 * time.Second,
+		MaxConcurrentReconciles: 10,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o); err != nil {
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{})); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() {

@@ -21,7 +21,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
-const waitFor = 30 * time.Second
+const configWait = 30 * time.Second
 
 func namespace(t *testing.T) string {
 	t.Helper()
@@ -63,7 +63,7 @@ func readyCondition(t *testing.T, obj interface {
 		k = key[0]
 	}
 	var got xpv2.Condition
-	err := testenv.Eventually(context.Background(), waitFor, func() error {
+	err := testenv.Eventually(context.Background(), configWait, func() error {
 		if err := kube.Get(context.Background(), k, obj); err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func TestProviderConfigUsageBlocksDeletion(t *testing.T) {
 	if err := kube.Create(ctx, usage); err != nil {
 		t.Fatal(err)
 	}
-	if err := testenv.Eventually(ctx, waitFor, func() error {
+	if err := testenv.Eventually(ctx, configWait, func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(pc), pc); err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func TestProviderConfigUsageBlocksDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The finalizer keeps the config while it is used.
-	if err := testenv.Eventually(ctx, waitFor, func() error {
+	if err := testenv.Eventually(ctx, configWait, func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(pc), pc); err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func TestProviderConfigUsageBlocksDeletion(t *testing.T) {
 	if err := kube.Delete(ctx, usage); err != nil {
 		t.Fatal(err)
 	}
-	if err := testenv.Eventually(ctx, waitFor, func() error {
+	if err := testenv.Eventually(ctx, configWait, func() error {
 		err := kube.Get(ctx, client.ObjectKeyFromObject(pc), pc)
 		if kerrors.IsNotFound(err) {
 			return nil
@@ -172,7 +172,7 @@ func TestProviderConfigSecretMissingKey(t *testing.T) {
 	}
 
 	// The same message reaches the user as a warning event.
-	if err := testenv.Eventually(ctx, waitFor, func() error {
+	if err := testenv.Eventually(ctx, configWait, func() error {
 		l := &corev1.EventList{}
 		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return err

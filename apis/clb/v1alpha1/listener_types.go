@@ -95,6 +95,8 @@ type ListenerObservation struct {
 	ID string `json:"id,omitempty"`
 	// LoadBalancerID the listener belongs to.
 	LoadBalancerID string `json:"loadBalancerId,omitempty"`
+	// VIPs of the load balancer.
+	VIPs []string `json:"vips,omitempty"`
 	// Addresses are VIP:port (or VIP:port-endPort) of every VIP.
 	Addresses []string `json:"addresses,omitempty"`
 	// CreateTime as reported by the cloud.

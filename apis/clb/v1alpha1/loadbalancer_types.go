@@ -92,10 +92,6 @@ type LoadBalancerParameters struct {
 	// +optional
 	LoadBalancerPassToTarget *bool `json:"loadBalancerPassToTarget,omitempty"`
 
-	// DeleteProtect refuses deletion in the cloud while set.
-	// +optional
-	DeleteProtect *bool `json:"deleteProtect,omitempty"`
-
 	// Tags set at creation. The provider also adds its own tag holding the
 	// resource's UID, so that a load balancer whose id was never saved is
 	// found and adopted instead of created twice.

@@ -1,0 +1,182 @@
+// Package listener manages CLB listeners.
+package listener
+
+import (
+	"context"
+	"fmt"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+)
+
+// Connection detail keys.
+const (
+	ConnVIP     = "vip"
+	ConnPort    = "port"
+	ConnAddress = "address"
+)
+
+// Setup adds the Listener controller.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Listener]{
+		GVK:    v1alpha1.ListenerGroupVersionKind,
+		Object: func() *v1alpha1.Listener { return &v1alpha1.Listener{} },
+		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Listener] {
+			return &external{c: c}
+		},
+	})
+}
+
+// api is what this controller needs of the cloud client.
+type api interface {
+	mr.TaskChecker
+	DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error)
+	CreateListener(ctx context.Context, req *clbsdk.CreateListenerRequest) ([]string, string, error)
+	DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error)
+	DescribeListeners(ctx context.Context, lbID, protocol string, port int64) ([]*clbsdk.Listener, error)
+	ModifyListener(ctx context.Context, req *clbsdk.ModifyListenerRequest) (string, error)
+	DeleteListener(ctx context.Context, lbID, listenerID string) (string, error)
+}
+
+type external struct {
+	c api
+}
+
+func lbID(cr *v1alpha1.Listener) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalObservation, error) {
+	if lbID(cr) == "" {
+		return managed.ExternalObservation{}, errors.New("spec.forProvider.loadBalancerId is not set and no reference resolved it")
+	}
+	l, adopted, err := e.find(ctx, cr)
+	if err != nil || l == nil {
+		return managed.ExternalObservation{}, err
+	}
+	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the listener's task")
+	}
+	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
+	if err != nil && !clb.IsNotFound(err) {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the listener's load balancer")
+	}
+	cr.Status.AtProvider = observe(cr.Status.AtProvider.Task, lbID(cr), l, lb)
+	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, l)
+
+	if running && cr.Status.AtProvider.Task.Operation == mr.OpCreate {
+		cr.SetConditions(xpv2.Creating())
+	} else {
+		cr.SetConditions(xpv2.Available())
+	}
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: lateInit || adopted,
+		ConnectionDetails:       connectionDetails(cr),
+	}
+	// A running task locks the load balancer; act on drift once it ends.
+	if !running {
+		obs.Diff = diff(cr.Spec.ForProvider, l)
+		obs.ResourceUpToDate = obs.Diff == ""
+	}
+	return obs, nil
+}
+
+// find returns the listener of cr by its external name or, when none is
+// saved yet, the listener on the same port and protocol that a create
+// whose id was lost left behind. A port holds one listener per protocol, so
+// this can never pick a duplicate; a listener of someone else on the port
+// is reported instead of adopted.
+func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Listener, bool, error) {
+	if id := meta.GetExternalName(cr); id != "" {
+		l, err := e.c.DescribeListener(ctx, lbID(cr), id)
+		if clb.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return l, false, errors.Wrap(err, "cannot describe listener")
+	}
+	p := cr.Spec.ForProvider
+	found, err := e.c.DescribeListeners(ctx, lbID(cr), p.Protocol, p.Port)
+	if err != nil {
+		if clb.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, errors.Wrap(err, "cannot look for a listener created earlier")
+	}
+	for _, l := range found {
+		if clbconv.Deref(l.Port) != p.Port || clbconv.Deref(l.Protocol) != p.Protocol {
+			continue
+		}
+		if clbconv.Deref(l.ListenerName) != name(cr) {
+			return nil, false, errors.Errorf("port %d/%s of load balancer %s is used by listener %s (%q); set its id as this resource's external name to manage it",
+				p.Port, p.Protocol, lbID(cr), clbconv.Deref(l.ListenerId), clbconv.Deref(l.ListenerName))
+		}
+		meta.SetExternalName(cr, clbconv.Deref(l.ListenerId))
+		return l, true, nil
+	}
+	return nil, false, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalCreation, error) {
+	cr.SetConditions(xpv2.Creating())
+	ids, task, err := e.c.CreateListener(ctx, createRequest(cr))
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create listener")
+	}
+	if len(ids) == 0 {
+		return managed.ExternalCreation{}, errors.New("cannot create listener: the cloud returned no listener id")
+	}
+	meta.SetExternalName(cr, ids[0])
+	mr.StartedByCreate(cr, task)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalUpdate, error) {
+	task, err := e.c.ModifyListener(ctx, modifyRequest(lbID(cr), meta.GetExternalName(cr), cr))
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify listener")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalDelete, error) {
+	cr.SetConditions(xpv2.Deleting())
+	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
+		return managed.ExternalDelete{}, nil
+	}
+	task, err := e.c.DeleteListener(ctx, lbID(cr), meta.GetExternalName(cr))
+	if clb.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	if err != nil {
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete listener")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+func connectionDetails(cr *v1alpha1.Listener) managed.ConnectionDetails {
+	cd := managed.ConnectionDetails{ConnPort: []byte(fmt.Sprint(cr.Spec.ForProvider.Port))}
+	if len(cr.Status.AtProvider.Addresses) > 0 {
+		cd[ConnAddress] = []byte(cr.Status.AtProvider.Addresses[0])
+	}
+	if len(cr.Status.AtProvider.VIPs) > 0 {
+		cd[ConnVIP] = []byte(cr.Status.AtProvider.VIPs[0])
+	}
+	return cd
+}

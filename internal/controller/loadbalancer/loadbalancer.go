@@ -1,0 +1,156 @@
+// Package loadbalancer manages CLB instances.
+package loadbalancer
+
+import (
+	"context"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+)
+
+// Tags the provider puts on every load balancer it creates. The UID tag
+// finds a load balancer whose id was never saved (the provider stopped
+// between CreateLoadBalancer and persisting the external name).
+const (
+	TagUID       = "crossplane-uid"
+	TagNamespace = "crossplane-namespace"
+	TagName      = "crossplane-name"
+)
+
+// Connection detail keys.
+const (
+	ConnVIP    = "vip"
+	ConnDomain = "domain"
+)
+
+// Setup adds the LoadBalancer controller.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.LoadBalancer]{
+		GVK:    v1alpha1.LoadBalancerGroupVersionKind,
+		Object: func() *v1alpha1.LoadBalancer { return &v1alpha1.LoadBalancer{} },
+		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.LoadBalancer] {
+			return &external{c: c}
+		},
+	})
+}
+
+// api is what this controller needs of the cloud client.
+type api interface {
+	mr.TaskChecker
+	CreateLoadBalancer(ctx context.Context, req *clbsdk.CreateLoadBalancerRequest) ([]string, string, error)
+	DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error)
+	FindLoadBalancersByTag(ctx context.Context, key, value string) ([]*clbsdk.LoadBalancer, error)
+	ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.ModifyLoadBalancerAttributesRequest) (string, error)
+	DeleteLoadBalancer(ctx context.Context, id string) (string, error)
+}
+
+type external struct {
+	c api
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalObservation, error) {
+	lb, adopted, err := e.find(ctx, cr)
+	if err != nil || lb == nil {
+		return managed.ExternalObservation{}, err
+	}
+	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the load balancer's task")
+	}
+	cr.Status.AtProvider = observe(lb, cr.Status.AtProvider.Task)
+	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, lb)
+
+	// Ready follows the cloud's own status: Creating (0) until Normal (1).
+	if cr.Status.AtProvider.Status == statusNormal {
+		cr.SetConditions(xpv2.Available())
+	} else {
+		cr.SetConditions(xpv2.Creating())
+	}
+
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: lateInit || adopted,
+		ConnectionDetails:       connectionDetails(cr.Status.AtProvider),
+	}
+	// While a task runs the load balancer rejects writes; its state settles
+	// when the task ends, and only then is drift worth acting on.
+	if !running && cr.Status.AtProvider.Status == statusNormal {
+		obs.Diff = diff(cr.Spec.ForProvider, lb)
+		obs.ResourceUpToDate = obs.Diff == ""
+	}
+	return obs, nil
+}
+
+// find returns the load balancer of cr: by its external name, or, when
+// none is saved yet, by the UID tag of a create whose id was lost.
+func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (lb *clbsdk.LoadBalancer, adopted bool, err error) {
+	if id := meta.GetExternalName(cr); id != "" {
+		lb, err := e.c.DescribeLoadBalancer(ctx, id)
+		if clb.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return lb, false, errors.Wrap(err, "cannot describe load balancer")
+	}
+	found, err := e.c.FindLoadBalancersByTag(ctx, TagUID, string(cr.GetUID()))
+	if err != nil || len(found) == 0 {
+		return nil, false, errors.Wrap(err, "cannot look for a load balancer created earlier")
+	}
+	meta.SetExternalName(cr, deref(found[0].LoadBalancerId))
+	return found[0], true, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {
+	cr.SetConditions(xpv2.Creating())
+	ids, task, err := e.c.CreateLoadBalancer(ctx, CreateRequest(cr))
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create load balancer")
+	}
+	if len(ids) == 0 {
+		// The id is not known yet; the UID tag finds it on the next Observe.
+		return managed.ExternalCreation{}, nil
+	}
+	meta.SetExternalName(cr, ids[0])
+	mr.StartedByCreate(cr, task)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
+	req := modifyRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
+	task, err := e.c.ModifyLoadBalancerAttributes(ctx, req)
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify load balancer")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalDelete, error) {
+	cr.SetConditions(xpv2.Deleting())
+	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
+		// Deletion is under way; the reconciler comes back to verify.
+		return managed.ExternalDelete{}, nil
+	}
+	task, err := e.c.DeleteLoadBalancer(ctx, meta.GetExternalName(cr))
+	if clb.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	if err != nil {
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete load balancer")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }

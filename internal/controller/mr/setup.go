@@ -1,0 +1,80 @@
+package mr
+
+import (
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+)
+
+// notReadyPoll is how often a resource that is not Ready yet (a load
+// balancer still being created, a task still running) is looked at, so
+// readiness shows up in seconds rather than after the full poll interval.
+const notReadyPoll = 2 * time.Second
+
+// Kind describes one managed resource kind for Setup.
+type Kind[T resource.ModernManaged] struct {
+	GVK schema.GroupVersionKind
+	// Object returns a new empty object of the kind.
+	Object func() T
+	// New builds the external client around the shared cloud client.
+	New func(c *clb.Client, kube client.Client) managed.TypedExternalClient[T]
+	// Options are added after the standard ones.
+	Options []managed.ReconcilerOption
+}
+
+// Setup adds a controller for one managed resource kind with the options
+// every kind of this provider uses.
+func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, pool *clb.Pool, k Kind[T]) error {
+	name := managed.ControllerName(k.GVK.GroupKind().String())
+	opts := []managed.ReconcilerOption{
+		managed.WithTypedExternalConnector[T](&Connector[T]{
+			Kube:  mgr.GetClient(),
+			Usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			Pool:  pool,
+			New:   k.New,
+		}),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // SA1019: the runtime recorder needs a record.EventRecorder.
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(func(mg resource.Managed, pollInterval time.Duration) time.Duration {
+			if mg.GetCondition("Ready").Status != "True" && pollInterval > notReadyPoll {
+				return notReadyPoll
+			}
+			return pollInterval
+		}),
+		// No external name is invented: an empty one means "not created
+		// yet", and Observe adopts a resource whose create was never saved
+		// (by ClientToken/tag or by its unique port or domain), so the
+		// creation-incomplete guard is not needed and would only block.
+		managed.WithInitializers(),
+		managed.WithDeterministicExternalName(true),
+	}
+	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
+		opts = append(opts, managed.WithManagementPolicies())
+	}
+	if o.MetricOptions != nil {
+		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
+	}
+	opts = append(opts, k.Options...)
+
+	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ReplaceAll(name, "/", "-")).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(k.Object()).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
