@@ -202,3 +202,12 @@ func TestUnsignedPayload(t *testing.T) {
 		t.Fatal("no load balancer")
 	}
 }
+
+func TestRequestSizeLimit(t *testing.T) {
+	_, endpoint, _ := env(t, instant())
+	huge := `{"LoadBalancerName":"` + strings.Repeat("x", 11<<20) + `"}`
+	err := commonCall(t, endpoint, emulator.DefaultRegion, "2018-03-17", "DescribeLoadBalancers", func(r *tchttp.CommonRequest) {
+		r.SetOctetStreamParameters(nil, []byte(huge))
+	})
+	wantCode(t, err, "RequestSizeLimitExceeded")
+}

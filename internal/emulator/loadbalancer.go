@@ -687,7 +687,7 @@ func (e *Emulator) deleteLoadBalancer(c *call) (any, *apiError) {
 			}
 		}
 		e.st.deletes = recent
-		if len(recent)+len(lbs) > frequencyDeletes {
+		if len(recent)+len(lbs) >= frequencyDeletes {
 			return nil, errorf(codeFrequencyCheckRisk,
 				"More than %d load balancers were deleted in 5 minutes; set ForceDelete to continue.", frequencyDeletes)
 		}

@@ -403,3 +403,28 @@ func TestLoadBalancerQuotaAndRegions(t *testing.T) {
 	_, err = sh.DescribeListeners(dl)
 	wantCode(t, err, clb.INVALIDPARAMETER_LBIDNOTFOUND)
 }
+
+func TestDeleteLoadBalancerFrequencyCheck(t *testing.T) {
+	_, _, c := env(t, instant())
+	create := clb.NewCreateLoadBalancerRequest()
+	create.LoadBalancerType, create.Number = common.StringPtr("OPEN"), common.Uint64Ptr(20)
+	var ids []string
+	for range 2 {
+		resp, err := c.CreateLoadBalancer(create)
+		must(t, err)
+		ids = append(ids, common.StringValues(resp.Response.LoadBalancerIds)...)
+	}
+	del := clb.NewDeleteLoadBalancerRequest()
+	del.LoadBalancerIds = common.StringPtrs(ids[:20])
+	_, err := c.DeleteLoadBalancer(del)
+	must(t, err)
+	del.LoadBalancerIds = common.StringPtrs(ids[20:29]) // 29 deletions in 5 minutes
+	_, err = c.DeleteLoadBalancer(del)
+	must(t, err)
+	del.LoadBalancerIds = common.StringPtrs(ids[29:30])
+	_, err = c.DeleteLoadBalancer(del)
+	wantCode(t, err, clb.FAILEDOPERATION_FREQUENCYCHECKRISK)
+	del.ForceDelete = common.BoolPtr(true)
+	_, err = c.DeleteLoadBalancer(del)
+	must(t, err)
+}
