@@ -109,7 +109,8 @@ func (e *Emulator) finishTask(t *task) {
 	defer e.dpMu.Unlock()
 
 	e.mu.Lock()
-	if e.st.tasks[t.ID] != t || t.settled {
+	// A timer that fired just before Close or Reset has nothing left to do.
+	if e.closed.Load() || e.st.tasks[t.ID] != t || t.settled {
 		e.mu.Unlock()
 		return
 	}
