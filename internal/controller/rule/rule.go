@@ -1,0 +1,196 @@
+// Package rule manages the layer-7 forwarding rules (domain + URL) of HTTP
+// and HTTPS listeners.
+package rule
+
+import (
+	"context"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+)
+
+// Setup adds the Rule controller.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Rule]{
+		GVK:    v1alpha1.RuleGroupVersionKind,
+		Object: func() *v1alpha1.Rule { return &v1alpha1.Rule{} },
+		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Rule] {
+			return &external{c: c}
+		},
+	})
+}
+
+// api is what this controller needs of the cloud client.
+type api interface {
+	mr.TaskChecker
+	DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error)
+	CreateRule(ctx context.Context, req *clbsdk.CreateRuleRequest) ([]string, string, error)
+	ModifyRule(ctx context.Context, req *clbsdk.ModifyRuleRequest) (string, error)
+	DeleteRule(ctx context.Context, req *clbsdk.DeleteRuleRequest) (string, error)
+}
+
+type external struct {
+	c api
+}
+
+func lbID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+
+func listenerID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.ListenerID) }
+
+// errNotL7 is the error of a rule whose listener cannot hold rules. Its
+// text is stable, so the condition does not change between retries and the
+// reconciler's backoff spaces them out.
+func errNotL7(listenerID, protocol string) error {
+	return errors.Errorf("listener %s is %s; rules need an HTTP or HTTPS listener", listenerID, protocol)
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalObservation, error) {
+	switch {
+	case lbID(cr) == "":
+		return managed.ExternalObservation{}, errors.New("spec.forProvider.loadBalancerId is not set and no reference resolved it")
+	case listenerID(cr) == "":
+		return managed.ExternalObservation{}, errors.New("spec.forProvider.listenerId is not set and no reference resolved it")
+	}
+	id := meta.GetExternalName(cr)
+	if was := cr.Status.AtProvider.ListenerID; id != "" && was != "" && was != listenerID(cr) {
+		return managed.ExternalObservation{}, errors.Errorf("rule %s belongs to listener %s, not %s; a rule cannot move to another listener: create a new Rule",
+			id, was, listenerID(cr))
+	}
+	l, err := e.c.DescribeListener(ctx, lbID(cr), listenerID(cr))
+	if clb.IsNotFound(err) {
+		if meta.WasDeleted(cr) {
+			// The rule went with its listener or load balancer.
+			return managed.ExternalObservation{}, nil
+		}
+		return managed.ExternalObservation{}, errors.Errorf("listener %s of load balancer %s does not exist", listenerID(cr), lbID(cr))
+	}
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the rule's listener")
+	}
+	if p := clbconv.Deref(l.Protocol); !isL7(p) {
+		if meta.WasDeleted(cr) {
+			return managed.ExternalObservation{}, nil // such a listener holds no rules
+		}
+		return managed.ExternalObservation{}, errNotL7(listenerID(cr), p)
+	}
+
+	r, adopted := e.find(cr, l)
+	if r == nil {
+		return e.missing(ctx, cr)
+	}
+	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the rule's task")
+	}
+	cr.Status.AtProvider = observe(cr.Status.AtProvider.Task, lbID(cr), l, r)
+	if got, want := ruleDomain(r), cr.Spec.ForProvider.Domain; got != want {
+		return managed.ExternalObservation{}, errors.Errorf("rule %s matches domain %q, not %q; the domain of a rule cannot change: set %q or create a new Rule",
+			clbconv.Deref(r.LocationId), got, want, got)
+	}
+	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, r)
+
+	if running && cr.Status.AtProvider.Task.Operation == mr.OpCreate {
+		cr.SetConditions(xpv2.Creating())
+	} else {
+		cr.SetConditions(xpv2.Available())
+	}
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: lateInit || adopted,
+	}
+	// A running task locks the load balancer; act on drift once it ends.
+	if !running {
+		obs.Diff = diff(cr.Spec.ForProvider, r)
+		obs.ResourceUpToDate = obs.Diff == ""
+	}
+	return obs, nil
+}
+
+// find returns the rule of cr by its external name or, when none is saved
+// yet, the rule with the same domain and URL that a create whose id was
+// lost left behind. A listener holds one rule per domain and URL, so the
+// rule found is the only one this resource can mean.
+func (e *external) find(cr *v1alpha1.Rule, l *clbsdk.Listener) (*clbsdk.RuleOutput, bool) {
+	if id := meta.GetExternalName(cr); id != "" {
+		return findRule(l, id), false
+	}
+	r := findRuleByMatch(l, cr.Spec.ForProvider.Domain, cr.Spec.ForProvider.URL)
+	if r == nil {
+		return nil, false
+	}
+	meta.SetExternalName(cr, clbconv.Deref(r.LocationId))
+	return r, true
+}
+
+// missing observes a rule its listener does not list. A rule whose create
+// task still runs may not be listed yet; it exists, and is not Ready.
+func (e *external) missing(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalObservation, error) {
+	if _, op := mr.Pending(cr, cr.Status.AtProvider.Task); meta.GetExternalName(cr) == "" || op != mr.OpCreate || meta.WasDeleted(cr) {
+		return managed.ExternalObservation{}, nil
+	}
+	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the rule's task")
+	}
+	if !running {
+		return managed.ExternalObservation{}, nil
+	}
+	cr.SetConditions(xpv2.Creating())
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalCreation, error) {
+	cr.SetConditions(xpv2.Creating())
+	ids, task, err := e.c.CreateRule(ctx, createRequest(lbID(cr), listenerID(cr), cr.Spec.ForProvider))
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create rule")
+	}
+	if len(ids) == 0 {
+		// Observe finds the rule by its domain and URL.
+		return managed.ExternalCreation{}, errors.New("cannot create rule: the cloud returned no location id")
+	}
+	meta.SetExternalName(cr, ids[0])
+	mr.StartedByCreate(cr, task)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalUpdate, error) {
+	task, err := e.c.ModifyRule(ctx, modifyRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr), cr.Spec.ForProvider))
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify rule")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalDelete, error) {
+	cr.SetConditions(xpv2.Deleting())
+	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
+		// Deletion is under way; the reconciler comes back to verify.
+		return managed.ExternalDelete{}, nil
+	}
+	task, err := e.c.DeleteRule(ctx, deleteRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr)))
+	if clb.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	if err != nil {
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete rule")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }

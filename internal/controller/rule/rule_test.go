@@ -1,0 +1,239 @@
+package rule
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+)
+
+// fake answers from fixed values and counts writes.
+type fake struct {
+	listener *clbsdk.Listener
+	err      error
+	task     clb.TaskState
+	creates  int
+}
+
+func (f *fake) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
+	return f.task, "", nil
+}
+
+func (f *fake) DescribeListener(context.Context, string, string) (*clbsdk.Listener, error) {
+	return f.listener, f.err
+}
+
+func (f *fake) CreateRule(context.Context, *clbsdk.CreateRuleRequest) ([]string, string, error) {
+	f.creates++
+	return []string{"loc-new"}, "task-1", nil
+}
+
+func (f *fake) ModifyRule(context.Context, *clbsdk.ModifyRuleRequest) (string, error) {
+	return "task-2", nil
+}
+
+func (f *fake) DeleteRule(context.Context, *clbsdk.DeleteRuleRequest) (string, error) {
+	return "task-3", nil
+}
+
+func listener(protocol string, rules ...*clbsdk.RuleOutput) *clbsdk.Listener {
+	return &clbsdk.Listener{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr(protocol), Rules: rules}
+}
+
+func rule(mods ...func(*v1alpha1.Rule)) *v1alpha1.Rule {
+	cr := &v1alpha1.Rule{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
+		Spec: v1alpha1.RuleSpec{ForProvider: v1alpha1.RuleParameters{
+			LoadBalancerID: clbconv.Ptr("lb-1"), ListenerID: clbconv.Ptr("lbl-1"), Domain: "www.example.com", URL: "/",
+		}},
+	}
+	for _, m := range mods {
+		m(cr)
+	}
+	return cr
+}
+
+func withExternalName(id string) func(*v1alpha1.Rule) {
+	return func(cr *v1alpha1.Rule) { meta.SetExternalName(cr, id) }
+}
+
+var errListenerNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.ListenerIdNotFound", "listener not found", "req-1")
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestObserve(t *testing.T) {
+	deleted := func(cr *v1alpha1.Rule) { cr.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
+	cases := map[string]struct {
+		reason   string
+		cr       *v1alpha1.Rule
+		api      *fake
+		want     managed.ExternalObservation
+		wantErr  string
+		wantName string
+		ready    xpv2.ConditionReason
+	}{
+		"NoListenerID": {
+			reason:  "An unresolved listener is reported before any call.",
+			cr:      rule(func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.ListenerID = nil }),
+			api:     &fake{},
+			wantErr: "spec.forProvider.listenerId is not set and no reference resolved it",
+		},
+		"TCPListener": {
+			reason:  "A rule on a TCP listener is a stable, readable error.",
+			cr:      rule(),
+			api:     &fake{listener: listener("TCP")},
+			wantErr: "listener lbl-1 is TCP; rules need an HTTP or HTTPS listener",
+		},
+		"TCPListenerWhileDeleting": {
+			reason: "A rule on a TCP listener never existed, so deletion may finish.",
+			cr:     rule(deleted),
+			api:    &fake{listener: listener("TCP")},
+			want:   managed.ExternalObservation{},
+		},
+		"ListenerMissing": {
+			reason:  "A listener that does not exist is named in the error.",
+			cr:      rule(),
+			api:     &fake{err: errListenerNotFound},
+			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
+		},
+		"ListenerMissingWhileDeleting": {
+			reason:   "A rule whose listener is gone is gone too.",
+			cr:       rule(withExternalName("loc-1"), deleted),
+			api:      &fake{err: errListenerNotFound},
+			want:     managed.ExternalObservation{},
+			wantName: "loc-1",
+		},
+		"NotCreated": {
+			reason: "Without an external name and without a matching rule, the rule does not exist.",
+			cr:     rule(),
+			api:    &fake{listener: listener("HTTP", cloudRule(func(r *clbsdk.RuleOutput) { r.Url = clbconv.Ptr("/other") }))},
+			want:   managed.ExternalObservation{},
+		},
+		"AdoptsLostCreate": {
+			reason:   "A rule with the same domain and url is the one a lost create made.",
+			cr:       rule(),
+			api:      &fake{listener: listener("HTTP", cloudRule())},
+			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
+			wantName: "loc-1",
+			ready:    xpv2.ReasonAvailable,
+		},
+		"DeletedInCloud": {
+			reason:   "A rule the listener no longer lists is recreated.",
+			cr:       rule(withExternalName("loc-9")),
+			api:      &fake{listener: listener("HTTP", cloudRule())},
+			want:     managed.ExternalObservation{},
+			wantName: "loc-9",
+		},
+		"Drift": {
+			reason:   "A changed url is reported with a readable diff.",
+			cr:       rule(withExternalName("loc-1"), func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.URL = "/api" }),
+			api:      &fake{listener: listener("HTTPS", cloudRule())},
+			want:     managed.ExternalObservation{ResourceExists: true, Diff: "url: want /api, got /", ResourceLateInitialized: true},
+			wantName: "loc-1",
+			ready:    xpv2.ReasonAvailable,
+		},
+		"CreateTaskRunning": {
+			reason: "While the create task runs the rule is Creating and drift waits.",
+			cr: rule(withExternalName("loc-1"), func(cr *v1alpha1.Rule) {
+				cr.Spec.ForProvider.URL = "/api"
+				meta.AddAnnotations(cr, map[string]string{v1alpha1.AnnotationTask: "task-1"})
+			}),
+			api:      &fake{listener: listener("HTTP", cloudRule()), task: clb.TaskRunning},
+			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
+			wantName: "loc-1",
+			ready:    xpv2.ReasonCreating,
+		},
+		"DomainChanged": {
+			reason:   "A rule whose domain is not the spec's is an error that says what to do.",
+			cr:       rule(withExternalName("loc-1"), func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.Domain = "api.example.com" }),
+			api:      &fake{listener: listener("HTTP", cloudRule())},
+			wantErr:  `rule loc-1 matches domain "www.example.com", not "api.example.com"; the domain of a rule cannot change: set "www.example.com" or create a new Rule`,
+			wantName: "loc-1",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := &external{c: tc.api}
+			got, err := e.Observe(context.Background(), tc.cr)
+			if d := cmp.Diff(tc.wantErr, errString(err)); d != "" {
+				t.Errorf("%s\nObserve(...): -want error, +got error:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.wantName, meta.GetExternalName(tc.cr)); d != "" {
+				t.Errorf("%s\nexternal name: -want, +got:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.ready, tc.cr.GetCondition(xpv2.TypeReady).Reason); d != "" {
+				t.Errorf("%s\nReady reason: -want, +got:\n%s", tc.reason, d)
+			}
+			if tc.api.creates != 0 {
+				t.Errorf("%s\nObserve created a rule", tc.reason)
+			}
+		})
+	}
+}
+
+func TestCreate(t *testing.T) {
+	api := &fake{}
+	cr := rule()
+	if _, err := (&external{c: api}).Create(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if got := meta.GetExternalName(cr); got != "loc-new" {
+		t.Errorf("external name = %q, want loc-new", got)
+	}
+	if got := cr.GetAnnotations()[v1alpha1.AnnotationTask]; got != "task-1" {
+		t.Errorf("task annotation = %q, want task-1", got)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		task   v1alpha1.TaskStatus
+		want   v1alpha1.TaskStatus
+	}{
+		"Starts": {
+			reason: "Delete starts a DeleteRule task.",
+			want:   v1alpha1.TaskStatus{ID: "task-3", Operation: mr.OpDelete, State: mr.TaskRunning},
+		},
+		"AlreadyRunning": {
+			reason: "A running delete task is not started twice.",
+			task:   v1alpha1.TaskStatus{ID: "task-0", Operation: mr.OpDelete, State: mr.TaskRunning},
+			want:   v1alpha1.TaskStatus{ID: "task-0", Operation: mr.OpDelete, State: mr.TaskRunning},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := rule(withExternalName("loc-1"))
+			cr.Status.AtProvider.Task = tc.task
+			if _, err := (&external{c: &fake{}}).Delete(context.Background(), cr); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, cr.Status.AtProvider.Task); d != "" {
+				t.Errorf("%s\ntask: -want, +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+var _ api = &fake{}
