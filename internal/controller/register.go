@@ -10,6 +10,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 )
 
 // Setup adds all controllers to the manager. They share pool, so that one
@@ -22,6 +24,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options, *clb.Pool) error{
 		loadbalancer.Setup,
 		listener.Setup,
+		rule.Setup,
+		targetset.Setup,
 	} {
 		if err := setup(mgr, o, pool); err != nil {
 			return err

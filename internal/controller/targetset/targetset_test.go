@@ -1,0 +1,342 @@
+package targetset
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+)
+
+// fake serves one listener's targets and records the calls.
+type fake struct {
+	backend *clbsdk.ListenerBackend
+	err     error
+	calls   []string
+}
+
+func (f *fake) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
+	return clb.TaskSucceeded, "", nil
+}
+
+func (f *fake) DescribeTargets(context.Context, string, string) (*clbsdk.ListenerBackend, error) {
+	f.calls = append(f.calls, "describe")
+	return f.backend, f.err
+}
+
+func record(f *fake, action string, ts []clb.Target) {
+	s := action
+	for _, t := range ts {
+		s += fmt.Sprintf(" %s/%s/%s%s:%d", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
+		if t.Weight != nil {
+			s += fmt.Sprintf("=%d", *t.Weight)
+		}
+	}
+	f.calls = append(f.calls, s)
+}
+
+func (f *fake) RegisterTargets(_ context.Context, _ string, ts []clb.Target) (string, error) {
+	record(f, "register", ts)
+	return "req-r", nil
+}
+
+func (f *fake) DeregisterTargets(_ context.Context, _ string, ts []clb.Target) (string, error) {
+	record(f, "deregister", ts)
+	return "req-d", nil
+}
+
+func (f *fake) ModifyTargetWeight(_ context.Context, _ string, ts []clb.Target) (string, error) {
+	record(f, "weight", ts)
+	return "task-w", nil
+}
+
+var _ api = &fake{}
+
+func backend(ip string, port, weight int64) *clbsdk.Backend {
+	return &clbsdk.Backend{Type: clbconv.Ptr("ENI"), InstanceId: clbconv.Ptr(""), Port: clbconv.Ptr(port), Weight: clbconv.Ptr(weight),
+		PrivateIpAddresses: []*string{clbconv.Ptr(ip)}}
+}
+
+func tcp(bs ...*clbsdk.Backend) *clbsdk.ListenerBackend {
+	return &clbsdk.ListenerBackend{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr("TCP"), Targets: bs}
+}
+
+func http(rule string, bs ...*clbsdk.Backend) *clbsdk.ListenerBackend {
+	return &clbsdk.ListenerBackend{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr("HTTP"),
+		Rules: []*clbsdk.RuleTargets{{LocationId: clbconv.Ptr(rule), Targets: bs}}}
+}
+
+func targetSet(mods ...func(*v1alpha1.TargetSet)) *v1alpha1.TargetSet {
+	cr := &v1alpha1.TargetSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ts"},
+		Spec: v1alpha1.TargetSetSpec{ForProvider: v1alpha1.TargetSetParameters{
+			LoadBalancerID: clbconv.Ptr("lb-1"), ListenerID: clbconv.Ptr("lbl-1"),
+			Targets: []v1alpha1.Target{eni("10.0.0.1", 80), eni("10.0.0.2", 80, 20)},
+		}},
+	}
+	for _, m := range mods {
+		m(cr)
+	}
+	return cr
+}
+
+func named(name string) func(*v1alpha1.TargetSet) {
+	return func(cr *v1alpha1.TargetSet) { meta.SetExternalName(cr, name) }
+}
+
+func deleted(cr *v1alpha1.TargetSet) { cr.SetDeletionTimestamp(&metav1.Time{Time: time.Now()}) }
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestObserve(t *testing.T) {
+	notFound := sdkerrors.NewTencentCloudSDKError("InvalidParameter.ListenerIdNotFound", "not found", "req-1")
+	cases := map[string]struct {
+		reason  string
+		cr      *v1alpha1.TargetSet
+		api     *fake
+		want    managed.ExternalObservation
+		wantErr string
+		ready   xpv2.ConditionReason
+		seen    []v1alpha1.TargetObservation
+	}{
+		"NoLoadBalancer": {
+			reason:  "An unresolved load balancer reference is named.",
+			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.LoadBalancerID = nil }),
+			api:     &fake{},
+			wantErr: "spec.forProvider.loadBalancerId is not set and no reference resolved it",
+		},
+		"ListenerMissing": {
+			reason:  "A listener that does not exist is a clear error.",
+			cr:      targetSet(),
+			api:     &fake{err: notFound},
+			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
+		},
+		"ListenerMissingWhileDeleting": {
+			reason: "Targets of a deleted listener are gone with it.",
+			cr:     targetSet(named("lbl-1"), deleted),
+			api:    &fake{err: notFound},
+		},
+		"L7WithoutRule": {
+			reason:  "The targets of an HTTP listener belong to a rule.",
+			cr:      targetSet(),
+			api:     &fake{backend: http("loc-1")},
+			wantErr: "listener lbl-1 is HTTP; its targets belong to its rules: set ruleId",
+		},
+		"RuleMissing": {
+			reason:  "A rule the listener does not have is named.",
+			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-9") }),
+			api:     &fake{backend: http("loc-1")},
+			wantErr: "rule loc-9 of listener lbl-1 does not exist",
+		},
+		"MovedListener": {
+			reason:  "A spec that names another listener than the external name is refused.",
+			cr:      targetSet(named("lbl-0")),
+			api:     &fake{backend: tcp()},
+			wantErr: "spec.forProvider names lbl-1 but this TargetSet holds the targets of lbl-0; a TargetSet cannot move: create a new one",
+		},
+		"NotCreated": {
+			reason: "Without an external name the set does not exist yet; the targets are still reported.",
+			cr:     targetSet(),
+			api:    &fake{backend: tcp(backend("10.0.0.9", 80, 10))},
+			seen:   []v1alpha1.TargetObservation{seen("10.0.0.9", 80, 10)},
+		},
+		"UpToDate": {
+			reason: "The cloud's set equals the spec's: Available.",
+			cr:     targetSet(named("lbl-1")),
+			api:    &fake{backend: tcp(backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))},
+			want:   managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			ready:  xpv2.ReasonAvailable,
+			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 20)},
+		},
+		"RuleTargets": {
+			reason: "The targets of a rule are those of the rule the external name names.",
+			cr: targetSet(named("lbl-1/loc-1"), func(cr *v1alpha1.TargetSet) {
+				cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-1")
+			}),
+			api:   &fake{backend: http("loc-1", backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))},
+			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			ready: xpv2.ReasonAvailable,
+			seen:  []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 20)},
+		},
+		"Drift": {
+			reason: "A changed weight is drift, shown readably; the set is still Creating until it first matches.",
+			cr:     targetSet(named("lbl-1")),
+			api:    &fake{backend: tcp(backend("10.0.0.2", 80, 10), backend("10.0.0.1", 80, 10))},
+			want:   managed.ExternalObservation{ResourceExists: true, Diff: "weight of 10.0.0.2:80: want 20, got 10"},
+			ready:  xpv2.ReasonCreating,
+			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 10)},
+		},
+		"ObserveOnlyImport": {
+			reason: "An imported set is Available whatever the spec lists, and its listener is not written into the spec.",
+			cr: targetSet(named("lbl-1"), func(cr *v1alpha1.TargetSet) {
+				cr.Spec.ForProvider.ListenerID, cr.Spec.ForProvider.Targets = nil, nil
+				cr.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
+			}),
+			api:   &fake{backend: tcp(backend("10.0.0.1", 80, 10))},
+			want:  managed.ExternalObservation{ResourceExists: true, Diff: "deregister 10.0.0.1:80"},
+			ready: xpv2.ReasonAvailable,
+			seen:  []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10)},
+		},
+		"DeletingWithTargets": {
+			reason: "While targets remain a deleted set still exists.",
+			cr:     targetSet(named("lbl-1"), deleted),
+			api:    &fake{backend: tcp(backend("10.0.0.1", 80, 10))},
+			want:   managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10)},
+		},
+		"DeletingEmpty": {
+			reason: "A deleted set without targets is gone.",
+			cr:     targetSet(named("lbl-1"), deleted),
+			api:    &fake{backend: tcp()},
+			want:   managed.ExternalObservation{ResourceUpToDate: true},
+			seen:   []v1alpha1.TargetObservation{},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := (&external{c: tc.api}).Observe(context.Background(), tc.cr)
+			if d := cmp.Diff(tc.wantErr, errString(err)); d != "" {
+				t.Errorf("%s\nObserve(...): -want error, +got error:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("%s\nObserve(...): -want, +got:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.ready, tc.cr.GetCondition(xpv2.TypeReady).Reason); d != "" {
+				t.Errorf("%s\nReady reason: -want, +got:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.seen, tc.cr.Status.AtProvider.Targets); d != "" {
+				t.Errorf("%s\natProvider.targets: -want, +got:\n%s", tc.reason, d)
+			}
+			if len(tc.api.calls) > 1 {
+				t.Errorf("%s\nObserve wrote to the cloud: %v", tc.reason, tc.api.calls)
+			}
+		})
+	}
+}
+
+func TestWrites(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		cr     *v1alpha1.TargetSet
+		cloud  *clbsdk.ListenerBackend
+		do     func(*external, *v1alpha1.TargetSet) error
+		calls  []string
+		name   string
+	}{
+		"CreateRegistersMissing": {
+			reason: "Create registers the targets not bound yet, with their weights, and names the set after its listener.",
+			cr:     targetSet(),
+			cloud:  tcp(backend("10.0.0.1", 80, 10)),
+			do:     create,
+			calls:  []string{"describe", "register lbl-1//10.0.0.2:80=20"},
+			name:   "lbl-1",
+		},
+		"CreateForRule": {
+			reason: "A rule's set is named listenerId/ruleId and registers on the rule.",
+			cr:     targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-1") }),
+			cloud:  http("loc-1"),
+			do:     create,
+			calls:  []string{"describe", "register lbl-1/loc-1/10.0.0.1:80=10 lbl-1/loc-1/10.0.0.2:80=20"},
+			name:   "lbl-1/loc-1",
+		},
+		"UpdateSendsTheDifference": {
+			reason: "Update deregisters, registers and re-weights only what differs.",
+			cr: targetSet(named("lbl-1"), func(cr *v1alpha1.TargetSet) {
+				cr.Spec.ForProvider.Targets = append(cr.Spec.ForProvider.Targets, eni("10.0.0.4", 80))
+			}),
+			cloud: tcp(backend("10.0.0.1", 80, 10), backend("10.0.0.2", 80, 10), backend("10.0.0.3", 80, 10)),
+			do:    update,
+			calls: []string{"describe", "deregister lbl-1//10.0.0.3:80", "register lbl-1//10.0.0.4:80=10",
+				"weight lbl-1//10.0.0.2:80=20"},
+			name: "lbl-1",
+		},
+		"DeleteDeregistersAll": {
+			reason: "Delete removes every target of the listener, listed in the spec or not.",
+			cr:     targetSet(named("lbl-1")),
+			cloud:  tcp(backend("10.0.0.1", 80, 10), backend("10.0.0.9", 80, 10)),
+			do:     remove,
+			calls:  []string{"describe", "deregister lbl-1//10.0.0.1:80 lbl-1//10.0.0.9:80"},
+			name:   "lbl-1",
+		},
+		"DeleteNothing": {
+			reason: "Delete of an empty listener sends nothing.",
+			cr:     targetSet(named("lbl-1")),
+			cloud:  tcp(),
+			do:     remove,
+			calls:  []string{"describe"},
+			name:   "lbl-1",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			api := &fake{backend: tc.cloud}
+			if err := tc.do(&external{c: api}, tc.cr); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.calls, api.calls); d != "" {
+				t.Errorf("%s\ncalls: -want, +got:\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(tc.name, meta.GetExternalName(tc.cr)); d != "" {
+				t.Errorf("%s\nexternal name: -want, +got:\n%s", tc.reason, d)
+			}
+		})
+	}
+}
+
+func create(e *external, cr *v1alpha1.TargetSet) error {
+	_, err := e.Create(context.Background(), cr)
+	return err
+}
+
+func update(e *external, cr *v1alpha1.TargetSet) error {
+	_, err := e.Update(context.Background(), cr)
+	return err
+}
+
+func remove(e *external, cr *v1alpha1.TargetSet) error {
+	_, err := e.Delete(context.Background(), cr)
+	return err
+}
+
+func TestUpdateWeightsInParts(t *testing.T) {
+	var bs []*clbsdk.Backend
+	var spec []v1alpha1.Target
+	for i := range 120 {
+		bs = append(bs, backend("10.0.0.1", int64(1000+i), 10))
+		spec = append(spec, eni("10.0.0.1", int64(1000+i), 30))
+	}
+	api := &fake{backend: tcp(bs...)}
+	cr := targetSet(named("lbl-1"), func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.Targets = spec })
+	if _, err := (&external{c: api}).Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.calls) != 2 {
+		t.Fatalf("calls = %d, want a describe and one weight change", len(api.calls))
+	}
+	if got := cr.Status.AtProvider.Task; got.ID != "task-w" || got.State != "Running" {
+		t.Errorf("task = %+v, want the weight task running", got)
+	}
+	// One call changes at most 50 weights of one listener; the rest wait
+	// for the next reconcile, after the task.
+	if got := strings.Count(api.calls[1], "="); got != maxWeightChanges {
+		t.Errorf("weight call changed %d targets, want %d", got, maxWeightChanges)
+	}
+}
