@@ -154,8 +154,6 @@ func (c changes) empty() bool {
 	return len(c.Register) == 0 && len(c.Deregister) == 0 && len(c.Reweight) == 0
 }
 
-func (c changes) count() int { return len(c.Register) + len(c.Deregister) + len(c.Reweight) }
-
 // String renders the changes as a readable diff, listing at most a few.
 func (c changes) String() string {
 	var items []string
