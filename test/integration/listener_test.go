@@ -245,10 +245,14 @@ func TestListenerBadInput(t *testing.T) {
 		mod  func(*v1alpha1.Listener)
 		want string
 	}{
-		"PortZero":             {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Port = 0 }, "spec.forProvider.port"},
-		"EndPortBelowPort":     {func(l *v1alpha1.Listener) { l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(6000)) }, "endPort must be greater than port"},
-		"HTTPSNoCertificate":   {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTPS"; l.Spec.ForProvider.Scheduler = nil }, "need a certificate"},
-		"PortRangeOnHTTP":      {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTP"; l.Spec.ForProvider.Scheduler = nil; l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(7010)) }, "only for TCP and UDP"},
+		"PortZero":           {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Port = 0 }, "spec.forProvider.port"},
+		"EndPortBelowPort":   {func(l *v1alpha1.Listener) { l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(6000)) }, "endPort must be greater than port"},
+		"HTTPSNoCertificate": {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTPS"; l.Spec.ForProvider.Scheduler = nil }, "need a certificate"},
+		"PortRangeOnHTTP": {func(l *v1alpha1.Listener) {
+			l.Spec.ForProvider.Protocol = "HTTP"
+			l.Spec.ForProvider.Scheduler = nil
+			l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(7010))
+		}, "only for TCP and UDP"},
 		"SessionExpireTooLow":  {func(l *v1alpha1.Listener) { l.Spec.ForProvider.SessionExpireTime = clbconv.Ptr(int64(10)) }, "sessionExpireTime is 0 (off) or 30-3600"},
 		"SchedulerOnHTTP":      {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTP" }, "take scheduler, sessionExpireTime and healthCheck on their Rules"},
 		"CertificateOnTCPOnly": {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Certificate = &v1alpha1.Certificate{CertID: "c"} }, "certificate applies to HTTPS"},

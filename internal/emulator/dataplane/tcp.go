@@ -36,7 +36,7 @@ func (e *tcpEndpoint) setTargets(bs []backend) {
 // deleting a real listener does; it does not wait (Plane.Close does).
 func (e *tcpEndpoint) close() {
 	e.cancel()
-	e.ln.Close()
+	_ = e.ln.Close()
 	e.mu.Lock()
 	e.closed = true
 	for c := range e.conns {
@@ -122,13 +122,13 @@ func (e *tcpEndpoint) forward(c net.Conn, addr string) {
 // both conns are closed to unblock the other direction too.
 func pipe(dst, src net.Conn) {
 	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		src.Close()
+		_ = dst.Close()
+		_ = src.Close()
 		return
 	}
 	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
+		_ = cw.CloseWrite()
 	} else {
-		dst.Close()
+		_ = dst.Close()
 	}
 }

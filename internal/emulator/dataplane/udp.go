@@ -53,7 +53,7 @@ func (e *udpEndpoint) setTargets(bs []backend) {
 	for k, s := range e.sessions {
 		if !p.has(s.target) {
 			delete(e.sessions, k)
-			s.up.Close()
+			_ = s.up.Close()
 		}
 	}
 }
@@ -62,9 +62,9 @@ func (e *udpEndpoint) close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
-	e.pc.Close()
+	_ = e.pc.Close()
 	for _, s := range e.sessions {
-		s.up.Close()
+		_ = s.up.Close()
 	}
 	clear(e.sessions)
 }
@@ -138,7 +138,7 @@ func (e *udpEndpoint) replies(s *udpSession) {
 			return
 		}
 		// The deadline is re-armed each round because client packets extend it.
-		s.up.SetReadDeadline(idleAt)
+		_ = s.up.SetReadDeadline(idleAt)
 		n, err := s.up.Read(buf)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, syscall.ECONNREFUSED) {
@@ -159,5 +159,5 @@ func (e *udpEndpoint) drop(s *udpSession) {
 		delete(e.sessions, s.client)
 	}
 	e.mu.Unlock()
-	s.up.Close()
+	_ = s.up.Close()
 }
