@@ -8,7 +8,7 @@ import (
 
 // A Target is one backend: an ENI IP (a Pod or any VPC address) or a CVM
 // instance, a port and a weight.
-// +kubebuilder:validation:XValidation:rule="(self.ip != ”) != (self.instanceId != ”)",message="set exactly one of ip and instanceId"
+// +kubebuilder:validation:XValidation:rule="(size(self.ip) > 0) != (size(self.instanceId) > 0)",message="set exactly one of ip and instanceId"
 type Target struct {
 	// IP of an elastic network interface (ENI), e.g. a Pod IP with VPC-CNI.
 	// +kubebuilder:default=""
