@@ -98,21 +98,6 @@ func (o options) config(set map[string]bool) (emulator.Config, error) {
 	return cfg, nil
 }
 
-// planeAdapter feeds the emulator's routes to the loopback data plane.
-type planeAdapter struct{ p *dataplane.Plane }
-
-func (a planeAdapter) Apply(routes []emulator.Route) error {
-	out := make([]dataplane.Route, len(routes))
-	for i, r := range routes {
-		ts := make([]dataplane.Target, len(r.Targets))
-		for j, t := range r.Targets {
-			ts[j] = dataplane.Target{IP: t.IP, Port: t.Port, Weight: t.Weight}
-		}
-		out[i] = dataplane.Route{VIP: r.VIP, Protocol: r.Protocol, Port: r.Port, EndPort: r.EndPort, Targets: ts}
-	}
-	return a.p.Apply(out)
-}
-
 // run serves until ctx ends, then shuts down and saves the state.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, set, err := parseFlags(args, stderr)
@@ -130,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var plane *dataplane.Plane
 	if o.dataPlane {
 		plane = dataplane.New(logger.Printf)
-		cfg.DataPlane = planeAdapter{plane}
+		cfg.DataPlane = dataplane.ForEmulator(plane)
 	}
 	e, endpoint, err := emulator.StartOn(cfg, o.listen)
 	if err != nil {
