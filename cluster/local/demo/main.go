@@ -23,6 +23,8 @@ import (
 
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -80,6 +82,18 @@ func run(provider string, timeout time.Duration) error {
 		fmt.Printf("      %s\n", c.Name)
 	}
 
+	step("starting the emulated Tencent Cloud (data plane on: VIPs forward real traffic)")
+	plane := dataplane.New(nil)
+	defer func() { _ = plane.Close() }()
+	cfg := emulator.DefaultConfig()
+	cfg.DataPlane = dataplane.ForEmulator(plane)
+	cloud, endpoint, err := emulator.Start(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cloud.Close() }()
+	fmt.Printf("    endpoint %s (scheme http)\n", endpoint)
+
 	health, err := freePort()
 	if err != nil {
 		return err
@@ -111,7 +125,7 @@ func run(provider string, timeout time.Duration) error {
 	step("applying examples/providerconfig")
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml", "providerconfig.yaml"} {
-		objs, err := testenv.Apply(ctx, kube, filepath.Join(dir, f))
+		objs, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint))
 		if err != nil {
 			return err
 		}
@@ -146,7 +160,10 @@ func run(provider string, timeout time.Duration) error {
 		}
 		fmt.Printf("    %T %s: Ready, finalizers %v\n", c.obj, c.key, c.obj.GetFinalizers())
 	}
-	step("demo finished: the provider is running and its configs are Ready; stopping")
+	if err := clbDemo(ctx, kube, cloud, timeout, logPath); err != nil {
+		return err
+	}
+	step("demo finished; stopping")
 	return nil
 }
 
