@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,8 +86,9 @@ func clbDemo(ctx context.Context, kube client.Client, cloud *emulator.Emulator, 
 	fmt.Printf("    sent %q, the target answered %q\n", "hello battle server", reply)
 
 	fmt.Println("    cloud API calls the provider made:")
-	for action, codes := range cloud.Calls() {
-		fmt.Printf("      %-32s %v\n", action, codes)
+	calls := cloud.Calls()
+	for _, action := range slices.Sorted(maps.Keys(calls)) {
+		fmt.Printf("      %-32s %v\n", action, calls[action])
 	}
 
 	step("deleting the managed resources")
