@@ -12,8 +12,10 @@ import (
 // per open window does the work, so a coalescer needs no Close.
 type coalescer[T, R any] struct {
 	window time.Duration
-	// full flushes a window early once it holds this many requests.
+	// full flushes a window early once its requests name this many
+	// distinct units (ids to describe, targets to change), as units tells.
 	full  int
+	units func(T) []string
 	flush func(key string, reqs []*pending[T, R])
 
 	mu     sync.Mutex
@@ -21,7 +23,8 @@ type coalescer[T, R any] struct {
 }
 
 type batchGroup[T, R any] struct {
-	reqs []*pending[T, R]
+	reqs  []*pending[T, R]
+	units map[string]struct{}
 }
 
 // pending is one caller's request waiting in a window.
@@ -36,9 +39,13 @@ type outcome[R any] struct {
 	err error
 }
 
-func newCoalescer[T, R any](window time.Duration, full int, flush func(string, []*pending[T, R])) *coalescer[T, R] {
-	return &coalescer[T, R]{window: window, full: full, flush: flush, groups: map[string]*batchGroup[T, R]{}}
+func newCoalescer[T, R any](window time.Duration, full int, units func(T) []string,
+	flush func(string, []*pending[T, R])) *coalescer[T, R] {
+	return &coalescer[T, R]{window: window, full: full, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{}}
 }
+
+// oneUnit is the units function of requests for a single id.
+func oneUnit(id string) []string { return []string{id} }
 
 // do queues in under key and waits for its outcome or for ctx to end.
 func (co *coalescer[T, R]) do(ctx context.Context, key string, in T) (R, error) {
@@ -46,13 +53,16 @@ func (co *coalescer[T, R]) do(ctx context.Context, key string, in T) (R, error) 
 	co.mu.Lock()
 	g := co.groups[key]
 	if g == nil {
-		g = &batchGroup[T, R]{}
+		g = &batchGroup[T, R]{units: map[string]struct{}{}}
 		co.groups[key] = g
 		time.AfterFunc(co.window, func() { co.fire(key, g) })
 	}
 	g.reqs = append(g.reqs, p)
+	for _, u := range co.units(in) {
+		g.units[u] = struct{}{}
+	}
 	var ready []*pending[T, R]
-	if co.full > 0 && len(g.reqs) >= co.full {
+	if len(g.units) >= co.full {
 		delete(co.groups, key) // the timer of g will find it gone
 		ready = g.reqs
 	}

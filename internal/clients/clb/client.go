@@ -23,18 +23,17 @@ import (
 
 // API batch limits (reference §5).
 const (
-	maxDescribeLBIDs        = 20
-	maxDescribeListenerIDs  = 100
-	maxDescribeTargetsIDs   = 20
-	maxBatchTargets         = 500
-	maxCreateListenerPorts  = 49 // "Length of .Ports should be less than 50"
-	maxDeleteListenerIDs    = 20
-	maxDescribeLBPage       = 100
-	maxWeightRules          = 100
-	maxWeightRuleTargets    = 50
-	maxWeightTargetsTotal   = 500
-	flushTimeoutMultiplier  = 2
-	describeTargetsByLBFull = maxDescribeTargetsIDs
+	maxDescribeLBIDs       = 20
+	maxDescribeListenerIDs = 100
+	maxDescribeTargetsIDs  = 20
+	maxBatchTargets        = 500
+	maxCreateListenerPorts = 49 // "Length of .Ports should be less than 50"
+	maxDeleteListenerIDs   = 20
+	maxDescribeLBPage      = 100
+	maxWeightRules         = 100
+	maxWeightRuleTargets   = 50
+	maxWeightTargetsTotal  = 500
+	flushTimeoutMultiplier = 2
 )
 
 // scope is what all clients of one key pair, region and endpoint share.
@@ -84,11 +83,11 @@ func newClient(cfg clients.Config, scheme string, s *scope, o Options) (*Client,
 	sdk.WithHttpTransport(o.Transport)
 
 	c := &Client{sdk: sdk, s: s, flushTimeout: flushTimeoutMultiplier * o.RequestTimeout}
-	c.lbs = newCoalescer(o.BatchWindow, maxDescribeLBIDs, c.flushDescribeLBs)
-	c.listeners = newCoalescer(o.BatchWindow, maxDescribeListenerIDs, c.flushDescribeListeners)
-	c.targets = newCoalescer(o.BatchWindow, describeTargetsByLBFull, c.flushDescribeTargets)
-	c.register = newCoalescer(o.BatchWindow, maxBatchTargets, c.flushTargets(true))
-	c.deregister = newCoalescer(o.BatchWindow, maxBatchTargets, c.flushTargets(false))
+	c.lbs = newCoalescer(o.BatchWindow, maxDescribeLBIDs, oneUnit, c.flushDescribeLBs)
+	c.listeners = newCoalescer(o.BatchWindow, maxDescribeListenerIDs, oneUnit, c.flushDescribeListeners)
+	c.targets = newCoalescer(o.BatchWindow, maxDescribeTargetsIDs, oneUnit, c.flushDescribeTargets)
+	c.register = newCoalescer(o.BatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
+	c.deregister = newCoalescer(o.BatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
 	return c, nil
 }
 

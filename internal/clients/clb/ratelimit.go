@@ -3,10 +3,9 @@ package clb
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Adaptive rate limiting: a RequestLimitExceeded answer halves the action's
@@ -48,7 +47,7 @@ func (l *limiters) get(action string) *actionLimiter {
 		if o, ok := l.overrides[action]; ok && o > 0 {
 			r = o
 		}
-		a = &actionLimiter{configured: r, lim: rate.NewLimiter(rate.Limit(r), burst(r))}
+		a = newActionLimiter(l.clock, r)
 		l.m[action] = a
 	}
 	return a
@@ -56,7 +55,7 @@ func (l *limiters) get(action string) *actionLimiter {
 
 // wait blocks until action may send one request, or ctx ends.
 func (l *limiters) wait(ctx context.Context, action string) error {
-	return l.get(action).wait(ctx, l.clock)
+	return l.get(action).wait(ctx)
 }
 
 // throttled tells the limiter of action that the API refused a call.
@@ -66,17 +65,33 @@ func (l *limiters) throttled(action string) { l.get(action).throttled(l.clock())
 func (l *limiters) current(action string) float64 { return l.get(action).current(l.clock()) }
 
 // actionLimiter is a token bucket whose rate drops on throttling and
-// recovers over time.
+// recovers over time. Waiters queue in arrival order and a timer hands out
+// tokens as they accrue, at the rate of that moment: a reservation made
+// while the rate was low does not keep a caller waiting once it is back up.
 type actionLimiter struct {
+	clock      func() time.Time
 	configured float64
-	lim        *rate.Limiter // safe for concurrent use on its own
 
 	mu          sync.Mutex
 	floor       float64   // the rate set by the last halving
 	throttledAt time.Time // zero when running at the configured rate
+	tokens      float64
+	last        time.Time // when tokens was last brought up to date
+	queue       []*waiter
+	timer       *time.Timer // armed while queue is not empty
 }
 
-func burst(r float64) int { return max(1, int(math.Ceil(r))) }
+type waiter struct {
+	ready   chan struct{}
+	granted bool // guarded by actionLimiter.mu
+}
+
+func newActionLimiter(clock func() time.Time, r float64) *actionLimiter {
+	return &actionLimiter{clock: clock, configured: r, tokens: burst(r), last: clock()}
+}
+
+// burst is how many requests may go at once: a second's worth.
+func burst(r float64) float64 { return max(1, math.Ceil(r)) }
 
 // rateAt is the adaptive rate at now. Called with a.mu held.
 func (a *actionLimiter) rateAt(now time.Time) float64 {
@@ -95,6 +110,24 @@ func (a *actionLimiter) rateAt(now time.Time) float64 {
 	return r
 }
 
+// refill adds the tokens accrued since the last update and returns the
+// current rate. While recovering from throttling the bucket holds a single
+// token, so requests are paced evenly: a burst is what tripped the cloud's
+// limit. Called with a.mu held.
+func (a *actionLimiter) refill(now time.Time) float64 {
+	r := a.rateAt(now)
+	b := burst(r)
+	if !a.throttledAt.IsZero() {
+		b = 1
+	}
+	if el := now.Sub(a.last); el > 0 {
+		a.tokens += el.Seconds() * r
+		a.last = now
+	}
+	a.tokens = min(a.tokens, b)
+	return r
+}
+
 func (a *actionLimiter) current(now time.Time) float64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -107,33 +140,69 @@ func (a *actionLimiter) throttled(now time.Time) {
 	if !a.throttledAt.IsZero() && now.Sub(a.throttledAt) < throttleHold {
 		return
 	}
+	a.refill(now)
 	a.floor = max(a.rateAt(now)/2, a.configured*minRateFraction)
 	a.throttledAt = now
 }
 
-func (a *actionLimiter) wait(ctx context.Context, clock func() time.Time) error {
+// wait takes a token, queueing behind earlier callers, or returns when ctx
+// ends.
+func (a *actionLimiter) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	a.mu.Lock()
-	now := clock()
-	if r := rate.Limit(a.rateAt(now)); r != a.lim.Limit() {
-		a.lim.SetLimitAt(now, r)
-		a.lim.SetBurstAt(now, burst(float64(r)))
-	}
-	res := a.lim.ReserveN(now, 1)
-	a.mu.Unlock()
-	delay := res.DelayFrom(now)
-	if delay <= 0 {
+	now := a.clock()
+	a.refill(now)
+	if len(a.queue) == 0 && a.tokens >= 1 {
+		a.tokens--
+		a.mu.Unlock()
 		return nil
 	}
-	t := time.NewTimer(delay)
-	defer t.Stop()
+	w := &waiter{ready: make(chan struct{})}
+	a.queue = append(a.queue, w)
+	a.arm(now)
+	a.mu.Unlock()
+
 	select {
-	case <-t.C:
+	case <-w.ready:
 		return nil
 	case <-ctx.Done():
-		res.CancelAt(clock()) // give the token back to the callers still waiting
+		a.mu.Lock()
+		if w.granted {
+			a.tokens++ // handed out just now: give it back
+		} else {
+			a.queue = slices.DeleteFunc(a.queue, func(x *waiter) bool { return x == w })
+		}
+		a.mu.Unlock()
 		return ctx.Err()
 	}
+}
+
+// arm schedules a dispatch for when the next token is due. Called with
+// a.mu held.
+func (a *actionLimiter) arm(now time.Time) {
+	if a.timer != nil || len(a.queue) == 0 {
+		return
+	}
+	d := time.Duration((1 - a.tokens) / a.rateAt(now) * float64(time.Second))
+	a.timer = time.AfterFunc(max(d, 0), a.dispatch)
+}
+
+// dispatch hands the accrued tokens to the oldest waiters.
+func (a *actionLimiter) dispatch() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.timer = nil
+	now := a.clock()
+	a.refill(now)
+	for len(a.queue) > 0 && a.tokens >= 1 {
+		w := a.queue[0]
+		a.queue[0] = nil
+		a.queue = a.queue[1:]
+		a.tokens--
+		w.granted = true
+		close(w.ready)
+	}
+	a.arm(now)
 }

@@ -48,6 +48,15 @@ func (t Target) key() string {
 	return strings.Join([]string{t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, strconv.FormatInt(t.Port, 10)}, "|")
 }
 
+// targetKeys is the units function of target batches.
+func targetKeys(ts []Target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.key()
+	}
+	return out
+}
+
 func optional(s string) *string {
 	if s == "" {
 		return nil

@@ -1,0 +1,258 @@
+package clb
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+)
+
+// TestRegisterTargetsCoalesce: 200 callers, each binding one target on
+// listeners of two load balancers within one window, make a handful of
+// BatchRegisterTargets calls; every target is bound; the one caller naming
+// an unknown listener is the only one to fail.
+func TestRegisterTargetsCoalesce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e, c := start(t, emulator.DefaultConfig(), Options{BatchWindow: 50 * time.Millisecond, Registerer: reg})
+	ctx := testCtx(t)
+	lbs := []string{createLB(t, c, "batch-a"), createLB(t, c, "batch-b")}
+	listeners := map[string][]string{}
+	for _, lb := range lbs {
+		listeners[lb] = createListeners(t, c, lb, "TCP", 80, 81)
+	}
+	e.ResetCounters()
+
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make([]error, n+1)
+	tasks := make([]string, n+1)
+	for i := range n {
+		lb := lbs[i%2]
+		target := Target{ListenerID: listeners[lb][(i/2)%2], EniIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 8080}
+		wg.Go(func() { tasks[i], errs[i] = c.RegisterTargets(ctx, lb, []Target{target}) })
+	}
+	wg.Go(func() {
+		tasks[n], errs[n] = c.RegisterTargets(ctx, lbs[0], []Target{{ListenerID: "lbl-unknown0", EniIP: "10.9.9.9", Port: 80}})
+	})
+	wg.Wait()
+
+	for i := range n {
+		if errs[i] != nil || tasks[i] == "" {
+			t.Fatalf("caller %d: task %q, err %v", i, tasks[i], errs[i])
+		}
+	}
+	if errs[n] == nil || !IsInvalid(errs[n]) {
+		t.Fatalf("the caller with an unknown listener: %v", errs[n])
+	}
+	if calls := e.CallCount("BatchRegisterTargets"); calls > 4 {
+		t.Fatalf("%d BatchRegisterTargets calls for 2 load balancers", calls)
+	}
+	if e.CallCount("RegisterTargets") != 0 {
+		t.Fatal("single-listener RegisterTargets was used")
+	}
+	bound := 0
+	for _, lb := range e.Inventory().LoadBalancers {
+		for _, l := range lb.Listeners {
+			bound += len(l.Targets)
+		}
+	}
+	if bound != n {
+		t.Fatalf("%d targets bound, want %d", bound, n)
+	}
+	if c.s.locks.size() != 0 {
+		t.Fatal("locks left after the batches")
+	}
+	if got := histogramCount(t, reg, "tencentcloud_api_batch_size", map[string]string{"action": "BatchRegisterTargets"}); got == 0 || got > 4 {
+		t.Fatalf("batch size observations = %d", got)
+	}
+
+	// Deregistering coalesces the same way.
+	e.ResetCounters()
+	for i := range n {
+		lb := lbs[i%2]
+		target := Target{ListenerID: listeners[lb][(i/2)%2], EniIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 8080}
+		wg.Go(func() { _, errs[i] = c.DeregisterTargets(ctx, lb, []Target{target}) })
+	}
+	wg.Wait()
+	for i := range n {
+		must(t, errs[i])
+	}
+	if calls := e.CallCount("BatchDeregisterTargets"); calls > 4 {
+		t.Fatalf("%d BatchDeregisterTargets calls", calls)
+	}
+	if left := e.Inventory().Listeners(); left != 4 {
+		t.Fatalf("%d listeners, want 4", left)
+	}
+	for _, lb := range e.Inventory().LoadBalancers {
+		for _, l := range lb.Listeners {
+			if len(l.Targets) != 0 {
+				t.Fatalf("listener %s keeps %d targets", l.ID, len(l.Targets))
+			}
+		}
+	}
+}
+
+// TestBatchIsolatesABadCaller: two callers share a listener; one asks for a
+// target that is already bound, which makes the API refuse the whole
+// listener. The other caller must still succeed.
+func TestBatchIsolatesABadCaller(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "isolate")
+	l := createListeners(t, c, lb, "TCP", 80)[0]
+	taken := Target{ListenerID: l, EniIP: "10.0.0.1", Port: 80}
+	_, err := c.RegisterTargets(ctx, lb, []Target{taken})
+	must(t, err)
+
+	var wg sync.WaitGroup
+	var bad, good error
+	wg.Go(func() { _, bad = c.RegisterTargets(ctx, lb, []Target{taken}) })
+	wg.Go(func() { _, good = c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.2", Port: 80}}) })
+	wg.Wait()
+	if good != nil {
+		t.Fatalf("the good caller failed: %v", good)
+	}
+	if !IsInvalid(bad) {
+		t.Fatalf("the bad caller: %v", bad)
+	}
+	inv, _ := e.Inventory().LoadBalancer(lb)
+	if got := len(inv.Listeners[0].Targets); got != 2 {
+		t.Fatalf("%d targets bound, want 2", got)
+	}
+
+	// A malformed target refused by the whole call fails only its caller.
+	wg.Go(func() {
+		_, bad = c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, InstanceID: "not-an-instance", Port: 80}})
+	})
+	wg.Go(func() { _, good = c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.3", Port: 80}}) })
+	wg.Wait()
+	if good != nil || !IsInvalid(bad) {
+		t.Fatalf("good: %v; bad: %v", good, bad)
+	}
+}
+
+// TestRegisterTargetsBusy: target changes wait for no task; while our own
+// task runs on the load balancer every caller of the batch gets Busy.
+func TestRegisterTargetsBusy(t *testing.T) {
+	e, c := start(t, emulator.Config{TaskDuration: 300 * time.Millisecond}, Options{})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "busy-targets")
+	l := createListeners(t, c, lb, "TCP", 80)[0]
+	if _, _, err := c.CreateListener(ctx, listenerRequest(lb, "TCP", 81)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.1", Port: 80}})
+	if !IsBusy(err) {
+		t.Fatalf("err = %v, want Busy", err)
+	}
+	if e.CallCount("BatchRegisterTargets") != 0 {
+		t.Fatal("the batch was sent to a busy load balancer")
+	}
+}
+
+func TestRegisterTargetsSplitsAt500(t *testing.T) {
+	e, c := start(t, emulator.Config{TargetQuota: 1000}, Options{})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "split")
+	ls := createListeners(t, c, lb, "TCP", 80, 81)
+	var targets []Target
+	for i := range 700 {
+		targets = append(targets, Target{ListenerID: ls[i%2], EniIP: fmt.Sprintf("10.1.%d.%d", i/200, i%200+1), Port: 80})
+	}
+	_, err := c.RegisterTargets(ctx, lb, targets)
+	must(t, err)
+	if n := e.CallCount("BatchRegisterTargets"); n != 2 {
+		t.Fatalf("%d calls for 700 targets, want 2", n)
+	}
+	inv, _ := e.Inventory().LoadBalancer(lb)
+	if got := len(inv.Listeners[0].Targets) + len(inv.Listeners[1].Targets); got != 700 {
+		t.Fatalf("%d targets bound", got)
+	}
+}
+
+// TestDescribesCoalesce: 100 concurrent describes of load balancers,
+// listeners and targets make a few calls each, and each caller gets its
+// own object or NotFound.
+func TestDescribesCoalesce(t *testing.T) {
+	e, c := start(t, emulator.DefaultConfig(), Options{BatchWindow: 50 * time.Millisecond})
+	ctx := testCtx(t)
+	lbs := []string{createLB(t, c, "d-a"), createLB(t, c, "d-b")}
+	ls := createListeners(t, c, lbs[0], "TCP", 80, 81, 82)
+	_, err := c.RegisterTargets(ctx, lbs[0], []Target{{ListenerID: ls[1], EniIP: "10.0.0.7", Port: 80}})
+	must(t, err)
+	e.ResetCounters()
+
+	const n = 100
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id := lbs[i%2]
+			if i%10 == 9 {
+				id = "lb-missing" + fmt.Sprint(i)
+			}
+			lb, err := c.DescribeLoadBalancer(ctx, id)
+			switch {
+			case i%10 == 9:
+				if !IsNotFound(err) {
+					t.Errorf("%s: %v", id, err)
+				}
+			case err != nil || str(lb.LoadBalancerId) != id:
+				t.Errorf("%s: got %v, %v", id, lb, err)
+			}
+		})
+		wg.Go(func() {
+			id := ls[i%3]
+			l, err := c.DescribeListener(ctx, lbs[0], id)
+			if err != nil || str(l.ListenerId) != id {
+				t.Errorf("listener %s: %v", id, err)
+			}
+		})
+		wg.Go(func() {
+			id := ls[i%3]
+			b, err := c.DescribeTargets(ctx, lbs[0], id)
+			if err != nil || str(b.ListenerId) != id {
+				t.Errorf("targets of %s: %v", id, err)
+				return
+			}
+			if want := map[bool]int{true: 1, false: 0}[id == ls[1]]; len(b.Targets) != want {
+				t.Errorf("targets of %s: %d, want %d", id, len(b.Targets), want)
+			}
+		})
+	}
+	wg.Wait()
+	// 2 real + 10 missing ids = 12 distinct: one call, maybe two if the
+	// window closed early.
+	if got := e.CallCount("DescribeLoadBalancers"); got < 1 || got > 3 {
+		t.Fatalf("%d DescribeLoadBalancers calls for %d callers", got, n)
+	}
+	if got := e.CallCount("DescribeListeners"); got < 1 || got > 3 {
+		t.Fatalf("%d DescribeListeners calls for %d callers", got, n)
+	}
+	if got := e.CallCount("DescribeTargets"); got < 1 || got > 3 {
+		t.Fatalf("%d DescribeTargets calls for %d callers", got, n)
+	}
+}
+
+// TestDescribeLoadBalancerOver20IDs: more than 20 distinct ids in a window
+// are split into calls of at most 20, as the API requires.
+func TestDescribeLoadBalancerOver20IDs(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	for i := range 45 {
+		wg.Go(func() {
+			if _, err := c.DescribeLoadBalancer(ctx, fmt.Sprintf("lb-none%04d", i)); !IsNotFound(err) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	calls := e.Calls()["DescribeLoadBalancers"]
+	if calls["OK"] != 3 || len(calls) != 1 {
+		t.Fatalf("calls = %v, want 3 OK (45 ids by 20)", calls)
+	}
+}
