@@ -6,6 +6,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	v1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 )
 
@@ -14,6 +15,7 @@ func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		v1alpha1.AddToScheme,
 		clbv1alpha1.AddToScheme,
+		networkv1alpha1.AddToScheme,
 		clusterv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {

@@ -52,9 +52,17 @@ var (
 	TargetSetGroupVersionKind = SchemeGroupVersion.WithKind(TargetSetKind)
 )
 
+// PortPool type metadata.
+var (
+	PortPoolKind             = reflect.TypeFor[PortPool]().Name()
+	PortPoolGroupKind        = schema.GroupKind{Group: Group, Kind: PortPoolKind}.String()
+	PortPoolGroupVersionKind = SchemeGroupVersion.WithKind(PortPoolKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&LoadBalancer{}, &LoadBalancerList{})
 	SchemeBuilder.Register(&Listener{}, &ListenerList{})
 	SchemeBuilder.Register(&Rule{}, &RuleList{})
 	SchemeBuilder.Register(&TargetSet{}, &TargetSetList{})
+	SchemeBuilder.Register(&PortPool{}, &PortPoolList{})
 }

@@ -38,6 +38,15 @@ func (l *LoadBalancerList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this PortPoolList.
+func (l *PortPoolList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this RuleList.
 func (l *RuleList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))

@@ -1,0 +1,219 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// Allocation policies of a PortPool: which load balancer a new binding
+// lands on.
+const (
+	// PolicyLeastUsed picks the load balancer with the fewest allocated
+	// ports, spreading Pods (and the blast radius of an attack on one VIP).
+	PolicyLeastUsed = "LeastUsed"
+	// PolicyInOrder fills load balancers one after the other.
+	PolicyInOrder = "InOrder"
+	// PolicyRandom picks any load balancer with a free port.
+	PolicyRandom = "Random"
+)
+
+// PoolListenerSettings configure the listeners a pool pre-creates.
+type PoolListenerSettings struct {
+	// HealthCheck of the targets.
+	// +optional
+	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
+
+	// Scheduler is WRR, LEAST_CONN or IP_HASH.
+	// +kubebuilder:validation:Enum=WRR;LEAST_CONN;IP_HASH
+	// +optional
+	Scheduler *string `json:"scheduler,omitempty"`
+
+	// SessionExpireTime in seconds (30-3600); 0 turns persistence off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	SessionExpireTime *int64 `json:"sessionExpireTime,omitempty"`
+
+	// Certificate of TCP_SSL and QUIC listeners.
+	// +optional
+	Certificate *Certificate `json:"certificate,omitempty"`
+}
+
+// PoolAutoCreate grows a pool by creating load balancers when it runs low.
+type PoolAutoCreate struct {
+	// MaxLoadBalancers bounds how many load balancers the pool creates.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxLoadBalancers int64 `json:"maxLoadBalancers"`
+
+	// MinFreeSlots is the free capacity (ports or segments) below which a
+	// new load balancer is created. Defaults to 1: grow when full.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MinFreeSlots *int64 `json:"minFreeSlots,omitempty"`
+
+	// Template of the load balancers to create. Each is tagged with the
+	// pool, so that a restarted provider finds and keeps them.
+	Template LoadBalancerParameters `json:"template"`
+}
+
+// PortPoolParameters define a pool of public ports over load balancers.
+// +kubebuilder:validation:XValidation:rule="self.endPort >= self.startPort",message="endPort must not be below startPort"
+// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || (self.endPort - self.startPort + 1) % self.segmentLength == 0",message="the port range must be a whole number of segments"
+// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || self.segmentLength == 1 || !has(self.protocols) || self.protocols.all(p, p in ['TCP', 'UDP'])",message="segments (port-range listeners) are only for TCP and UDP"
+// +kubebuilder:validation:XValidation:rule="has(self.loadBalancerIds) || has(self.loadBalancerIdRefs) || has(self.loadBalancerIdSelector) || has(self.autoCreate)",message="give load balancers (ids, references or a selector) or autoCreate"
+type PortPoolParameters struct {
+	// LoadBalancerIDs are the load balancers of the pool: lb-… in the
+	// provider config's region, or region:lb-… for another region.
+	// +crossplane:generate:reference:type=LoadBalancer
+	// +crossplane:generate:reference:refFieldName=LoadBalancerIDRefs
+	// +crossplane:generate:reference:selectorFieldName=LoadBalancerIDSelector
+	// +optional
+	LoadBalancerIDs []string `json:"loadBalancerIds,omitempty"`
+
+	// LoadBalancerIDRefs reference LoadBalancers to add to loadBalancerIds.
+	// +optional
+	LoadBalancerIDRefs []xpv2.NamespacedReference `json:"loadBalancerIdRefs,omitempty"`
+
+	// LoadBalancerIDSelector selects LoadBalancers to add.
+	// +optional
+	LoadBalancerIDSelector *xpv2.NamespacedSelector `json:"loadBalancerIdSelector,omitempty"`
+
+	// StartPort is the first public port.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="startPort is immutable"
+	StartPort int64 `json:"startPort"`
+
+	// EndPort is the last public port. It may grow but not shrink.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="self >= oldSelf",message="endPort may grow but not shrink"
+	EndPort int64 `json:"endPort"`
+
+	// SegmentLength gives each binding a segment of this many consecutive
+	// ports through one port-range listener. Defaults to 1 (one port).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="segmentLength is immutable"
+	// +optional
+	SegmentLength *int64 `json:"segmentLength,omitempty"`
+
+	// Protocols of the listeners pre-created on every port: TCP, UDP,
+	// TCP_SSL or QUIC. [TCP, UDP] serves TCP_UDP bindings. Defaults to TCP.
+	// +kubebuilder:validation:items:Enum=TCP;UDP;TCP_SSL;QUIC
+	// +kubebuilder:validation:MaxItems=2
+	// +listType=set
+	// +optional
+	Protocols []string `json:"protocols,omitempty"`
+
+	// Listener settings of every pre-created listener.
+	// +optional
+	Listener *PoolListenerSettings `json:"listener,omitempty"`
+
+	// AllocationPolicy is LeastUsed (default), InOrder or Random.
+	// +kubebuilder:validation:Enum=LeastUsed;InOrder;Random
+	// +optional
+	AllocationPolicy *string `json:"allocationPolicy,omitempty"`
+
+	// Blacklist lists load balancers that get no new bindings, e.g. one
+	// under attack; existing bindings stay.
+	// +optional
+	Blacklist []string `json:"blacklist,omitempty"`
+
+	// External is an opaque string passed to every bound Pod in its
+	// address annotation, e.g. a region label for a matchmaker.
+	// +optional
+	External *string `json:"external,omitempty"`
+
+	// AutoCreate grows the pool with new load balancers when free ports run
+	// low.
+	// +optional
+	AutoCreate *PoolAutoCreate `json:"autoCreate,omitempty"`
+}
+
+// PoolLoadBalancerStatus is one load balancer of a pool.
+type PoolLoadBalancerStatus struct {
+	// ID of the load balancer.
+	ID string `json:"id"`
+	// Region of the load balancer.
+	Region string `json:"region,omitempty"`
+	// VIPs of the load balancer.
+	VIPs []string `json:"vips,omitempty"`
+	// Domain of the load balancer.
+	Domain string `json:"domain,omitempty"`
+	// ISP of the VIP (BGP, CMCC, CUCC, CTCC).
+	ISP string `json:"isp,omitempty"`
+	// AutoCreated is true for load balancers the pool created itself.
+	AutoCreated bool `json:"autoCreated,omitempty"`
+	// State is Ready (all listeners exist), Creating, NotFound or
+	// Blacklisted.
+	State string `json:"state"`
+	// ListenersReady counts the pool's listeners that exist.
+	ListenersReady int64 `json:"listenersReady"`
+	// ListenersWanted is how many listeners the pool needs here.
+	ListenersWanted int64 `json:"listenersWanted"`
+	// Allocated slots (ports or segments) on this load balancer.
+	Allocated int64 `json:"allocated"`
+	// Free slots on this load balancer.
+	Free int64 `json:"free"`
+	// Listeners maps "PROTOCOL/port" to the listener id.
+	Listeners map[string]string `json:"listeners,omitempty"`
+}
+
+// PortPoolObservation is the observed state of a pool.
+type PortPoolObservation struct {
+	// LoadBalancers of the pool, with their listeners and usage.
+	LoadBalancers []PoolLoadBalancerStatus `json:"loadBalancers,omitempty"`
+	// Allocated slots in the whole pool.
+	Allocated int64 `json:"allocated"`
+	// Free slots in the whole pool (on load balancers that are Ready and
+	// not blacklisted).
+	Free int64 `json:"free"`
+	// Bindings counts the PodAddress bindings that use the pool.
+	Bindings int64 `json:"bindings"`
+}
+
+// A PortPoolSpec defines the desired state of a PortPool.
+type PortPoolSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              PortPoolParameters `json:"forProvider"`
+}
+
+// A PortPoolStatus represents the observed state of a PortPool.
+type PortPoolStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 PortPoolObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PortPool is a range of public ports over a set of load balancers whose
+// listeners are created ahead of time, so that giving a Pod an address is
+// only a target registration. Pods use it through PodAddress bindings.
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="START",type="integer",JSONPath=".spec.forProvider.startPort"
+// +kubebuilder:printcolumn:name="END",type="integer",JSONPath=".spec.forProvider.endPort"
+// +kubebuilder:printcolumn:name="ALLOCATED",type="integer",JSONPath=".status.atProvider.allocated"
+// +kubebuilder:printcolumn:name="FREE",type="integer",JSONPath=".status.atProvider.free"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,tencentcloud}
+type PortPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PortPoolSpec   `json:"spec"`
+	Status PortPoolStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PortPoolList contains a list of PortPool.
+type PortPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PortPool `json:"items"`
+}

@@ -1,0 +1,65 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Protocols a Pod port can ask for. TCP_UDP binds the same public port for
+// both.
+const (
+	ProtocolTCP    = "TCP"
+	ProtocolUDP    = "UDP"
+	ProtocolTCPUDP = "TCP_UDP"
+	ProtocolTCPSSL = "TCP_SSL"
+	ProtocolQUIC   = "QUIC"
+)
+
+// Allocation strategies.
+const (
+	// StrategyDynamic takes the first free port of the pool.
+	StrategyDynamic = "Dynamic"
+	// StrategyOrdinal gives StatefulSet Pod N the port
+	// startPort + N × segmentLength.
+	StrategyOrdinal = "Ordinal"
+)
+
+// Backends: what the load balancer forwards to.
+const (
+	// BackendPodIP targets the Pod IP (VPC-CNI direct ENI, or hostNetwork).
+	BackendPodIP = "PodIP"
+	// BackendHostPort targets the node's IP and the container's hostPort.
+	BackendHostPort = "HostPort"
+	// BackendNodePort targets the node (CVM instance) and a NodePort.
+	BackendNodePort = "NodePort"
+)
+
+// PoolRef names a PortPool; the namespace defaults to the Pod's.
+type PoolRef struct {
+	// Name of the PortPool.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// Namespace of the PortPool; defaults to the Pod's namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// PortRequest asks for a public address for one container port.
+type PortRequest struct {
+	// Port is the container port, by number or by name.
+	Port intstr.IntOrString `json:"port"`
+
+	// Protocol is TCP, UDP, TCP_UDP, TCP_SSL or QUIC. Defaults to the
+	// container port's protocol.
+	// +kubebuilder:validation:Enum=TCP;UDP;TCP_UDP;TCP_SSL;QUIC
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+
+	// Pools to bind in; one public address per pool (e.g. one per ISP).
+	// +kubebuilder:validation:MinItems=1
+	Pools []PoolRef `json:"pools"`
+
+	// NodePort is the node port that forwards to this container port, for
+	// the NodePort backend.
+	// +optional
+	NodePort *int32 `json:"nodePort,omitempty"`
+}

@@ -1,0 +1,141 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// PodAddress states.
+const (
+	// StatePending: the request is known, nothing is allocated yet.
+	StatePending = "Pending"
+	// StateAllocated: ports are allocated (and recorded here), targets are
+	// being registered.
+	StateAllocated = "Allocated"
+	// StateBound: every address forwards to the Pod.
+	StateBound = "Bound"
+	// StateWaitBackend: allocated, waiting for the Pod's IP or node.
+	StateWaitBackend = "WaitBackend"
+	// StateNoPortAvailable: a pool has no free port; the binding waits.
+	StateNoPortAvailable = "NoPortAvailable"
+	// StatePoolNotFound: a pool does not exist or is not Ready.
+	StatePoolNotFound = "PoolNotFound"
+	// StateHeld: the Pod is gone; its ports are kept for a Pod of the same
+	// name until releaseAt.
+	StateHeld = "Held"
+	// StateInvalid: the request cannot be served (e.g. an unknown port
+	// name); the message says why.
+	StateInvalid = "Invalid"
+)
+
+// PodAddressSpec is what one Pod asked for.
+type PodAddressSpec struct {
+	// PodUID is the Pod instance the addresses currently serve. A new Pod
+	// of the same name (a StatefulSet Pod recreated) takes over the
+	// binding and its ports.
+	// +optional
+	PodUID string `json:"podUID,omitempty"`
+
+	// Ports to expose.
+	// +kubebuilder:validation:MinItems=1
+	Ports []PortRequest `json:"ports"`
+
+	// Strategy is Dynamic (default) or Ordinal.
+	// +kubebuilder:validation:Enum=Dynamic;Ordinal
+	// +optional
+	Strategy string `json:"strategy,omitempty"`
+
+	// KeepDuration keeps the ports of a deleted Pod for a new Pod of the
+	// same name for this long; then they return to the pool.
+	// +optional
+	KeepDuration *metav1.Duration `json:"keepDuration,omitempty"`
+
+	// Backend is PodIP (default), HostPort or NodePort.
+	// +kubebuilder:validation:Enum=PodIP;HostPort;NodePort
+	// +optional
+	Backend string `json:"backend,omitempty"`
+
+	// Source says what asked for the addresses: an annotation syntax or a
+	// PodAddressPolicy.
+	// +optional
+	Source string `json:"source,omitempty"`
+}
+
+// PortBinding is one public address of a Pod.
+type PortBinding struct {
+	// Pool is namespace/name of the PortPool.
+	Pool string `json:"pool"`
+	// Protocol as requested (TCP, UDP, TCP_UDP, TCP_SSL, QUIC).
+	Protocol string `json:"protocol"`
+	// ContainerPort is the Pod's port.
+	ContainerPort int32 `json:"containerPort"`
+	// LoadBalancerID of the public address.
+	LoadBalancerID string `json:"loadBalancerId"`
+	// Region of the load balancer.
+	Region string `json:"region,omitempty"`
+	// ISP of the VIP.
+	ISP string `json:"isp,omitempty"`
+	// VIPs of the load balancer.
+	VIPs []string `json:"vips,omitempty"`
+	// Port is the public port (the first of a segment).
+	Port int32 `json:"port"`
+	// EndPort is the last public port of a segment; 0 for one port.
+	EndPort int32 `json:"endPort,omitempty"`
+	// ListenerIDs by protocol (TCP, UDP…).
+	ListenerIDs map[string]string `json:"listenerIds,omitempty"`
+	// TargetIP and TargetPort are where the load balancer forwards.
+	TargetIP   string `json:"targetIP,omitempty"`
+	TargetPort int32  `json:"targetPort,omitempty"`
+	// InstanceID is the CVM target of the NodePort backend.
+	InstanceID string `json:"instanceId,omitempty"`
+	// Address is VIP:port (or VIP:port-endPort) of the first VIP.
+	Address string `json:"address,omitempty"`
+	// External is the pool's opaque external string.
+	External string `json:"external,omitempty"`
+}
+
+// PodAddressStatus is the source of truth of a Pod's addresses: the
+// allocator rebuilds its state from these at start-up.
+type PodAddressStatus struct {
+	xpv2.ConditionedStatus `json:",inline"`
+
+	// State of the binding.
+	State string `json:"state,omitempty"`
+	// Message explains the state.
+	Message string `json:"message,omitempty"`
+	// Bindings are the allocated public addresses.
+	Bindings []PortBinding `json:"bindings,omitempty"`
+	// ReleaseAt is when held ports return to the pool.
+	ReleaseAt *metav1.Time `json:"releaseAt,omitempty"`
+	// BoundAt is when every address was first bound for the current Pod.
+	BoundAt *metav1.Time `json:"boundAt,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PodAddress binds one Pod (same name, same namespace) to public
+// addresses from PortPools. The provider creates it for Pods that ask by
+// annotation or match a PodAddressPolicy.
+// +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="ADDRESS",type="string",JSONPath=".status.bindings[0].address"
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,tencentcloud},shortName=pa
+type PodAddress struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodAddressSpec   `json:"spec"`
+	Status PodAddressStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodAddressList contains a list of PodAddress.
+type PodAddressList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodAddress `json:"items"`
+}

@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// PodAddressPolicySpec says which Pods of the namespace get public
+// addresses, for which ports and from which pools.
+type PodAddressPolicySpec struct {
+	// Selector of the Pods.
+	Selector metav1.LabelSelector `json:"selector"`
+
+	// Ports to expose.
+	// +kubebuilder:validation:MinItems=1
+	Ports []PortRequest `json:"ports"`
+
+	// Strategy is Dynamic (default) or Ordinal.
+	// +kubebuilder:validation:Enum=Dynamic;Ordinal
+	// +optional
+	Strategy string `json:"strategy,omitempty"`
+
+	// KeepDuration keeps the ports of a deleted Pod for a new Pod of the
+	// same name for this long.
+	// +optional
+	KeepDuration *metav1.Duration `json:"keepDuration,omitempty"`
+
+	// Backend is PodIP (default), HostPort or NodePort.
+	// +kubebuilder:validation:Enum=PodIP;HostPort;NodePort
+	// +optional
+	Backend string `json:"backend,omitempty"`
+}
+
+// PodAddressPolicyStatus is the observed state of a policy.
+type PodAddressPolicyStatus struct {
+	xpv2.ConditionedStatus `json:",inline"`
+	// MatchedPods counts the Pods the policy selects.
+	MatchedPods int64 `json:"matchedPods"`
+}
+
+// +kubebuilder:object:root=true
+
+// A PodAddressPolicy gives every Pod its selector matches a public address
+// per listed port. Compositions create these; Pods may also ask by
+// annotation.
+// +kubebuilder:printcolumn:name="PODS",type="integer",JSONPath=".status.matchedPods"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,tencentcloud}
+type PodAddressPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodAddressPolicySpec   `json:"spec"`
+	Status PodAddressPolicyStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PodAddressPolicyList contains a list of PodAddressPolicy.
+type PodAddressPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodAddressPolicy `json:"items"`
+}
