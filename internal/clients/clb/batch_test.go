@@ -256,3 +256,59 @@ func TestDescribeLoadBalancerOver20IDs(t *testing.T) {
 		t.Fatalf("calls = %v, want 3 OK (45 ids by 20)", calls)
 	}
 }
+
+// TestDescribeIsolatesAnInvalidCall: when the API refuses a coalesced
+// describe as Invalid (as it would for one malformed id), each id is asked
+// alone so the callers with good ids still get their answer.
+func TestDescribeIsolatesAnInvalidCall(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
+	ctx := testCtx(t)
+	lbs := []string{createLB(t, c, "iso-a"), createLB(t, c, "iso-b")}
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "DescribeLoadBalancers", Code: "InvalidParameter.FormatError", Count: 1},
+	}}))
+	var wg sync.WaitGroup
+	for _, id := range append(lbs, "lb-missing0") {
+		wg.Go(func() {
+			lb, err := c.DescribeLoadBalancer(ctx, id)
+			switch {
+			case id == "lb-missing0":
+				if !IsNotFound(err) {
+					t.Errorf("%s: %v", id, err)
+				}
+			case err != nil || str(lb.LoadBalancerId) != id:
+				t.Errorf("%s: %v", id, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := e.Calls()["DescribeLoadBalancers"]; got["InvalidParameter.FormatError"] != 1 || got["OK"] != 3 {
+		t.Fatalf("calls = %v, want one refused batch then 3 single describes", got)
+	}
+}
+
+func TestTargetValidation(t *testing.T) {
+	for _, bad := range []Target{
+		{EniIP: "10.0.0.1", Port: 80},
+		{ListenerID: "lbl-1", Port: 80},
+		{ListenerID: "lbl-1", EniIP: "10.0.0.1", InstanceID: "ins-1", Port: 80},
+		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 0},
+		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 65536},
+		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: ptr(int64(101))},
+	} {
+		if bad.problem() == "" {
+			t.Errorf("%+v passed validation", bad)
+		}
+	}
+	if p := (Target{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: ptr(int64(0))}).problem(); p != "" {
+		t.Errorf("weight 0 is valid: %s", p)
+	}
+	c := &Client{}
+	if _, err := c.RegisterTargets(testCtx(t), "lb-1", []Target{{ListenerID: "lbl-1", Port: 80}}); !IsInvalid(err) {
+		t.Errorf("an invalid target must be refused before batching: %v", err)
+	}
+	if task, err := c.RegisterTargets(testCtx(t), "lb-1", nil); err != nil || task != "" {
+		t.Errorf("no targets is a no-op, got %q, %v", task, err)
+	}
+}

@@ -134,10 +134,10 @@ func invoke[Req, Resp any](ctx context.Context, c *Client, action string, req Re
 	}
 }
 
-// write runs send under the write lock of lbID, after making sure the last
-// task this process started there has ended. The task id send returns is
-// remembered when the action is asynchronous.
-func (c *Client) write(ctx context.Context, op, action, lbID string, async bool,
+// write runs an asynchronous write under the write lock of lbID, after
+// making sure the last task this process started there has ended, and
+// remembers the task id send returns.
+func (c *Client) write(ctx context.Context, op, action, lbID string,
 	send func(context.Context) (string, error)) (string, error) {
 	if lbID == "" {
 		return "", localErr(op, Invalid, "no load balancer id given")
@@ -154,9 +154,7 @@ func (c *Client) write(ctx context.Context, op, action, lbID string, async bool,
 	if err != nil {
 		return "", wrapErr(op, err)
 	}
-	if async {
-		c.s.tasks.remember(task, c.s.clock(), lbID)
-	}
+	c.s.tasks.remember(task, c.s.clock(), lbID)
 	return task, nil
 }
 

@@ -111,15 +111,3 @@ func listenerRequest(lbID, protocol string, ports ...int64) *clbsdk.CreateListen
 	}
 	return req
 }
-
-// eventually retries f until it succeeds or 10 s pass.
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -22,7 +22,7 @@ func (c *Client) CreateListener(ctx context.Context, req *clbsdk.CreateListenerR
 		return nil, "", localErr(op, Invalid, "at most "+strconv.Itoa(maxCreateListenerPorts)+
 			" ports can be created per call, got "+strconv.Itoa(len(req.Ports)))
 	}
-	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.CreateListenerWithContext)
 		if err != nil {
 			return "", err
@@ -118,7 +118,7 @@ func (c *Client) ModifyListener(ctx context.Context, req *clbsdk.ModifyListenerR
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyListenerWithContext)
 		if err != nil {
 			return "", err
@@ -137,7 +137,7 @@ func (c *Client) DeleteListener(ctx context.Context, lbID, listenerID string) (s
 	if listenerID == "" {
 		return "", localErr(op, Invalid, "no listener id given")
 	}
-	return c.write(ctx, op, action, lbID, true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
 		req := clbsdk.NewDeleteListenerRequest()
 		req.LoadBalancerId, req.ListenerId = &lbID, &listenerID
 		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteListenerWithContext)
@@ -165,7 +165,7 @@ func (c *Client) DeleteListeners(ctx context.Context, lbID string, listenerIDs [
 		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxDeleteListenerIDs)+
 			" listeners can be deleted per call, got "+strconv.Itoa(len(listenerIDs)))
 	}
-	return c.write(ctx, op, action, lbID, true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
 		req := clbsdk.NewDeleteLoadBalancerListenersRequest()
 		req.LoadBalancerId = &lbID
 		req.ListenerIds = ptrs(listenerIDs)

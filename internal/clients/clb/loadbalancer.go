@@ -146,7 +146,7 @@ func (c *Client) flushDescribeLBs(_ string, reqs []*pending[string, *clbsdk.Load
 // as done.
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) (string, error) {
 	const op, action = "delete load balancer", "DeleteLoadBalancer"
-	return c.write(ctx, op, action, id, true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, id, func(ctx context.Context) (string, error) {
 		req := clbsdk.NewDeleteLoadBalancerRequest()
 		req.LoadBalancerIds = []*string{&id}
 		req.ForceDelete = ptr(true)
@@ -168,7 +168,7 @@ func (c *Client) ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.M
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyLoadBalancerAttributesWithContext)
 		if err != nil {
 			return "", err

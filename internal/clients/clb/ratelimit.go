@@ -110,11 +110,10 @@ func (a *actionLimiter) rateAt(now time.Time) float64 {
 	return r
 }
 
-// refill adds the tokens accrued since the last update and returns the
-// current rate. While recovering from throttling the bucket holds a single
+// refill adds the tokens accrued since the last update. While recovering from throttling the bucket holds a single
 // token, so requests are paced evenly: a burst is what tripped the cloud's
 // limit. Called with a.mu held.
-func (a *actionLimiter) refill(now time.Time) float64 {
+func (a *actionLimiter) refill(now time.Time) {
 	r := a.rateAt(now)
 	b := burst(r)
 	if !a.throttledAt.IsZero() {
@@ -125,7 +124,6 @@ func (a *actionLimiter) refill(now time.Time) float64 {
 		a.last = now
 	}
 	a.tokens = min(a.tokens, b)
-	return r
 }
 
 func (a *actionLimiter) current(now time.Time) float64 {

@@ -13,7 +13,7 @@ func (c *Client) CreateRule(ctx context.Context, req *clbsdk.CreateRuleRequest) 
 	if req == nil {
 		return nil, "", localErr(op, Invalid, "no request given")
 	}
-	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.CreateRuleWithContext)
 		if err != nil {
 			return "", err
@@ -36,7 +36,7 @@ func (c *Client) ModifyRule(ctx context.Context, req *clbsdk.ModifyRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyRuleWithContext)
 		if err != nil {
 			return "", err
@@ -55,7 +55,7 @@ func (c *Client) DeleteRule(ctx context.Context, req *clbsdk.DeleteRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
 		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteRuleWithContext)
 		if err != nil {
 			return "", err

@@ -386,7 +386,7 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 	if len(rules) > maxWeightRules {
 		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightRules)+" listeners or rules per call")
 	}
-	return c.write(ctx, op, action, lbID, true, func(ctx context.Context) (string, error) {
+	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
 		req := clbsdk.NewBatchModifyTargetWeightRequest()
 		req.LoadBalancerId, req.ModifyList = &lbID, rules
 		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(targets)))
