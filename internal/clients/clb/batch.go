@@ -49,6 +49,10 @@ func oneUnit(id string) []string { return []string{id} }
 
 // do queues in under key and waits for its outcome or for ctx to end.
 func (co *coalescer[T, R]) do(ctx context.Context, key string, in T) (R, error) {
+	if err := ctx.Err(); err != nil {
+		var zero R
+		return zero, err
+	}
 	p := &pending[T, R]{ctx: ctx, in: in, done: make(chan outcome[R], 1)}
 	co.mu.Lock()
 	g := co.groups[key]
@@ -148,25 +152,26 @@ func replyAll[R any](m map[string][]*pending[string, R], ids []string, err error
 	}
 }
 
-// callIsolating sends items in chunks of size. When the API rejects a
-// whole chunk as Invalid, each item is sent alone, so that one malformed
-// id fails only the callers who asked for it; other errors (busy,
-// throttled, network) fail the chunk as they concern all of it.
+// callIsolating sends items in chunks of size. When the API refuses a
+// whole chunk as Invalid, the chunk is sent again in halves, down to single
+// items, so that one malformed id fails only the callers who asked for it
+// (at the cost of about 2·log2(size) more calls); other errors (busy,
+// throttled, network) concern the whole chunk and fail it.
 func callIsolating[E any](items []E, size int, call func([]E) error, fail func([]E, error)) {
 	for _, chunk := range chunks(items, size) {
-		err := call(chunk)
-		if err == nil {
-			continue
-		}
-		if len(chunk) == 1 || Classify(err) != Invalid {
-			fail(chunk, err)
-			continue
-		}
-		for i := range chunk {
-			one := chunk[i : i+1]
-			if err := call(one); err != nil {
-				fail(one, err)
-			}
-		}
+		isolate(chunk, call, fail)
+	}
+}
+
+func isolate[E any](items []E, call func([]E) error, fail func([]E, error)) {
+	err := call(items)
+	switch {
+	case err == nil:
+	case len(items) == 1 || Classify(err) != Invalid:
+		fail(items, err)
+	default:
+		half := len(items) / 2
+		isolate(items[:half], call, fail)
+		isolate(items[half:], call, fail)
 	}
 }

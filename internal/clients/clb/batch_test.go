@@ -1,7 +1,10 @@
 package clb
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,9 +99,9 @@ func TestRegisterTargetsCoalesce(t *testing.T) {
 	}
 }
 
-// TestBatchIsolatesABadCaller: two callers share a listener; one asks for a
+// TestBatchIsolatesABadCaller: 16 callers share a listener; one asks for a
 // target that is already bound, which makes the API refuse the whole
-// listener. The other caller must still succeed.
+// listener. The others must still succeed, for a few more calls.
 func TestBatchIsolatesABadCaller(t *testing.T) {
 	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
 	ctx := testCtx(t)
@@ -107,24 +110,41 @@ func TestBatchIsolatesABadCaller(t *testing.T) {
 	taken := Target{ListenerID: l, EniIP: "10.0.0.1", Port: 80}
 	_, err := c.RegisterTargets(ctx, lb, []Target{taken})
 	must(t, err)
+	e.ResetCounters()
 
+	const n = 16
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	var bad, good error
-	wg.Go(func() { _, bad = c.RegisterTargets(ctx, lb, []Target{taken}) })
-	wg.Go(func() { _, good = c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.2", Port: 80}}) })
-	wg.Wait()
-	if good != nil {
-		t.Fatalf("the good caller failed: %v", good)
+	for i := range n {
+		target := Target{ListenerID: l, EniIP: fmt.Sprintf("10.0.1.%d", i+1), Port: 80}
+		if i == 5 {
+			target = taken
+		}
+		wg.Go(func() { _, errs[i] = c.RegisterTargets(ctx, lb, []Target{target}) })
 	}
-	if !IsInvalid(bad) {
-		t.Fatalf("the bad caller: %v", bad)
+	wg.Wait()
+	for i, err := range errs {
+		if i == 5 {
+			if !IsInvalid(err) {
+				t.Errorf("the bad caller: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("good caller %d failed: %v", i, err)
+		}
 	}
 	inv, _ := e.Inventory().LoadBalancer(lb)
-	if got := len(inv.Listeners[0].Targets); got != 2 {
-		t.Fatalf("%d targets bound, want 2", got)
+	if got := len(inv.Listeners[0].Targets); got != n {
+		t.Fatalf("%d targets bound, want %d", got, n)
+	}
+	// One batch, then halves down to the bad caller: 1 + 2·log2(16).
+	if calls := e.CallCount("BatchRegisterTargets"); calls > 9 {
+		t.Fatalf("%d calls to isolate one bad caller among %d", calls, n)
 	}
 
 	// A malformed target refused by the whole call fails only its caller.
+	var bad, good error
 	wg.Go(func() {
 		_, bad = c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, InstanceID: "not-an-instance", Port: 80}})
 	})
@@ -258,8 +278,8 @@ func TestDescribeLoadBalancerOver20IDs(t *testing.T) {
 }
 
 // TestDescribeIsolatesAnInvalidCall: when the API refuses a coalesced
-// describe as Invalid (as it would for one malformed id), each id is asked
-// alone so the callers with good ids still get their answer.
+// describe as Invalid (as it would for one malformed id), the ids are asked
+// again in halves so the callers with good ids still get their answer.
 func TestDescribeIsolatesAnInvalidCall(t *testing.T) {
 	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
 	ctx := testCtx(t)
@@ -283,8 +303,8 @@ func TestDescribeIsolatesAnInvalidCall(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := e.Calls()["DescribeLoadBalancers"]; got["InvalidParameter.FormatError"] != 1 || got["OK"] != 3 {
-		t.Fatalf("calls = %v, want one refused batch then 3 single describes", got)
+	if got := e.Calls()["DescribeLoadBalancers"]; got["InvalidParameter.FormatError"] != 1 || got["OK"] != 2 {
+		t.Fatalf("calls = %v, want one refused batch then its two halves", got)
 	}
 }
 
@@ -310,5 +330,23 @@ func TestTargetValidation(t *testing.T) {
 	}
 	if task, err := c.RegisterTargets(testCtx(t), "lb-1", nil); err != nil || task != "" {
 		t.Errorf("no targets is a no-op, got %q, %v", task, err)
+	}
+}
+
+func TestCoalescedCallHonoursContext(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{BatchWindow: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err := c.DescribeLoadBalancer(ctx, "lb-whatever")
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "cannot describe load balancer: ") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(began) > 500*time.Millisecond {
+		t.Fatal("the caller waited for the window despite its context")
+	}
+	time.Sleep(1200 * time.Millisecond) // the window closes with nobody waiting
+	if n := e.CallCount("DescribeLoadBalancers"); n != 0 {
+		t.Fatalf("%d calls made for a caller who left", n)
 	}
 }

@@ -43,10 +43,12 @@ func (c *Client) CreateListener(ctx context.Context, req *clbsdk.CreateListenerR
 // error when the load balancer or the listener does not exist. Concurrent
 // calls for one load balancer are answered by one DescribeListeners.
 func (c *Client) DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error) {
+	const op = "describe listener"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr("describe listener", Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
 	}
-	return c.listeners.do(ctx, lbID, listenerID)
+	l, err := c.listeners.do(ctx, lbID, listenerID)
+	return l, wrapErr(op, err)
 }
 
 func (c *Client) flushDescribeListeners(lbID string, reqs []*pending[string, *clbsdk.Listener]) {

@@ -94,10 +94,12 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 // DescribeLoadBalancer returns one load balancer, or a NotFound error.
 // Concurrent calls are answered by one DescribeLoadBalancers per 20 ids.
 func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error) {
+	const op = "describe load balancer"
 	if id == "" {
-		return nil, localErr("describe load balancer", Invalid, "no load balancer id given")
+		return nil, localErr(op, Invalid, "no load balancer id given")
 	}
-	return c.lbs.do(ctx, "", id)
+	lb, err := c.lbs.do(ctx, "", id)
+	return lb, wrapErr(op, err)
 }
 
 func (c *Client) flushDescribeLBs(_ string, reqs []*pending[string, *clbsdk.LoadBalancer]) {

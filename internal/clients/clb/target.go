@@ -92,18 +92,24 @@ func validTargets(op, lbID string, targets []Target) error {
 // Invalid error carrying the API's message); describe the targets to learn
 // which are bound.
 func (c *Client) RegisterTargets(ctx context.Context, lbID string, targets []Target) (string, error) {
-	if err := validTargets("register targets", lbID, targets); err != nil || len(targets) == 0 {
+	const op = "register targets"
+	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
-	return c.register.do(ctx, lbID, targets)
+	task, err := c.register.do(ctx, lbID, targets)
+	return task, wrapErr(op, err)
 }
 
-// DeregisterTargets unbinds targets, batched as RegisterTargets is.
+// DeregisterTargets unbinds targets, batched as RegisterTargets is. The
+// API refuses a listener's group when one of its targets is not bound, so
+// a caller whose targets may already be gone should describe them first.
 func (c *Client) DeregisterTargets(ctx context.Context, lbID string, targets []Target) (string, error) {
-	if err := validTargets("deregister targets", lbID, targets); err != nil || len(targets) == 0 {
+	const op = "deregister targets"
+	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
-	return c.deregister.do(ctx, lbID, targets)
+	task, err := c.deregister.do(ctx, lbID, targets)
+	return task, wrapErr(op, err)
 }
 
 // flushTargets sends the target changes gathered for one load balancer.
@@ -136,7 +142,7 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		}
 		b := &targetBatch{c: c, ctx: ctx, op: op, action: action, lbID: lbID, register: register,
 			results: make([]targetResult, len(reqs))}
-		b.send(b.entries(reqs), true)
+		b.send(b.entries(reqs))
 		for i, p := range reqs {
 			p.reply(b.results[i].task, b.results[i].err)
 		}
@@ -205,32 +211,34 @@ func callersOf(entries []*targetEntry) []int {
 	return out
 }
 
-// only returns the entries of entries that caller ci asked for, on
-// listener (any listener when listener is "").
-func only(entries []*targetEntry, ci int, listener string) []*targetEntry {
+// of returns the entries that one of callers asked for, on listener (any
+// listener when listener is "").
+func of(entries []*targetEntry, callers []int, listener string) []*targetEntry {
 	var out []*targetEntry
 	for _, e := range entries {
-		if (listener == "" || e.t.ListenerID == listener) && slices.Contains(e.callers, ci) {
+		if listener != "" && e.t.ListenerID != listener {
+			continue
+		}
+		if slices.ContainsFunc(e.callers, func(ci int) bool { return slices.Contains(callers, ci) }) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// send sends entries in calls of at most 500 targets. With isolate, a
-// failure that may be caused by one caller's targets (the whole call
-// refused as Invalid, or one listener refused while several callers have
-// targets on it) is retried per caller, so a bad target does not fail the
-// callers who share a call or a listener with it.
-func (b *targetBatch) send(entries []*targetEntry, isolate bool) {
+// send sends entries in calls of at most 500 targets. A failure that may
+// come from one caller's targets (the whole call refused as Invalid, or one
+// listener refused while several callers have targets on it) is retried
+// with the callers split in halves, down to single callers, so a bad
+// target fails only its own caller at the cost of about 2·log2(callers)
+// more calls per bad caller.
+func (b *targetBatch) send(entries []*targetEntry) {
 	for _, chunk := range chunks(entries, maxBatchTargets) {
 		callers := callersOf(chunk)
 		failed, msg, task, err := b.call(chunk)
 		if err != nil {
-			if isolate && len(callers) > 1 && Classify(err) == Invalid {
-				for _, ci := range callers {
-					b.send(only(chunk, ci, ""), false)
-				}
+			if len(callers) > 1 && Classify(err) == Invalid {
+				b.bisect(chunk, callers, "")
 				continue
 			}
 			for _, ci := range callers {
@@ -242,11 +250,9 @@ func (b *targetBatch) send(entries []*targetEntry, isolate bool) {
 			b.results[ci].task = task
 		}
 		for _, l := range failed {
-			onListener := callersOf(onlyListener(chunk, l))
-			if isolate && len(onListener) > 1 {
-				for _, ci := range onListener {
-					b.send(only(chunk, ci, l), false)
-				}
+			onListener := callersOf(of(chunk, callers, l))
+			if len(onListener) > 1 {
+				b.bisect(chunk, onListener, l)
 				continue
 			}
 			for _, ci := range onListener {
@@ -256,14 +262,12 @@ func (b *targetBatch) send(entries []*targetEntry, isolate bool) {
 	}
 }
 
-func onlyListener(entries []*targetEntry, listener string) []*targetEntry {
-	var out []*targetEntry
-	for _, e := range entries {
-		if e.t.ListenerID == listener {
-			out = append(out, e)
-		}
-	}
-	return out
+// bisect sends again the entries of callers (on listener, or all), in two
+// halves of the callers.
+func (b *targetBatch) bisect(chunk []*targetEntry, callers []int, listener string) {
+	half := len(callers) / 2
+	b.send(of(chunk, callers[:half], listener))
+	b.send(of(chunk, callers[half:], listener))
 }
 
 // call sends one Batch(De)RegisterTargets and returns the listeners the
@@ -304,10 +308,12 @@ func (b *targetBatch) call(entries []*targetEntry) (failed []string, msg, task s
 // grouped by rule), or a NotFound error. Concurrent calls for one load
 // balancer are answered by one DescribeTargets per 20 listeners.
 func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error) {
+	const op = "describe targets"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr("describe targets", Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
 	}
-	return c.targets.do(ctx, lbID, listenerID)
+	b, err := c.targets.do(ctx, lbID, listenerID)
+	return b, wrapErr(op, err)
 }
 
 func (c *Client) flushDescribeTargets(lbID string, reqs []*pending[string, *clbsdk.ListenerBackend]) {
