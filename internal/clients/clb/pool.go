@@ -34,7 +34,7 @@ type Options struct {
 	// DefaultRate.
 	Rate float64
 	// ActionRates overrides Rate for some actions (by API action name,
-	// e.g. "DescribeTaskStatus").
+	// e.g. "DescribeTaskStatus"); entries that are not positive are ignored.
 	ActionRates map[string]float64
 	// BatchWindow is how long concurrent describes and target changes are
 	// gathered into one call; 0 means DefaultBatchWindow.
@@ -50,7 +50,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Transport replaces the HTTP transport, e.g. in tests.
 	Transport http.RoundTripper
-	// Clock replaces time.Now for the rate limiter and the task memory.
+	// Clock replaces time.Now for the rate limiter and the task memory. It
+	// must advance: waiting callers get tokens as its time passes.
 	Clock func() time.Time
 }
 
