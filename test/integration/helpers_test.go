@@ -2,14 +2,19 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -97,4 +102,82 @@ func writeCalls() int {
 // inventoryLB returns the emulator's load balancer id, if it exists.
 func inventoryLB(id string) (emulator.InventoryLoadBalancer, bool) {
 	return cloud.Inventory().LoadBalancer(id)
+}
+
+// applyExampleReady applies an example file (a path under examples/) and
+// waits until every managed resource in it (every object with a
+// spec.forProvider) is Ready and Synced. It returns the objects as
+// applied and, per managed resource, its external name once Ready.
+func applyExampleReady(t *testing.T, rel string) ([]*unstructured.Unstructured, []string) {
+	t.Helper()
+	ctx := context.Background()
+	objs, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		if _, managed, _ := unstructured.NestedMap(o.Object, "spec", "forProvider"); !managed {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		u.SetNamespace(o.GetNamespace())
+		u.SetName(o.GetName())
+		waitFor(t, u, func() error {
+			for _, typ := range []string{"Ready", "Synced"} {
+				if s, msg := unstructuredCondition(u, typ); s != "True" {
+					return errors.Errorf("%s=%q (%s)", typ, s, msg)
+				}
+			}
+			return nil
+		})
+		names = append(names, meta.GetExternalName(u))
+	}
+	return objs, names
+}
+
+// unstructuredCondition returns the status and message of a condition.
+func unstructuredCondition(u *unstructured.Unstructured, typ string) (status, message string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == typ {
+			s, _ := m["status"].(string)
+			msg, _ := m["message"].(string)
+			return s, msg
+		}
+	}
+	return "", ""
+}
+
+// deleteExample deletes the objects of an example, waits until they are
+// gone, and checks that the emulated cloud holds none of the given
+// external names (each name's "/"-separated parts are checked: a TargetSet
+// is named listenerId/ruleId).
+func deleteExample(t *testing.T, objs []*unstructured.Unstructured, externalNames []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		if err := kube.Delete(ctx, o); err != nil && !kerrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range objs {
+		waitGone(t, o)
+	}
+	eventually(t, "the example's cloud resources are gone", func() error {
+		raw, err := json.Marshal(cloud.Inventory())
+		if err != nil {
+			return err
+		}
+		for _, n := range externalNames {
+			for _, id := range strings.Split(n, "/") {
+				if id != "" && strings.Contains(string(raw), `"`+id+`"`) {
+					return errors.Errorf("%s is still in the cloud", id)
+				}
+			}
+		}
+		return nil
+	})
 }

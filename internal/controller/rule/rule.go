@@ -29,6 +29,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Rule] {
 			return &external{c: c}
 		},
+		// Observe reports a rule whose create task still runs as existing
+		// even before the listener lists it, so the reconciler need not
+		// distrust a "not found" after a create. Its default 30 s grace
+		// would also hold up the deletion of a rule created just before.
+		Options: []managed.ReconcilerOption{managed.WithCreationGracePeriod(0)},
 	})
 }
 

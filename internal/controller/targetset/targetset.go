@@ -30,6 +30,10 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {
 			return &external{c: c}
 		},
+		// Registering and deregistering are synchronous, so a "not found"
+		// is never a create the cloud has not caught up with; the default
+		// 30 s grace would only hold up the deletion of a new TargetSet.
+		Options: []managed.ReconcilerOption{managed.WithCreationGracePeriod(0)},
 	})
 }
 
