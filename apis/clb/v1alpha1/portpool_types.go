@@ -173,6 +173,12 @@ type PortPoolObservation struct {
 	Free int64 `json:"free"`
 	// Bindings counts the PodAddress bindings that use the pool.
 	Bindings int64 `json:"bindings"`
+	// SlotsPerLoadBalancer is how many slots (ports or segments) every load
+	// balancer serves: the segments of the port range, capped by the
+	// listener quota per load balancer divided by the number of protocols.
+	// Slot i starts at startPort + i × segmentLength.
+	// +optional
+	SlotsPerLoadBalancer int64 `json:"slotsPerLoadBalancer,omitempty"`
 }
 
 // A PortPoolSpec defines the desired state of a PortPool.
