@@ -1,0 +1,124 @@
+// Package podaddress tests per-Pod public addresses end to end: a real
+// kube-apiserver and etcd, the emulated cloud through the real SDK, and
+// the provider's controllers. Each test starts its own provider instance,
+// so a test can stop one mid-way and start another, as a restart would.
+// There is no kubelet: tests create Pods through the API and set their
+// status (IP, phase) themselves.
+package podaddress
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"k8s.io/client-go/rest"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// Shared by the tests of this package, set once in TestMain.
+var (
+	env   *testenv.Env
+	kube  client.Client
+	cloud *emulator.Emulator
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	kube = env.Client
+
+	cfg := emulator.DefaultConfig()
+	cfg.TaskDuration = 20 * time.Millisecond
+	emu, endpoint, err := emulator.Start(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = emu.Close() }()
+	cloud = emu
+
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
+	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
+		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	return m.Run()
+}
+
+// startProvider runs a fresh provider (new allocator, new cloud clients)
+// until the returned stop function is called or the test ends.
+func startProvider(t testing.TB) (stop func()) {
+	t.Helper()
+	return startProviderWith(t, env.Config, 10)
+}
+
+func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()) {
+	t.Helper()
+	skip := true
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: &skip},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := &feature.Flags{}
+	flags.Enable(feature.EnableBetaManagementPolicies)
+	o := xpcontroller.Options{
+		Logger:                  logging.NewNopLogger(),
+		GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
+		PollInterval:            5 * time.Second,
+		MaxConcurrentReconciles: workers,
+		Features:                flags,
+	}
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{})); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("provider: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}

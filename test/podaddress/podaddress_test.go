@@ -1,0 +1,305 @@
+package podaddress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+)
+
+const (
+	bcsEnabled = "portpools.networkextension.bkbcs.tencent.com"
+	bcsPorts   = "ports.portpools.networkextension.bkbcs.tencent.com"
+	bcsResult  = "poolbindings.portpool.networkextension.bkbcs.tencent.com"
+	bcsStatus  = "status.portpools.networkextension.bkbcs.tencent.com"
+	ourPorts   = "network.tencentcloud.crossplane.io/ports"
+	ourResult  = "network.tencentcloud.crossplane.io/addresses"
+	ourStatus  = "network.tencentcloud.crossplane.io/status"
+	strategy   = "network.tencentcloud.crossplane.io/strategy"
+	keep       = "network.tencentcloud.crossplane.io/keep-duration"
+	condition  = corev1.PodConditionType("network.tencentcloud.crossplane.io/address-ready")
+)
+
+// TestBCSStatefulSet gives three StatefulSet-like Pods that use the bcs
+// annotation syntax an address each, and checks the cloud and the Pods.
+func TestBCSStatefulSet(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool1", []string{"lb"}, 31000, 31009)
+
+	for i := range 3 {
+		pod(t, ns, fmt.Sprintf("web-%d", i), fmt.Sprintf("10.1.0.%d", i+1), map[string]string{
+			bcsEnabled: "true",
+			bcsPorts:   "pool1 TCP 7777",
+		})
+	}
+	seen := map[int32]bool{}
+	for i := range 3 {
+		name := fmt.Sprintf("web-%d", i)
+		pa := bound(t, ns, name)
+		if len(pa.Status.Bindings) != 1 {
+			t.Fatalf("%s: %d bindings, want 1", name, len(pa.Status.Bindings))
+		}
+		b := pa.Status.Bindings[0]
+		if b.LoadBalancerID != lbID(l) || b.Port < 31000 || b.Port > 31009 || seen[b.Port] {
+			t.Errorf("%s: binding %+v: want a unique port of 31000-31009 on %s", name, b, lbID(l))
+		}
+		seen[b.Port] = true
+		// The emulator has exactly this Pod as the target of its listener.
+		ip := fmt.Sprintf("10.1.0.%d:7777", i+1)
+		if got := cloudTargets(b.LoadBalancerID, b.ListenerIDs["TCP"]); !slices.Equal(got, []string{ip}) {
+			t.Errorf("%s: listener %s targets %v, want [%s]", name, b.ListenerIDs["TCP"], got, ip)
+		}
+		// The Pod is told, in the bcs dialect it used.
+		p := &corev1.Pod{}
+		eventually(t, name+" annotations", func() error {
+			if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+				return err
+			}
+			if p.Annotations[bcsStatus] != "Ready" {
+				return errors.Errorf("%s = %q", bcsStatus, p.Annotations[bcsStatus])
+			}
+			return nil
+		})
+		var res []map[string]any
+		if err := json.Unmarshal([]byte(p.Annotations[bcsResult]), &res); err != nil || len(res) != 1 {
+			t.Fatalf("%s: %s = %q (%v)", name, bcsResult, p.Annotations[bcsResult], err)
+		}
+		if res[0]["poolName"] != "pool1" || res[0]["startPort"] != float64(b.Port) || res[0]["rsStartPort"] != float64(7777) {
+			t.Errorf("%s: bcs result %v does not match binding %+v", name, res[0], b)
+		}
+		if c := podCond(p); c == nil || c.Status != corev1.ConditionTrue {
+			t.Errorf("%s: condition %s = %+v, want True", name, condition, c)
+		}
+	}
+}
+
+func podCond(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == condition {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestOrdinal(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "seg", []string{"lb"}, 32000, 32049, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.SegmentLength = clbconv.Ptr(int64(5))
+	})
+	for _, i := range []int{3, 0, 7} {
+		pod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.2.0.%d", i+1), map[string]string{
+			ourPorts: "7777/TCP seg",
+			strategy: "Ordinal",
+		})
+	}
+	for _, i := range []int{3, 0, 7} {
+		pa := bound(t, ns, fmt.Sprintf("room-%d", i))
+		b := pa.Status.Bindings[0]
+		if want := int32(32000 + i*5); b.Port != want || b.EndPort != want+4 {
+			t.Errorf("room-%d: ports %d-%d, want %d-%d (startPort + ordinal × segmentLength)", i, b.Port, b.EndPort, want, want+4)
+		}
+		l, ok := listener(b.LoadBalancerID, b.ListenerIDs["TCP"])
+		if !ok || l.Port != int(b.Port) || l.EndPort != int(b.EndPort) {
+			t.Errorf("room-%d: cloud listener %+v, want the range %d-%d", i, l, b.Port, b.EndPort)
+		}
+	}
+}
+
+func TestKeepDuration(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 33000, 33009)
+	ann := map[string]string{ourPorts: "game pool", keep: "4s"}
+
+	p := pod(t, ns, "gs-0", "10.3.0.1", ann)
+	first := bound(t, ns, "gs-0").Status.Bindings[0]
+
+	// Recreated within the window: the same address, now for the new IP.
+	deletePod(t, p)
+	held := state(t, ns, "gs-0", v1alpha1.StateHeld)
+	if got := cloudTargets(lbID(l), first.ListenerIDs["TCP"]); len(got) != 0 {
+		t.Errorf("held binding still has targets %v", got)
+	}
+	if held.Status.ReleaseAt == nil {
+		t.Fatal("held binding has no releaseAt")
+	}
+	pod(t, ns, "gs-0", "10.3.0.2", ann)
+	again := bound(t, ns, "gs-0").Status.Bindings[0]
+	if again.Port != first.Port || again.LoadBalancerID != first.LoadBalancerID {
+		t.Errorf("recreated Pod got %s:%d, want its old %s:%d", again.LoadBalancerID, again.Port, first.LoadBalancerID, first.Port)
+	}
+	if got := cloudTargets(lbID(l), again.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.3.0.2:7777"}) {
+		t.Errorf("targets %v, want only the new Pod", got)
+	}
+
+	// Gone for longer than the window: the port returns to the pool.
+	p2 := &corev1.Pod{}
+	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gs-0"}, p2); err != nil {
+		t.Fatal(err)
+	}
+	deletePod(t, p2)
+	eventually(t, "PodAddress released after the window", func() error {
+		err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gs-0"}, &v1alpha1.PodAddress{})
+		if kerrors.IsNotFound(err) {
+			return nil
+		}
+		return errors.Errorf("still exists (%v)", err)
+	})
+	if got := cloudTargets(lbID(l), first.ListenerIDs["TCP"]); len(got) != 0 {
+		t.Errorf("released binding left targets %v", got)
+	}
+}
+
+func TestTCPUDP(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "both", []string{"lb"}, 34000, 34004, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
+	})
+	pod(t, ns, "relay", "10.4.0.1", map[string]string{bcsEnabled: "true", bcsPorts: "both TCP_UDP 7777"},
+		corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolTCP}, corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolUDP})
+	b := bound(t, ns, "relay").Status.Bindings[0]
+	for _, proto := range []string{"TCP", "UDP"} {
+		l2, ok := listener(lbID(l), b.ListenerIDs[proto])
+		if !ok || l2.Protocol != proto || l2.Port != int(b.Port) {
+			t.Errorf("%s listener %q: %+v, want %s on port %d", proto, b.ListenerIDs[proto], l2, proto, b.Port)
+		}
+		if got := cloudTargets(lbID(l), b.ListenerIDs[proto]); !slices.Equal(got, []string{"10.4.0.1:7777"}) {
+			t.Errorf("%s targets %v", proto, got)
+		}
+	}
+}
+
+// TestTwoISPs gives one Pod port an address on two load balancers of
+// different ISPs, one pool each.
+func TestTwoISPs(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	cmcc, ctcc := lb(t, ns, "lb-cmcc", "CMCC"), lb(t, ns, "lb-ctcc", "CTCC")
+	pool(t, ns, "cmcc", []string{"lb-cmcc"}, 35000, 35004)
+	pool(t, ns, "ctcc", []string{"lb-ctcc"}, 35000, 35004)
+	pod(t, ns, "match-0", "10.5.0.1", map[string]string{ourPorts: "7777/TCP cmcc,ctcc"})
+	pa := bound(t, ns, "match-0")
+	got := map[string]string{}
+	for _, b := range pa.Status.Bindings {
+		got[b.ISP] = b.LoadBalancerID
+	}
+	if got["CMCC"] != lbID(cmcc) || got["CTCC"] != lbID(ctcc) || len(pa.Status.Bindings) != 2 {
+		t.Errorf("bindings by ISP %v, want CMCC→%s and CTCC→%s", got, lbID(cmcc), lbID(ctcc))
+	}
+	p := &corev1.Pod{}
+	eventually(t, "our result annotation", func() error {
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "match-0"}, p); err != nil {
+			return err
+		}
+		if p.Annotations[ourStatus] != "Ready" {
+			return errors.Errorf("%s = %q", ourStatus, p.Annotations[ourStatus])
+		}
+		return nil
+	})
+	var res []map[string]any
+	if err := json.Unmarshal([]byte(p.Annotations[ourResult]), &res); err != nil || len(res) != 2 {
+		t.Errorf("%s = %q (%v), want two addresses", ourResult, p.Annotations[ourResult], err)
+	}
+}
+
+// TestMalformedAnnotation tells the Pod with the bad annotation, and only
+// it, and leaves its neighbours bound.
+func TestMalformedAnnotation(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 36000, 36004)
+	good := pod(t, ns, "good", "10.6.0.1", map[string]string{bcsEnabled: "true", bcsPorts: "pool TCP 7777"})
+	bad := pod(t, ns, "bad", "10.6.0.2", map[string]string{bcsEnabled: "true", bcsPorts: "pool SCTP 7777"})
+	bound(t, ns, good.Name)
+	eventually(t, "condition on the bad Pod", func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(bad), bad); err != nil {
+			return err
+		}
+		c := podCond(bad)
+		if c == nil || c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "SCTP") {
+			return errors.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	eventually(t, "warning event on the bad Pod", func() error {
+		l := &corev1.EventList{}
+		if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Name == "bad" && e.Type == corev1.EventTypeWarning {
+				return nil
+			}
+			if e.InvolvedObject.Name == "good" && e.Type == corev1.EventTypeWarning {
+				t.Errorf("the good Pod got a warning: %s", e.Message)
+			}
+		}
+		return errors.New("no warning event for the bad Pod")
+	})
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(bad), &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
+		t.Errorf("a PodAddress was made for the malformed request (err %v)", err)
+	}
+}
+
+// TestExhaustion lets a third Pod wait for a port of a two-port pool and
+// get one as soon as another Pod leaves.
+func TestExhaustion(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "small", []string{"lb"}, 37000, 37001)
+	ann := map[string]string{ourPorts: "7777 small"}
+	a := pod(t, ns, "a", "10.7.0.1", ann)
+	pod(t, ns, "b", "10.7.0.2", ann)
+	bound(t, ns, "a")
+	bound(t, ns, "b")
+	pod(t, ns, "c", "10.7.0.3", ann)
+	pa := state(t, ns, "c", v1alpha1.StateNoPortAvailable)
+	if !strings.Contains(pa.Status.Message, "small") {
+		t.Errorf("message %q should name the pool", pa.Status.Message)
+	}
+	deletePod(t, a)
+	bound(t, ns, "c")
+}
+
+// TestPolicy binds Pods selected by a PodAddressPolicy, without annotations.
+func TestPolicy(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 38000, 38004)
+	pol := &v1alpha1.PodAddressPolicy{}
+	pol.SetNamespace(ns)
+	pol.SetName("battle")
+	pol.Spec.Selector.MatchLabels = map[string]string{"app": "battle"}
+	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intOrName("game"), Pools: []v1alpha1.PoolRef{{Name: "pool"}}}}
+	if err := kube.Create(context.Background(), pol); err != nil {
+		t.Fatal(err)
+	}
+	pod(t, ns, "p-0", "10.8.0.1", nil)
+	pa := bound(t, ns, "p-0")
+	if pa.Spec.Source != "policy/battle" || pa.Status.Bindings[0].ContainerPort != 7777 {
+		t.Errorf("PodAddress %+v, want the policy's port 7777", pa.Spec)
+	}
+}
