@@ -361,6 +361,78 @@ func TestRuleOnTCPListener(t *testing.T) {
 	waitGone(t, cr)
 }
 
+// TestRuleAdoptsUnsavedCreate leaves what a provider killed between
+// CreateRule and saving the external name leaves behind: the rule in the
+// cloud, and a resource with a pending create but no external name. The
+// restarted provider must adopt that rule rather than fail on a duplicate.
+// A rule the resource never tried to create is reported instead.
+func TestRuleAdoptsUnsavedCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	lbID := fixtureLB(t)
+	lisID := fixtureListener(t, lbID, "HTTP", 80)
+
+	foreign := fixtureRule(t, lbID, lisID, "www.example.com", "/someone-else")
+	other := newRule(ns, "other", lbID, lisID, func(r *v1alpha1.Rule) { r.Spec.ForProvider.URL = "/someone-else" })
+	if err := kube.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, other, func() error {
+		c := other.GetCondition(xpv2.TypeSynced)
+		if c.Status != "False" || !strings.Contains(c.Message, "already has a rule for www.example.com/someone-else ("+foreign+")") {
+			return errors.Errorf("Synced=%s %q", c.Status, c.Message)
+		}
+		return nil
+	})
+	if n := meta.GetExternalName(other); n != "" {
+		t.Errorf("a rule made elsewhere was taken over as %q", n)
+	}
+
+	cr := newRule(ns, "crashed", lbID, lisID, func(r *v1alpha1.Rule) {
+		r.Spec.ForProvider.URL = "/lost"
+		r.SetAnnotations(map[string]string{
+			meta.AnnotationKeyExternalCreatePending: time.Now().Format(time.RFC3339),
+			meta.AnnotationKeyReconciliationPaused:  "true",
+		})
+	})
+	if err := kube.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	id := fixtureRule(t, lbID, lisID, "www.example.com", "/lost") // what the killed provider sent
+	eventually(t, "unpause", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
+			return err
+		}
+		meta.RemoveAnnotations(cr, meta.AnnotationKeyReconciliationPaused)
+		return kube.Update(ctx, cr)
+	})
+	waitReady(t, cr)
+	if got := meta.GetExternalName(cr); got != id {
+		t.Errorf("external name = %q, want the rule created before the crash, %q", got, id)
+	}
+	lb, _ := inventoryLB(lbID)
+	n := 0
+	for _, l := range lb.Listeners {
+		for _, r := range l.Rules {
+			if r.URL == "/lost" {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d rules for www.example.com/lost, want exactly 1", n)
+	}
+	for _, o := range []*v1alpha1.Rule{other, cr} {
+		if err := kube.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, o)
+	}
+	if _, ok := inventoryRule(lbID, lisID, foreign); !ok {
+		t.Error("deleting a resource that never managed the foreign rule deleted it")
+	}
+}
+
 // TestRuleExample applies examples/clb/rule.yaml, waits for all of it to
 // be Ready, and deletes it without leaving anything in the cloud.
 func TestRuleExample(t *testing.T) {

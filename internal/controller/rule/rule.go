@@ -61,6 +61,17 @@ func errNotL7(listenerID, protocol string) error {
 	return errors.Errorf("listener %s is %s; rules need an HTTP or HTTPS listener", listenerID, protocol)
 }
 
+// codeLBNotFound is the API's answer for a load balancer that does not exist.
+const codeLBNotFound = "InvalidParameter.LBIdNotFound"
+
+// errMissing explains a NotFound answer about the rule's listener.
+func errMissing(err error, lbID, listenerID string) error {
+	if clb.Code(err) == codeLBNotFound {
+		return errors.Errorf("load balancer %s does not exist", lbID)
+	}
+	return errors.Errorf("listener %s of load balancer %s does not exist", listenerID, lbID)
+}
+
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalObservation, error) {
 	switch {
 	case lbID(cr) == "":
@@ -79,7 +90,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 			// The rule went with its listener or load balancer.
 			return managed.ExternalObservation{}, nil
 		}
-		return managed.ExternalObservation{}, errors.Errorf("listener %s of load balancer %s does not exist", listenerID(cr), lbID(cr))
+		return managed.ExternalObservation{}, errMissing(err, lbID(cr), listenerID(cr))
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the rule's listener")
@@ -91,7 +102,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 		return managed.ExternalObservation{}, errNotL7(listenerID(cr), p)
 	}
 
-	r, adopted := e.find(cr, l)
+	r, adopted, err := e.find(cr, l)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	if r == nil {
 		return e.missing(ctx, cr)
 	}
@@ -127,17 +141,32 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 // find returns the rule of cr by its external name or, when none is saved
 // yet, the rule with the same domain and URL that a create whose id was
 // lost left behind. A listener holds one rule per domain and URL, so the
-// rule found is the only one this resource can mean.
-func (e *external) find(cr *v1alpha1.Rule, l *clbsdk.Listener) (*clbsdk.RuleOutput, bool) {
+// rule found is the only one this resource can mean; it is adopted only
+// when this resource did send a create that may have made it, so that two
+// resources never silently share a rule.
+func (e *external) find(cr *v1alpha1.Rule, l *clbsdk.Listener) (*clbsdk.RuleOutput, bool, error) {
 	if id := meta.GetExternalName(cr); id != "" {
-		return findRule(l, id), false
+		return findRule(l, id), false, nil
 	}
-	r := findRuleByMatch(l, cr.Spec.ForProvider.Domain, cr.Spec.ForProvider.URL)
+	p := cr.Spec.ForProvider
+	r := findRuleByMatch(l, p.Domain, p.URL)
 	if r == nil {
-		return nil, false
+		return nil, false, nil
+	}
+	if !createMayHaveSucceeded(cr) {
+		return nil, false, errors.Errorf("listener %s already has a rule for %s%s (%s); set its id as this resource's external name to manage it",
+			listenerID(cr), p.Domain, p.URL, clbconv.Deref(r.LocationId))
 	}
 	meta.SetExternalName(cr, clbconv.Deref(r.LocationId))
-	return r, true
+	return r, true, nil
+}
+
+// createMayHaveSucceeded reports whether the reconciler started a create
+// whose outcome was never recorded: a create is pending, and no failure
+// was recorded after it.
+func createMayHaveSucceeded(cr *v1alpha1.Rule) bool {
+	pending := meta.GetExternalCreatePending(cr)
+	return !pending.IsZero() && meta.GetExternalCreateFailed(cr).Before(pending)
 }
 
 // missing observes a rule its listener does not list. A rule whose create

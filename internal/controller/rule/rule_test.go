@@ -114,6 +114,12 @@ func TestObserve(t *testing.T) {
 			api:     &fake{err: errListenerNotFound},
 			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
 		},
+		"LoadBalancerMissing": {
+			reason:  "A load balancer that does not exist is named as such.",
+			cr:      rule(),
+			api:     &fake{err: sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist: lb-1", "req-2")},
+			wantErr: "load balancer lb-1 does not exist",
+		},
 		"ListenerMissingWhileDeleting": {
 			reason:   "A rule whose listener is gone is gone too.",
 			cr:       rule(withExternalName("loc-1"), deleted),
@@ -128,12 +134,30 @@ func TestObserve(t *testing.T) {
 			want:   managed.ExternalObservation{},
 		},
 		"AdoptsLostCreate": {
-			reason:   "A rule with the same domain and url is the one a lost create made.",
-			cr:       rule(),
+			reason: "A rule with the same domain and url is the one a create whose result was lost made.",
+			cr: rule(func(cr *v1alpha1.Rule) {
+				meta.SetExternalCreateFailed(cr, time.Now().Add(-time.Minute))
+				meta.SetExternalCreatePending(cr, time.Now())
+			}),
 			api:      &fake{listener: listener("HTTP", cloudRule())},
 			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
 			wantName: "loc-1",
 			ready:    xpv2.ReasonAvailable,
+		},
+		"ForeignRule": {
+			reason:  "A rule with the same domain and url that this resource never tried to create is not taken over.",
+			cr:      rule(),
+			api:     &fake{listener: listener("HTTP", cloudRule())},
+			wantErr: "listener lbl-1 already has a rule for www.example.com/ (loc-1); set its id as this resource's external name to manage it",
+		},
+		"FailedCreate": {
+			reason: "A create that failed (say, as a duplicate) made nothing to adopt.",
+			cr: rule(func(cr *v1alpha1.Rule) {
+				meta.SetExternalCreatePending(cr, time.Now().Add(-time.Minute))
+				meta.SetExternalCreateFailed(cr, time.Now())
+			}),
+			api:     &fake{listener: listener("HTTP", cloudRule())},
+			wantErr: "listener lbl-1 already has a rule for www.example.com/ (loc-1); set its id as this resource's external name to manage it",
 		},
 		"DeletedInCloud": {
 			reason:   "A rule the listener no longer lists is recreated.",

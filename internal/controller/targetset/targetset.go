@@ -92,12 +92,18 @@ func resolve(cr *v1alpha1.TargetSet) (identity, error) {
 	return id, nil
 }
 
+// codeLBNotFound is the API's answer for a load balancer that does not exist.
+const codeLBNotFound = "InvalidParameter.LBIdNotFound"
+
 // describe returns the cloud's targets of id. Missing is true when the
 // listener or rule does not exist; err explains why, unless the resource
 // is being deleted (then its targets went with it).
 func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id identity) (missing bool, err error) {
 	l, err := e.c.DescribeTargets(ctx, lbID(cr), id.listener)
 	if clb.IsNotFound(err) {
+		if clb.Code(err) == codeLBNotFound {
+			return true, errors.Errorf("load balancer %s does not exist", lbID(cr))
+		}
 		return true, errors.Errorf("listener %s of load balancer %s does not exist", id.listener, lbID(cr))
 	}
 	if err != nil {

@@ -129,6 +129,12 @@ func TestObserve(t *testing.T) {
 			api:     &fake{err: notFound},
 			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
 		},
+		"LoadBalancerMissing": {
+			reason:  "A load balancer that does not exist is named as such.",
+			cr:      targetSet(),
+			api:     &fake{err: sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist: lb-1", "req-2")},
+			wantErr: "load balancer lb-1 does not exist",
+		},
 		"ListenerMissingWhileDeleting": {
 			reason: "Targets of a deleted listener are gone with it.",
 			cr:     targetSet(named("lbl-1"), deleted),
