@@ -7,6 +7,7 @@ import (
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -352,6 +353,22 @@ func TestRuleOnTCPListener(t *testing.T) {
 	}
 	if n := cloud.CallCount("CreateRule") - creates; n != 0 {
 		t.Errorf("the provider sent %d CreateRule calls for a TCP listener", n)
+	}
+	// The reconciler's backoff (1 s, 2 s, 4 s…) spaces the retries: a few
+	// attempts in these seconds, each a warning event, not hundreds.
+	events := &corev1.EventList{}
+	if err := kube.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	attempts := 0
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == cr.Name && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, want) {
+			attempts += max(int(e.Count), 1)
+		}
+	}
+	t.Logf("%d failed attempts with a stable message", attempts)
+	if attempts < 1 || attempts > 6 {
+		t.Errorf("%d failed attempts in about 3 s, want 1 to 6 (retried with backoff)", attempts)
 	}
 
 	// Nothing was created, so deletion does not wait for anything.
