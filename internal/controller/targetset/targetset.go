@@ -151,9 +151,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, id)
 
 	ch := plan(cr.Spec.ForProvider.Targets, e.seen)
+	// Available once the cloud's set matches the spec (for a resource that
+	// may not update, whatever the cloud has is the truth). Until then it
+	// is Creating; later drift leaves Ready alone while Update corrects it.
 	switch {
 	case !mayUpdate(cr) || (ch.empty() && !running):
-		// Observe-only: the cloud's targets are the truth.
 		cr.SetConditions(xpv2.Available())
 	case cr.GetCondition(xpv2.TypeReady).Status != "True":
 		cr.SetConditions(xpv2.Creating())
