@@ -257,6 +257,11 @@ func TestParse(t *testing.T) {
 			annotations: map[string]string{AnnotationPorts: "8000 a,,b"},
 			want:        want{asked: true, err: `network.tencentcloud.crossplane.io/ports item 1 "8000 a,,b": empty pool name (a stray comma?)`},
 		},
+		"NativePoolsWithSpaces": {
+			reason:      "pools separated by spaces get a hint",
+			annotations: map[string]string{AnnotationPorts: "8000 a b"},
+			want:        want{asked: true, err: `network.tencentcloud.crossplane.io/ports item 1 "8000 a b": pool "a b": separate pools with commas, not spaces`},
+		},
 		"NativeBadPoolName": {
 			reason:      "pool names are Kubernetes object names",
 			annotations: map[string]string{AnnotationPorts: "8000 Pool_A"},

@@ -295,6 +295,9 @@ func parseNativeItem(text string) (item, error) {
 		if p == "" {
 			return item{}, fmt.Errorf("empty pool name (a stray comma?)")
 		}
+		if strings.ContainsAny(p, " \t") {
+			return item{}, fmt.Errorf("pool %q: separate pools with commas, not spaces", p)
+		}
 		ref := v1alpha1.PoolRef{Name: p}
 		ns, name, nsGiven := strings.Cut(p, "/")
 		if nsGiven {
