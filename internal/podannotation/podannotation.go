@@ -444,10 +444,11 @@ func parseOptions(req *Request, a map[string]string) error {
 		req.Backend = v1alpha1.BackendHostPort
 	}
 
-	keyKeep, keep, ok := AnnotationKeepDuration, "", false
-	if keep, ok = a[AnnotationKeepDuration]; !ok && req.Syntax == SyntaxBCS {
+	keyKeep := AnnotationKeepDuration
+	keep, ok := a[keyKeep]
+	if !ok && req.Syntax == SyntaxBCS {
 		keyKeep = BCSAnnotationKeepDuration
-		keep, ok = a[BCSAnnotationKeepDuration]
+		keep, ok = a[keyKeep]
 	}
 	if ok {
 		d, err := time.ParseDuration(strings.TrimSpace(keep))

@@ -5,9 +5,9 @@
 // and releases, and rebuilds the Pool from PodAddress status at start-up.
 //
 // A slot is one load balancer and the first public port of a segment (the
-// only port when segments are one port long). Every operation that touches
-// one owner is O(1) in the number of ports and O(log n) in the number of
-// load balancers; nothing scans the port range.
+// only port when segments are one port long). Allocate, Release, Assign and
+// Lookup are O(1) in the number of ports and O(log n) in the number of load
+// balancers; AllocateAt is O(n). Nothing scans the port range.
 package portalloc
 
 import (
