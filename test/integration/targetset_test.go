@@ -242,11 +242,13 @@ func TestTargetSetHundredTargets(t *testing.T) {
 	}
 
 	dereg := callsOf("BatchDeregisterTargets")
+	start = time.Now()
 	if err := kube.Delete(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, cr)
 	waitTargets(t, lbID, lisID, "", map[string]int{})
+	t.Logf("100 targets removed in %s", time.Since(start).Round(time.Millisecond))
 	if n := callsOf("BatchDeregisterTargets") - dereg; n > 3 {
 		t.Errorf("removing 100 targets took %d BatchDeregisterTargets calls, want at most 3", n)
 	}
