@@ -10,6 +10,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 )
@@ -26,6 +28,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		listener.Setup,
 		rule.Setup,
 		targetset.Setup,
+		portpool.Setup,
+		podaddress.Setup,
 	} {
 		if err := setup(mgr, o, pool); err != nil {
 			return err

@@ -54,7 +54,7 @@ func TestRestartMidway(t *testing.T) {
 	startProvider(t)
 	eventually(t, "all Pods Bound after the restart", func() error {
 		if n := countBound(t, ns); n != pods {
-			return errors.Errorf("%d of %d Bound", n, pods)
+			return errors.Errorf("%d of %d Bound; others: %s", n, pods, notBound(t, ns))
 		}
 		return nil
 	})
@@ -106,4 +106,21 @@ func countBound(t testing.TB, ns string) int {
 		}
 	}
 	return n
+}
+
+// notBound summarises the PodAddresses that are not Bound, for failures.
+func notBound(t testing.TB, ns string) string {
+	l := &v1alpha1.PodAddressList{}
+	if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	states := map[string]int{}
+	example := map[string]string{}
+	for _, pa := range l.Items {
+		if pa.Status.State != v1alpha1.StateBound {
+			states[pa.Status.State]++
+			example[pa.Status.State] = pa.Name + ": " + pa.Status.Message
+		}
+	}
+	return fmt.Sprintf("%d PodAddresses; %v; e.g. %v", len(l.Items), states, example)
 }

@@ -1,0 +1,147 @@
+package podaddress
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+)
+
+// bindTimeout bounds one background registration; a stuck call must not
+// keep a binding from being retried.
+const bindTimeout = 2 * time.Minute
+
+// An op is a registration or deregistration of one PodAddress's targets on
+// one load balancer.
+type op struct {
+	register bool
+	lb       string
+	targets  []clb.Target
+}
+
+// A result is what the cloud answered to the operations of one PodAddress.
+type result struct {
+	// gen identifies the operation set the result answers, so that a stale
+	// result is not taken for a newer request.
+	gen string
+	err error
+}
+
+// A binder runs target registrations in the background, so that no
+// reconcile waits on the cloud. Concurrent registrations coalesce in the
+// cloud client into BatchRegisterTargets calls of up to 500 targets per load
+// balancer; the binder only tracks which PodAddress is waiting on what and
+// wakes it when its answer arrives.
+type binder struct {
+	mu       sync.Mutex
+	inflight map[types.NamespacedName]string // PodAddress → gen in flight
+	results  map[types.NamespacedName]result
+	wake     chan event.TypedGenericEvent[*v1alpha1.PodAddress]
+}
+
+func newBinder() *binder {
+	return &binder{
+		inflight: map[types.NamespacedName]string{},
+		results:  map[types.NamespacedName]result{},
+		// Buffered: a burst of answers must not block the cloud calls'
+		// goroutines while the controller catches up.
+		wake: make(chan event.TypedGenericEvent[*v1alpha1.PodAddress], 4096),
+	}
+}
+
+// start sends ops for pa unless the same gen is already in flight or
+// answered; it returns the answer once there is one.
+func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r, ok := b.results[pa]; ok && r.gen == gen {
+		return true, r.err
+	}
+	if b.inflight[pa] == gen {
+		return false, nil
+	}
+	b.inflight[pa] = gen
+	go b.run(c, pa, gen, ops)
+	return false, nil
+}
+
+// forget drops the answer for pa once it has been acted on.
+func (b *binder) forget(pa types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.results, pa)
+	delete(b.inflight, pa)
+}
+
+func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []op) {
+	ctx, cancel := context.WithTimeout(context.Background(), bindTimeout)
+	defer cancel()
+	var err error
+	for _, o := range ops {
+		if o.register {
+			_, err = c.RegisterTargets(ctx, o.lb, o.targets)
+			if err != nil {
+				err = confirm(ctx, c, o, true, err)
+			}
+		} else {
+			_, err = c.DeregisterTargets(ctx, o.lb, o.targets)
+			if err != nil {
+				err = confirm(ctx, c, o, false, err)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	b.mu.Lock()
+	if b.inflight[pa] == gen {
+		delete(b.inflight, pa)
+		b.results[pa] = result{gen: gen, err: err}
+	}
+	b.mu.Unlock()
+	obj := &v1alpha1.PodAddress{}
+	obj.SetNamespace(pa.Namespace)
+	obj.SetName(pa.Name)
+	b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}
+}
+
+// confirm turns a refused (de)registration into success when the cloud
+// already is as wanted: a target registered before a restart, or one that
+// is already gone. The API refuses a whole listener's group in both cases.
+func confirm(ctx context.Context, c *clb.Client, o op, wantBound bool, orig error) error {
+	if !clb.IsInvalid(orig) && !clb.IsNotFound(orig) {
+		return orig
+	}
+	for _, t := range o.targets {
+		backend, err := c.DescribeTargets(ctx, o.lb, t.ListenerID)
+		if clb.IsNotFound(err) && !wantBound {
+			continue // the listener is gone, and its targets with it
+		}
+		if err != nil {
+			return orig
+		}
+		bound := false
+		for _, tg := range backend.Targets {
+			if tg == nil || tg.Port == nil || *tg.Port != t.Port {
+				continue
+			}
+			for _, ip := range tg.PrivateIpAddresses {
+				if ip != nil && *ip == t.EniIP {
+					bound = true
+				}
+			}
+			if t.InstanceID != "" && tg.InstanceId != nil && *tg.InstanceId == t.InstanceID {
+				bound = true
+			}
+		}
+		if bound != wantBound {
+			return orig
+		}
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package podaddress
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+)
+
+// ordinalSuffix is the ordinal of a StatefulSet Pod name.
+var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
+
+// want is one address a PodAddress needs: a container port in a pool.
+type want struct {
+	pool          string
+	containerPort int32
+	protocol      string
+	hostPort      int32
+	nodePort      int32
+}
+
+// wants resolves a PodAddress's port requests against its Pod.
+func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
+	var out []want
+	for _, pr := range pa.Spec.Ports {
+		port, proto, hostPort, err := podannotation.ResolvePort(pod, pr)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pr.Pools {
+			w := want{pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto, hostPort: hostPort}
+			if pr.NodePort != nil {
+				w.nodePort = *pr.NodePort
+			}
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+func (w want) matches(b v1alpha1.PortBinding) bool {
+	return b.Pool == w.pool && b.ContainerPort == w.containerPort && b.Protocol == w.protocol
+}
+
+// listenerProtocols are the listeners a requested protocol binds to.
+func listenerProtocols(protocol string) []string {
+	if protocol == v1alpha1.ProtocolTCPUDP {
+		return []string{"TCP", "UDP"}
+	}
+	return []string{protocol}
+}
+
+// bind brings a live Pod's PodAddress to Bound: allocate what is missing,
+// record it, register the targets, tell the Pod.
+func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
+	ws, err := wants(pa, pod)
+	if err != nil {
+		return r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{})
+	}
+	key := client.ObjectKeyFromObject(pa)
+
+	// Ports no longer asked for go back once their targets are gone.
+	// So do bindings whose slot the allocator gives to someone else.
+	var keep, drop []v1alpha1.PortBinding
+	for _, b := range pa.Status.Bindings {
+		asked := false
+		for _, w := range ws {
+			asked = asked || w.matches(b)
+		}
+		if asked && r.owns(ctx, key, b) {
+			keep = append(keep, b)
+		} else {
+			drop = append(drop, b)
+		}
+	}
+	if len(drop) > 0 {
+		done, err := r.runOps(pa, deregisterOps(drop))
+		if !done || err != nil {
+			return reconcile.Result{}, err
+		}
+		for _, b := range drop {
+			if al, ok := r.pools.loaded(b.Pool); ok {
+				al.Release(owner(key, b.ContainerPort, b.Protocol))
+			}
+		}
+		pa.Status.Bindings = keep
+	}
+
+	// Allocate what is missing, and record it before any cloud call.
+	var fresh []want
+	for _, w := range ws {
+		if hasBinding(pa.Status.Bindings, w) {
+			continue
+		}
+		b, isNew, state, err := r.allocate(ctx, pa, w)
+		if isNew {
+			fresh = append(fresh, w)
+		}
+		if err != nil {
+			if state == v1alpha1.StateNoPortAvailable {
+				r.record.Event(pod, event.Warning(reasonNoPort, err))
+			}
+			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
+			if uerr != nil {
+				r.undo(pa, fresh)
+			}
+			return res, uerr
+		}
+		pa.Status.Bindings = append(pa.Status.Bindings, b)
+	}
+	if len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending {
+		res, err := r.setState(ctx, pa, v1alpha1.StateAllocated, "ports allocated; registering the Pod as their target", reconcile.Result{})
+		if err != nil {
+			r.undo(pa, fresh)
+		}
+		return res, err
+	}
+
+	// Where the load balancers forward to.
+	ip, instance, ready := backend(pa, pod)
+	if !ready {
+		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, "waiting for the Pod's IP (or its node)", reconcile.Result{})
+	}
+	var stale []v1alpha1.PortBinding
+	for i := range pa.Status.Bindings {
+		b := &pa.Status.Bindings[i]
+		tip, tport := target(pa, *b, ws, ip)
+		if b.TargetIP != tip || b.TargetPort != tport || b.InstanceID != instance {
+			if b.TargetIP != "" || b.InstanceID != "" {
+				stale = append(stale, *b)
+			}
+			b.TargetIP, b.TargetPort, b.InstanceID = tip, tport, instance
+			b.Address = ""
+		}
+	}
+	ops := deregisterOps(stale)
+	var toRegister []v1alpha1.PortBinding
+	for _, b := range pa.Status.Bindings {
+		if b.Address == "" {
+			toRegister = append(toRegister, b)
+		}
+	}
+	if len(toRegister) > 0 || len(ops) > 0 {
+		done, err := r.runOps(pa, append(ops, registerOps(toRegister)...))
+		if !done || err != nil {
+			if err != nil {
+				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
+			}
+			return reconcile.Result{}, err
+		}
+		for i := range pa.Status.Bindings {
+			pa.Status.Bindings[i].Address = address(pa.Status.Bindings[i])
+		}
+	}
+
+	if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil {
+		now := metaTime(r.clock())
+		pa.Status.BoundAt = now
+		if _, err := r.setState(ctx, pa, v1alpha1.StateBound, "", reconcile.Result{}); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.binder.forget(key)
+		r.metrics.bound(pa, pod, now.Time)
+		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
+	}
+	return reconcile.Result{}, r.tellPod(ctx, pod, a.syntax, pa.Status.Bindings, true)
+}
+
+// owns reports whether the allocator agrees that b's slot is pa's. It
+// records the slot if nobody holds it (a binding written by an earlier
+// provider after this one loaded the pool) and says no if another owner
+// does.
+func (r *Reconciler) owns(ctx context.Context, pa client.ObjectKey, b v1alpha1.PortBinding) bool {
+	al, _, err := r.pools.get(ctx, b.Pool)
+	if err != nil {
+		return true // cannot tell; keep it until the pool is back
+	}
+	slot := portalloc.Slot{LB: b.LoadBalancerID, Port: b.Port}
+	o := owner(pa, b.ContainerPort, b.Protocol)
+	if have, ok := al.Lookup(o); ok {
+		return have == slot
+	}
+	return al.Assign(o, slot) == nil
+}
+
+func hasBinding(bs []v1alpha1.PortBinding, w want) bool {
+	for _, b := range bs {
+		if w.matches(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// undo returns the slots this reconcile allocated whose record failed; a
+// retry allocates them again. Slots an owner already held are kept: a
+// failed write from a stale copy does not mean the slot was never recorded.
+func (r *Reconciler) undo(pa *v1alpha1.PodAddress, ws []want) {
+	key := client.ObjectKeyFromObject(pa)
+	for _, w := range ws {
+		if al, ok := r.pools.loaded(w.pool); ok {
+			al.Release(owner(key, w.containerPort, w.protocol))
+		}
+	}
+}
+
+// allocate takes a slot for w and describes the binding. isNew is true
+// when the owner held no slot before.
+func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w want) (b v1alpha1.PortBinding, isNew bool, state string, err error) {
+	al, pp, err := r.pools.get(ctx, w.pool)
+	if kerrors.IsNotFound(errors.Cause(err)) {
+		return b, false, v1alpha1.StatePoolNotFound, errors.Errorf("PortPool %s does not exist", w.pool)
+	}
+	if err != nil {
+		return b, false, v1alpha1.StatePending, err
+	}
+	o := owner(client.ObjectKeyFromObject(pa), w.containerPort, w.protocol)
+	_, held := al.Lookup(o)
+	var slot portalloc.Slot
+	if pa.Spec.Strategy == v1alpha1.StrategyOrdinal {
+		m := ordinalSuffix.FindStringSubmatch(pa.GetName())
+		if m == nil {
+			return b, false, v1alpha1.StateInvalid, errors.Errorf("the Ordinal strategy needs a StatefulSet Pod name ending in -<ordinal>, not %q", pa.GetName())
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 32)
+		seg := int64(1)
+		if pp.Spec.ForProvider.SegmentLength != nil {
+			seg = *pp.Spec.ForProvider.SegmentLength
+		}
+		slot, err = al.AllocateAt(o, int32(pp.Spec.ForProvider.StartPort+n*seg)) //nolint:gosec // G115: ports are validated to 1-65535.
+	} else {
+		slot, err = al.Allocate(o)
+	}
+	if errors.Is(err, portalloc.ErrNoPortAvailable) || errors.Is(err, portalloc.ErrTaken) {
+		return b, false, v1alpha1.StateNoPortAvailable, errors.Wrapf(err, "pool %s", w.pool)
+	}
+	if err != nil {
+		return b, false, v1alpha1.StatePending, err
+	}
+	return binding(pp, w, slot), !held, "", nil
+}
+
+// binding describes the address slot gives w.
+func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.PortBinding {
+	b := v1alpha1.PortBinding{
+		Pool:           w.pool,
+		Protocol:       w.protocol,
+		ContainerPort:  w.containerPort,
+		LoadBalancerID: slot.LB,
+		Port:           slot.Port,
+		ListenerIDs:    map[string]string{},
+	}
+	if seg := pp.Spec.ForProvider.SegmentLength; seg != nil && *seg > 1 {
+		b.EndPort = slot.Port + int32(*seg) - 1 //nolint:gosec // G115: segments are at most 1000 ports.
+	}
+	if pp.Spec.ForProvider.External != nil {
+		b.External = *pp.Spec.ForProvider.External
+	}
+	for _, lb := range pp.Status.AtProvider.LoadBalancers {
+		if lb.ID != slot.LB {
+			continue
+		}
+		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, lb.VIPs
+		for _, proto := range listenerProtocols(w.protocol) {
+			b.ListenerIDs[proto] = lb.Listeners[fmt.Sprintf("%s/%d", proto, slot.Port)]
+		}
+	}
+	return b
+}
+
+// backend returns where the load balancers forward to, and whether it is
+// known yet.
+func backend(pa *v1alpha1.PodAddress, pod *corev1.Pod) (ip, instance string, ready bool) {
+	switch pa.Spec.Backend {
+	case v1alpha1.BackendHostPort:
+		return pod.Status.HostIP, "", pod.Status.HostIP != ""
+	case v1alpha1.BackendNodePort:
+		// The node's CVM instance, from a providerID like
+		// qcloud:///800002/ins-abcdefgh.
+		id := pod.Annotations[annotationInstanceID]
+		return pod.Status.HostIP, id, pod.Status.HostIP != ""
+	default:
+		return pod.Status.PodIP, "", pod.Status.PodIP != ""
+	}
+}
+
+// annotationInstanceID is where the NodePort backend finds the node's
+// instance when it is not read from the Node (hostNetwork Pods carry it too).
+const annotationInstanceID = "network.tencentcloud.crossplane.io/instance-id"
+
+// target is the IP and port a binding forwards to.
+func target(pa *v1alpha1.PodAddress, b v1alpha1.PortBinding, ws []want, ip string) (string, int32) {
+	for _, w := range ws {
+		if !w.matches(b) {
+			continue
+		}
+		switch {
+		case pa.Spec.Backend == v1alpha1.BackendHostPort && w.hostPort > 0:
+			return ip, w.hostPort
+		case pa.Spec.Backend == v1alpha1.BackendNodePort && w.nodePort > 0:
+			return ip, w.nodePort
+		}
+	}
+	return ip, b.ContainerPort
+}
+
+func address(b v1alpha1.PortBinding) string {
+	if len(b.VIPs) == 0 {
+		return ""
+	}
+	if b.EndPort > 0 {
+		return fmt.Sprintf("%s:%d-%d", b.VIPs[0], b.Port, b.EndPort)
+	}
+	return fmt.Sprintf("%s:%d", b.VIPs[0], b.Port)
+}
+
+func addresses(bs []v1alpha1.PortBinding) string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, fmt.Sprintf("%s/%d→%s", b.Protocol, b.ContainerPort, b.Address))
+	}
+	return strings.Join(out, ", ")
+}
+
+func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
+	var ts []clb.Target
+	for _, id := range b.ListenerIDs {
+		t := clb.Target{ListenerID: id, Port: int64(b.TargetPort)}
+		if b.InstanceID != "" {
+			t.InstanceID = b.InstanceID
+		} else {
+			t.EniIP = b.TargetIP
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// opsFor groups bindings' targets into one operation per load balancer.
+func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
+	byLB := map[string]*op{}
+	var order []string
+	for _, b := range bs {
+		o, ok := byLB[b.LoadBalancerID]
+		if !ok {
+			o = &op{register: register, lb: b.LoadBalancerID}
+			byLB[b.LoadBalancerID] = o
+			order = append(order, b.LoadBalancerID)
+		}
+		o.targets = append(o.targets, cloudTargets(b)...)
+	}
+	out := make([]op, 0, len(order))
+	for _, lb := range order {
+		out = append(out, *byLB[lb])
+	}
+	return out
+}
+
+func registerOps(bs []v1alpha1.PortBinding) []op { return opsFor(bs, true) }
+
+func deregisterOps(bs []v1alpha1.PortBinding) []op {
+	var registered []v1alpha1.PortBinding
+	for _, b := range bs {
+		if b.TargetIP != "" || b.InstanceID != "" {
+			registered = append(registered, b)
+		}
+	}
+	return opsFor(registered, false)
+}
+
+// deregister removes every registered target of pa; done is false while
+// the cloud call runs in the background.
+func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+	ops := deregisterOps(pa.Status.Bindings)
+	if len(ops) == 0 {
+		return true, nil
+	}
+	done, err := r.runOps(pa, ops)
+	if !done || err != nil {
+		return false, err
+	}
+	for i := range pa.Status.Bindings {
+		b := &pa.Status.Bindings[i]
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = "", 0, "", ""
+	}
+	// Record that nothing is registered any more, so a restart does not
+	// deregister again.
+	if err := r.kube.Status().Update(ctx, pa); err != nil {
+		return false, errors.Wrap(err, "cannot record the deregistered targets")
+	}
+	r.binder.forget(client.ObjectKeyFromObject(pa))
+	return true, nil
+}
+
+// runOps hands ops to the binder under a generation that identifies them,
+// using the cloud client of the pool of the first binding.
+func (r *Reconciler) runOps(pa *v1alpha1.PodAddress, ops []op) (bool, error) {
+	if len(ops) == 0 {
+		return true, nil
+	}
+	c, err := r.clientFor(context.Background(), pa)
+	if kerrors.IsNotFound(errors.Cause(err)) && !ops[0].register {
+		// The pool is gone, and its listeners with their targets.
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return r.binder.start(c, client.ObjectKeyFromObject(pa), generation(ops), ops)
+}
+
+func generation(ops []op) string {
+	h := sha256.New()
+	for _, o := range ops {
+		fmt.Fprintf(h, "%v|%s|", o.register, o.lb)
+		for _, t := range o.targets {
+			fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// clientFor returns the cloud client of the provider config of the pool
+// pa's first binding uses; every pool of one PodAddress is expected to be
+// reachable with its own config, and they normally share one.
+func (r *Reconciler) clientFor(ctx context.Context, pa *v1alpha1.PodAddress) (*clb.Client, error) {
+	if len(pa.Status.Bindings) == 0 {
+		return nil, errors.New("no bindings")
+	}
+	ns, name, _ := strings.Cut(pa.Status.Bindings[0].Pool, "/")
+	pp := &clbv1alpha1.PortPool{}
+	if err := r.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp); err != nil {
+		return nil, errors.Wrapf(err, "cannot get PortPool %s/%s", ns, name)
+	}
+	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)
+	if err != nil {
+		return nil, err
+	}
+	return r.clients.Client(cfg)
+}

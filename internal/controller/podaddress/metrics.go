@@ -1,0 +1,84 @@
+package podaddress
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+)
+
+// A recorder exports the per-Pod address metrics.
+type recorder struct {
+	bindLatency prometheus.Histogram
+	pending     prometheus.Gauge
+
+	mu     sync.Mutex
+	states map[types.NamespacedName]string
+}
+
+func newRecorder(reg prometheus.Registerer) *recorder {
+	r := &recorder{
+		bindLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "podaddress_bind_latency_seconds",
+			Help:    "Time from a Pod's creation until all its public addresses are bound.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120},
+		}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "podaddress_pending_bindings",
+			Help: "PodAddresses not Bound (waiting for ports, a backend or the cloud).",
+		}),
+		states: map[types.NamespacedName]string{},
+	}
+	if reg != nil {
+		r.bindLatency = register(reg, r.bindLatency)
+		r.pending = register(reg, r.pending)
+	}
+	return r
+}
+
+// register tolerates a second registration (several reconcilers in one
+// process, as in tests) by sharing the first collector.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok { //nolint:errorlint // Register returns this type unwrapped.
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+func (r *recorder) bound(pa *v1alpha1.PodAddress, pod *corev1.Pod, at time.Time) {
+	r.bindLatency.Observe(at.Sub(pod.CreationTimestamp.Time).Seconds())
+	r.state(pa)
+}
+
+func (r *recorder) state(pa *v1alpha1.PodAddress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states[client.ObjectKeyFromObject(pa)] = pa.Status.State
+	r.refresh()
+}
+
+func (r *recorder) forget(pa *v1alpha1.PodAddress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.states, client.ObjectKeyFromObject(pa))
+	r.refresh()
+}
+
+func (r *recorder) refresh() {
+	n := 0
+	for _, s := range r.states {
+		if s != v1alpha1.StateBound && s != v1alpha1.StateHeld {
+			n++
+		}
+	}
+	r.pending.Set(float64(n))
+}

@@ -1,0 +1,102 @@
+package podaddress
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+)
+
+func equality(a, b any) bool { return reflect.DeepEqual(a, b) }
+
+// podChanged filters Pod updates down to those that matter here: what it
+// asks for (annotations, labels for policies), where it runs (IPs) and
+// its deletion.
+func podChanged(o, n client.Object) bool {
+	po, ok1 := o.(*corev1.Pod)
+	pn, ok2 := n.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !maps.Equal(po.Annotations, pn.Annotations) ||
+		!maps.Equal(po.Labels, pn.Labels) ||
+		po.Status.PodIP != pn.Status.PodIP ||
+		po.Status.HostIP != pn.Status.HostIP ||
+		!po.DeletionTimestamp.Equal(pn.DeletionTimestamp)
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setPodCondition sets one condition of a Pod's status. The patch is a
+// strategic merge keyed by condition type, so the kubelet's conditions are
+// never overwritten.
+func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c corev1.PodCondition) error {
+	if cur := podCondition(pod, c.Type); cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+		return nil
+	}
+	orig := pod.DeepCopy()
+	c.LastTransitionTime = metav1.Now()
+	if cur := podCondition(pod, c.Type); cur != nil {
+		*cur = c
+	} else {
+		pod.Status.Conditions = append(pod.Status.Conditions, c)
+	}
+	return client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig)))
+}
+
+// tellPod writes the addresses into the Pod's annotations (readable through
+// the downward API) and its address condition (usable as a readiness
+// gate), each only when it changed.
+func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string, bs []v1alpha1.PortBinding, ready bool) error {
+	want := podannotation.ResultAnnotations(syntax, bs, ready)
+	changed := false
+	for k, v := range want {
+		if pod.Annotations[k] != v {
+			changed = true
+		}
+	}
+	if changed {
+		orig := pod.DeepCopy()
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		maps.Copy(pod.Annotations, want)
+		if err := r.kube.Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
+			return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
+		}
+	}
+	c := corev1.PodCondition{Type: conditionAddressReady, Status: corev1.ConditionFalse, Reason: "NotBound"}
+	if ready {
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", addresses(bs)
+	}
+	if err := r.setPodCondition(ctx, pod, c); err != nil {
+		return errors.Wrap(err, "cannot set the Pod's address condition")
+	}
+	// Pods that came from bcs may carry its readiness gate; satisfy it too
+	// so they become Ready after the move.
+	if slices.Contains(podannotation.ReadinessGates(pod), corev1.PodConditionType(podannotation.BCSConditionPortBindingReady)) {
+		c.Type = podannotation.BCSConditionPortBindingReady
+		return errors.Wrap(r.setPodCondition(ctx, pod, c), "cannot set the Pod's bcs readiness condition")
+	}
+	return nil
+}
+
+// conditionAddressReady is the Pod condition (and readiness gate) that is
+// True once every address forwards to the Pod.
+const conditionAddressReady = corev1.PodConditionType(podannotation.ConditionAddressReady)

@@ -1,0 +1,231 @@
+// Package podaddress gives Pods public addresses: it turns what a Pod asks
+// for (by annotation or through a PodAddressPolicy) into a PodAddress,
+// allocates pool ports for it, registers the Pod as the target of the
+// pool's listeners and tells the Pod its addresses.
+//
+// One reconcile serves both objects of a name: the Pod and its PodAddress.
+// Allocation is in memory and persisted in PodAddress.status before any
+// cloud call, so a restarted provider rebuilds the allocator from the
+// statuses and never hands a port out twice. Target registrations run in
+// the background and coalesce across Pods in the cloud client; no
+// reconcile waits on the cloud.
+package podaddress
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+)
+
+const (
+	// Finalizer keeps a PodAddress until its targets are deregistered and
+	// its ports returned to the pool.
+	Finalizer = "network.tencentcloud.crossplane.io/targets"
+
+	controllerName = "podaddress"
+
+	// waitForPorts is how often a binding that waits for a free port or a
+	// pool looks again, besides the PortPool watch.
+	waitForPorts = 10 * time.Second
+
+	// minWorkers keeps enough reconciles running for bursts of Pods; each
+	// is short because cloud calls run in the background.
+	minWorkers = 32
+)
+
+// Setup adds the PodAddress controller.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
+		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName))) //nolint:staticcheck // SA1019: the runtime recorder needs a record.EventRecorder.
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexPool, poolsOf); err != nil {
+		return err
+	}
+	copts := o.ForControllerRuntime()
+	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(controllerName).
+		WithOptions(copts).
+		For(&v1alpha1.PodAddress{}).
+		// A Pod and its PodAddress share a name, so a Pod event is a
+		// request for its PodAddress.
+		Watches(&corev1.Pod{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
+		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
+		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		Complete(r)
+}
+
+// A Reconciler reconciles a Pod and its PodAddress.
+type Reconciler struct {
+	kube     client.Client
+	clients  *clb.Pool
+	pools    *pools
+	binder   *binder
+	record   event.Recorder
+	log      logging.Logger
+	clock    func() time.Time
+	metrics  *recorder
+	policies *policies
+}
+
+// NewReconciler returns a Reconciler with a fresh allocator: its state is
+// rebuilt from PodAddress statuses as pools are first used.
+func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, rec event.Recorder) *Reconciler {
+	return &Reconciler{
+		kube:     kube,
+		clients:  clients,
+		pools:    newPools(kube, portalloc.NewRegistry()),
+		binder:   newBinder(),
+		record:   rec,
+		log:      log,
+		clock:    time.Now,
+		metrics:  newRecorder(metrics.Registry),
+		policies: &policies{kube: kube},
+	}
+}
+
+// Reconcile one name: the Pod and the PodAddress of that name.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	live := pod != nil && pod.DeletionTimestamp == nil
+	var want *ask
+	if live {
+		want, err = r.request(ctx, pod)
+		if err != nil {
+			// A malformed request concerns this Pod only: say so on it and
+			// leave any existing binding alone.
+			r.reportInvalid(ctx, pod, err)
+			return reconcile.Result{}, nil
+		}
+	}
+
+	switch {
+	case pa == nil && want == nil:
+		return reconcile.Result{}, nil
+	case pa == nil:
+		return reconcile.Result{}, r.create(ctx, pod, want)
+	case meta.WasDeleted(pa):
+		return r.finalize(ctx, pa)
+	case !live:
+		return r.podGone(ctx, pa)
+	case want == nil:
+		// The Pod no longer asks: its addresses go.
+		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+	case pa.Spec.PodUID != string(pod.GetUID()) || !sameRequest(pa.Spec, want.spec):
+		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
+	}
+	return r.bind(ctx, pa, pod, want)
+}
+
+func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {
+	var zero T
+	if err := kube.Get(ctx, key, obj); err != nil {
+		if kerrors.IsNotFound(err) {
+			return zero, nil
+		}
+		return zero, errors.Wrapf(err, "cannot get %T %s", obj, key)
+	}
+	return obj, nil
+}
+
+// create makes the PodAddress of a Pod that asks for addresses.
+func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) error {
+	pa := &v1alpha1.PodAddress{}
+	pa.SetNamespace(pod.GetNamespace())
+	pa.SetName(pod.GetName())
+	pa.SetFinalizers([]string{Finalizer})
+	// No owner reference: with a keep duration the binding must outlive
+	// the Pod, and without one this controller deletes it itself.
+	pa.Spec = want.spec
+	pa.Spec.PodUID = string(pod.GetUID())
+	err := r.kube.Create(ctx, pa)
+	if kerrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return errors.Wrap(err, "cannot create PodAddress")
+}
+
+// takeOver points an existing PodAddress at a new Pod of the same name (a
+// recreated StatefulSet Pod keeps its ports) or at a changed request.
+func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) error {
+	pa.Spec = want.spec
+	pa.Spec.PodUID = string(pod.GetUID())
+	if err := r.kube.Update(ctx, pa); err != nil {
+		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
+	}
+	return nil
+}
+
+// podGone holds or releases the addresses of a Pod that is gone.
+func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
+	keep := pa.Spec.KeepDuration
+	if keep == nil || keep.Duration <= 0 {
+		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+	}
+	if pa.Status.State != v1alpha1.StateHeld {
+		done, err := r.deregister(ctx, pa)
+		if !done || err != nil {
+			return reconcile.Result{}, err
+		}
+		now := r.clock()
+		pa.Status.State = v1alpha1.StateHeld
+		pa.Status.Message = "the Pod is gone; its ports are kept for a Pod of the same name"
+		pa.Status.ReleaseAt = metaTime(now.Add(keep.Duration))
+		pa.Status.BoundAt = nil
+		setReady(pa, false, "Held", pa.Status.Message)
+		if err := r.kube.Status().Update(ctx, pa); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot record the held addresses")
+		}
+		return reconcile.Result{RequeueAfter: keep.Duration}, nil
+	}
+	if left := pa.Status.ReleaseAt.Sub(r.clock()); left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+}
+
+// finalize deregisters a deleted PodAddress's targets, returns its ports
+// and lets it go.
+func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
+	done, err := r.deregister(ctx, pa)
+	if !done || err != nil {
+		return reconcile.Result{}, err
+	}
+	r.pools.release(pa)
+	r.metrics.forget(pa)
+	meta.RemoveFinalizer(pa, Finalizer)
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pa))
+}

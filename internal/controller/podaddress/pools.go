@@ -1,0 +1,206 @@
+package podaddress
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+)
+
+// indexPool indexes PodAddresses by the pools they hold or ask for.
+const indexPool = "podaddress.pools"
+
+// errPoolNotReady means a pool exists but has no usable load balancer yet.
+var errPoolNotReady = errors.New("pool is not ready")
+
+func poolsOf(o client.Object) []string {
+	pa, ok := o.(*v1alpha1.PodAddress)
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, pr := range pa.Spec.Ports {
+		for _, p := range pr.Pools {
+			seen[poolKey(pa.GetNamespace(), p)] = true
+		}
+	}
+	for _, b := range pa.Status.Bindings {
+		seen[b.Pool] = true
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// poolKey is namespace/name of a pool a Pod of namespace ns refers to.
+func poolKey(ns string, p v1alpha1.PoolRef) string {
+	if p.Namespace != "" {
+		ns = p.Namespace
+	}
+	return ns + "/" + p.Name
+}
+
+// owner names one binding in its pool's allocator. It does not change when
+// a Pod is recreated with the same name, which is what lets a held binding
+// pass to the new Pod.
+func owner(pa types.NamespacedName, containerPort int32, protocol string) string {
+	return fmt.Sprintf("%s/%s#%d/%s", pa.Namespace, pa.Name, containerPort, protocol)
+}
+
+// pools keeps the allocator in step with the PortPools. A pool's
+// allocation state is rebuilt from the PodAddress statuses the first time
+// this process uses it, before anything is allocated in it.
+type pools struct {
+	kube     client.Reader
+	registry *portalloc.Registry
+
+	mu     sync.Mutex
+	synced map[string]string // pool key → PortPool resourceVersion applied
+}
+
+func newPools(kube client.Reader, reg *portalloc.Registry) *pools {
+	return &pools{kube: kube, registry: reg, synced: map[string]string{}}
+}
+
+// get returns the allocator and the PortPool of key, loading or refreshing
+// the allocator from the PortPool's status.
+func (p *pools) get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alpha1.PortPool, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	pp := &clbv1alpha1.PortPool{}
+	if err := p.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pp); err != nil {
+		return nil, nil, errors.Wrapf(err, "cannot get PortPool %s", key)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	policy := portalloc.Policy(clbv1alpha1.PolicyLeastUsed)
+	if pp.Spec.ForProvider.AllocationPolicy != nil {
+		policy = portalloc.Policy(*pp.Spec.ForProvider.AllocationPolicy)
+	}
+	a, created := p.registry.Pool(key, policy)
+	if created {
+		if err := p.rebuild(ctx, key, a); err != nil {
+			p.registry.Delete(key)
+			return nil, nil, err
+		}
+	}
+	if p.synced[key] != pp.GetResourceVersion() {
+		a.SetPolicy(policy)
+		apply(a, pp)
+		p.synced[key] = pp.GetResourceVersion()
+	}
+	return a, pp, nil
+}
+
+// rebuild records every binding the PodAddresses hold in the pool.
+func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) error {
+	l := &v1alpha1.PodAddressList{}
+	if err := p.kube.List(ctx, l, client.MatchingFields{indexPool: key}); err != nil {
+		return errors.Wrapf(err, "cannot list the bindings of pool %s", key)
+	}
+	for _, pa := range l.Items {
+		for _, b := range pa.Status.Bindings {
+			if b.Pool != key {
+				continue
+			}
+			o := owner(client.ObjectKeyFromObject(&pa), b.ContainerPort, b.Protocol)
+			// A slot two statuses claim (which a correct provider never
+			// writes) goes to the first; bind sees that the other does not
+			// own its slot and allocates it a new one.
+			_ = a.Assign(o, portalloc.Slot{LB: b.LoadBalancerID, Port: b.Port})
+		}
+	}
+	return nil
+}
+
+// apply tells the allocator which slots of each load balancer are usable:
+// those whose listeners exist for every protocol of the pool.
+func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
+	protocols := pp.Spec.ForProvider.Protocols
+	if len(protocols) == 0 {
+		protocols = []string{"TCP"}
+	}
+	for _, lb := range pp.Status.AtProvider.LoadBalancers {
+		if lb.State == "NotFound" {
+			a.SetLB(lb.ID, nil)
+			continue
+		}
+		a.SetLB(lb.ID, readyPorts(lb, protocols))
+	}
+	a.SetBlacklist(pp.Spec.ForProvider.Blacklist)
+}
+
+// readyPorts lists the slot ports of lb whose listeners exist for every
+// protocol.
+func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int32 {
+	count := map[int32]int{}
+	for k := range lb.Listeners {
+		proto, port, ok := strings.Cut(k, "/")
+		if !ok {
+			continue
+		}
+		var n int32
+		if _, err := fmt.Sscan(port, &n); err != nil {
+			continue
+		}
+		for _, p := range protocols {
+			if p == proto {
+				count[n]++
+			}
+		}
+	}
+	ports := make([]int32, 0, len(count))
+	for port, n := range count {
+		if n == len(protocols) {
+			ports = append(ports, port)
+		}
+	}
+	return ports
+}
+
+// release returns every port a PodAddress holds.
+func (p *pools) release(pa *v1alpha1.PodAddress) {
+	key := client.ObjectKeyFromObject(pa)
+	for _, b := range pa.Status.Bindings {
+		if a, ok := p.loaded(b.Pool); ok {
+			a.Release(owner(key, b.ContainerPort, b.Protocol))
+		}
+	}
+}
+
+func (p *pools) loaded(key string) (*portalloc.Pool, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.synced[key]; !ok {
+		return nil, false
+	}
+	a, _ := p.registry.Pool(key, "")
+	return a, true
+}
+
+// waitersOfPool maps a PortPool change to the PodAddresses that use it or
+// wait for it.
+func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &v1alpha1.PodAddressList{}
+	if err := r.kube.List(ctx, l, client.MatchingFields{indexPool: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, pa := range l.Items {
+		if pa.Status.State != v1alpha1.StateBound {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
+		}
+	}
+	return reqs
+}

@@ -1,0 +1,153 @@
+package podaddress
+
+import (
+	"context"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+)
+
+const (
+	reasonInvalidRequest event.Reason = "InvalidAddressRequest"
+	reasonBound          event.Reason = "AddressBound"
+	reasonNoPort         event.Reason = "NoPortAvailable"
+)
+
+// An ask is what a Pod asks for, from its annotations or a policy.
+type ask struct {
+	spec          v1alpha1.PodAddressSpec
+	syntax        string
+	readinessGate bool
+}
+
+// request returns what pod asks for, or nil when it asks for nothing.
+// Annotations win over policies: they are the Pod's own words.
+func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error) {
+	req, asked, err := podannotation.Parse(pod)
+	if err != nil {
+		return nil, err
+	}
+	if asked {
+		return &ask{
+			spec: v1alpha1.PodAddressSpec{
+				Ports:        req.Ports,
+				Strategy:     req.Strategy,
+				KeepDuration: req.KeepDuration,
+				Backend:      backendOf(req),
+				Source:       "annotation/" + req.Syntax,
+			},
+			syntax:        req.Syntax,
+			readinessGate: req.ReadinessGate,
+		}, nil
+	}
+	pol, err := r.policies.match(ctx, pod)
+	if err != nil || pol == nil {
+		return nil, err
+	}
+	return &ask{
+		spec: v1alpha1.PodAddressSpec{
+			Ports:        pol.Spec.Ports,
+			Strategy:     pol.Spec.Strategy,
+			KeepDuration: pol.Spec.KeepDuration,
+			Backend:      pol.Spec.Backend,
+			Source:       "policy/" + pol.GetName(),
+		},
+		syntax:        podannotation.SyntaxNative,
+		readinessGate: true,
+	}, nil
+}
+
+// sameRequest reports whether a PodAddress already asks for what the Pod
+// asks for now.
+func sameRequest(have, want v1alpha1.PodAddressSpec) bool {
+	have.PodUID = ""
+	return reflect.DeepEqual(have, want)
+}
+
+// reportInvalid tells the Pod, and only it, that its request is malformed:
+// a warning event and the address condition.
+func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err error) {
+	c := corev1.PodCondition{Type: conditionAddressReady, Status: corev1.ConditionFalse, Reason: string(reasonInvalidRequest), Message: err.Error()}
+	if cur := podCondition(pod, conditionAddressReady); cur != nil && cur.Reason == c.Reason && cur.Message == c.Message {
+		return // said already
+	}
+	r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
+	if perr := r.setPodCondition(ctx, pod, c); perr != nil {
+		r.log.Debug("cannot set the address condition of a Pod", "pod", client.ObjectKeyFromObject(pod), "error", perr)
+	}
+}
+
+// policies finds the PodAddressPolicy that selects a Pod.
+type policies struct {
+	kube client.Reader
+}
+
+// match returns the first policy of the Pod's namespace (by name) whose
+// selector matches it.
+func (p *policies) match(ctx context.Context, pod *corev1.Pod) (*v1alpha1.PodAddressPolicy, error) {
+	l := &v1alpha1.PodAddressPolicyList{}
+	if err := p.kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
+		return nil, errors.Wrap(err, "cannot list PodAddressPolicies")
+	}
+	var best *v1alpha1.PodAddressPolicy
+	for i := range l.Items {
+		pol := &l.Items[i]
+		sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.GetLabels())) {
+			continue
+		}
+		if best == nil || pol.GetName() < best.GetName() {
+			best = pol
+		}
+	}
+	return best, nil
+}
+
+// podsOfPolicy maps a policy to the Pods of its namespace it selects, and
+// to the existing PodAddresses it may have stopped selecting.
+func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	pol, ok := o.(*v1alpha1.PodAddressPolicy)
+	if !ok {
+		return nil
+	}
+	var reqs []reconcile.Request
+	if sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector); err == nil && !sel.Empty() {
+		pods := &corev1.PodList{}
+		if err := r.kube.List(ctx, pods, client.InNamespace(pol.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err == nil {
+			for _, p := range pods.Items {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+			}
+		}
+	}
+	pas := &v1alpha1.PodAddressList{}
+	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace())); err == nil {
+		for _, pa := range pas.Items {
+			if pa.Spec.Source == "policy/"+pol.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
+			}
+		}
+	}
+	return reqs
+}
+
+// backendOf is the backend of an annotation request. A bcs "<port>/hostport"
+// line makes the whole Pod use its node and hostPorts: a PodAddress has one
+// backend.
+func backendOf(req *podannotation.Request) string {
+	for i := range req.Ports {
+		if b := req.BackendFor(i); b != req.Backend {
+			return b
+		}
+	}
+	return req.Backend
+}
