@@ -1,0 +1,182 @@
+package portpool
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
+)
+
+// Tags of the load balancers a pool creates. The UID tag finds them after
+// a restart (and a create whose answer was lost); the pool tag tells people
+// which pool owns them.
+const (
+	TagPoolUID = "crossplane-portpool-uid"
+	TagPool    = "crossplane-portpool"
+)
+
+// Listener and load balancer name limits.
+const (
+	maxListenerName = 80
+	maxLBName       = 60
+	hashLen         = 8
+	maxClientToken  = 64
+)
+
+// namer gives the pool's listeners their names: "<namespace>_<name>-<port>".
+// Kubernetes names never hold "_", so the prefix is unique per pool, and a
+// listener belongs to the pool exactly when it carries the name the pool
+// gives its port.
+type namer struct{ prefix string }
+
+func newNamer(namespace, name string) namer {
+	p := namespace + "_" + name
+	// Room for "-65535".
+	if room := maxListenerName - 6; len(p) > room {
+		p = p[:room-hashLen-1] + "-" + shortHash(namespace+"/"+name)
+	}
+	return namer{prefix: p}
+}
+
+func (n namer) listenerName(port int64) string { return n.prefix + "-" + strconv.FormatInt(port, 10) }
+
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])[:hashLen]
+}
+
+// withCertificate reports whether protocol takes the pool's certificate.
+func withCertificate(protocol string) bool { return protocol == "TCP_SSL" || protocol == "QUIC" }
+
+func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
+	if c == nil {
+		return nil
+	}
+	mode := clbconv.Deref(c.SSLMode)
+	if mode == "" {
+		mode = "UNIDIRECTIONAL"
+	}
+	return &clbsdk.CertificateInput{SSLMode: clbconv.Ptr(mode), CertId: clbconv.Ptr(c.CertID), CertCaId: c.CertCaID}
+}
+
+// createRequest creates the listeners of one protocol on ports; for a
+// segmented pool ports holds one start port and EndPort closes the range.
+func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, settings *v1alpha1.PoolListenerSettings) *clbsdk.CreateListenerRequest {
+	req := clbsdk.NewCreateListenerRequest()
+	req.LoadBalancerId = clbconv.Ptr(lbID)
+	req.Protocol = clbconv.Ptr(protocol)
+	for _, p := range ports {
+		req.Ports = append(req.Ports, clbconv.Ptr(p))
+		req.ListenerNames = append(req.ListenerNames, clbconv.Ptr(owner.listenerName(p)))
+	}
+	if s.seg > 1 && len(ports) == 1 {
+		req.EndPort = clbconv.Ptr(uint64(ports[0] + s.seg - 1)) //nolint:gosec // G115: ports are 1-65535.
+	}
+	if settings != nil {
+		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
+		req.Scheduler = settings.Scheduler
+		req.SessionExpireTime = settings.SessionExpireTime
+		if withCertificate(protocol) {
+			req.Certificate = certificate(settings.Certificate)
+		}
+	}
+	return req
+}
+
+// modifyRequest sets every listener setting the pool gives.
+func modifyRequest(lbID, id, protocol string, settings *v1alpha1.PoolListenerSettings) *clbsdk.ModifyListenerRequest {
+	req := clbsdk.NewModifyListenerRequest()
+	req.LoadBalancerId = clbconv.Ptr(lbID)
+	req.ListenerId = clbconv.Ptr(id)
+	if settings != nil {
+		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
+		req.Scheduler = settings.Scheduler
+		req.SessionExpireTime = settings.SessionExpireTime
+		if withCertificate(protocol) {
+			req.Certificate = certificate(settings.Certificate)
+		}
+	}
+	return req
+}
+
+// diff compares the settings the pool gives with a listener; unset
+// settings are the cloud's business.
+func diff(settings *v1alpha1.PoolListenerSettings, protocol string, l *clbsdk.Listener) string {
+	if settings == nil {
+		return ""
+	}
+	d := clbconv.Diff{}
+	clbconv.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
+	clbconv.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
+	clbconv.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
+	if c := settings.Certificate; c != nil && withCertificate(protocol) {
+		got := l.Certificate
+		if got == nil {
+			got = &clbsdk.CertificateOutput{}
+		}
+		clbconv.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
+		clbconv.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
+		clbconv.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
+	}
+	return d.String()
+}
+
+// lbCreateRequest is the CreateLoadBalancer request of the pool's next
+// load balancer. Its ClientToken is derived from the pool's UID, the index
+// of the new load balancer and the load balancers the pool already has, so
+// a retry after a lost answer (nothing new found yet) returns the same
+// load balancer, while a load balancer deleted behind the pool's back is
+// replaced by a new one rather than answered with the dead id again.
+func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsdk.CreateLoadBalancerRequest {
+	tmpl := cr.Spec.ForProvider.AutoCreate.Template
+	lb := &v1alpha1.LoadBalancer{}
+	lb.SetNamespace(cr.GetNamespace())
+	lb.SetName(lbName(cr.GetName(), index))
+	lb.SetUID(cr.GetUID())
+	lb.Spec.ForProvider = *tmpl.DeepCopy()
+	lb.Spec.ForProvider.Tags = nil
+	req := loadbalancer.CreateRequest(lb)
+
+	uid := string(cr.GetUID())
+	req.ClientToken = clbconv.Ptr(clientToken(uid, index, existing))
+	tags := maps.Clone(tmpl.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags[TagPoolUID] = uid
+	tags[TagPool] = cr.GetNamespace() + "/" + cr.GetName()
+	req.Tags = nil
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(tags[k])})
+	}
+	return req
+}
+
+// clientToken is "pp-<uid>-<index>-<hash of the existing ids>", at most
+// 64 characters.
+func clientToken(uid string, index int, existing []string) string {
+	ids := strings.Join(slices.Sorted(slices.Values(existing)), ",")
+	t := fmt.Sprintf("pp-%s-%d-%s", uid, index, shortHash(ids))
+	if len(t) > maxClientToken {
+		t = fmt.Sprintf("pp-%s-%d-%s", shortHash(uid), index, shortHash(ids))
+	}
+	return t
+}
+
+// lbName is the cloud name of the pool's index-th load balancer.
+func lbName(pool string, index int) string {
+	suffix := "-" + strconv.Itoa(index)
+	if len(pool)+len(suffix) > maxLBName {
+		pool = pool[:maxLBName-len(suffix)]
+	}
+	return pool + suffix
+}
