@@ -10,7 +10,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
@@ -29,7 +28,6 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		listener.Setup,
 		rule.Setup,
 		targetset.Setup,
-		portpool.Setup,
 		portpool.Setup,
 		podaddress.Setup,
 	} {
