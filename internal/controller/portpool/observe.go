@@ -1,0 +1,399 @@
+package portpool
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+)
+
+// observation is what Observe found.
+type observation struct {
+	shape    shape
+	shapeErr error
+	owner    namer
+	lbs      []*lbObs
+	bindings int64
+	needLB   bool
+}
+
+// lbObs is one load balancer of the pool.
+type lbObs struct {
+	id, region  string
+	c           api
+	auto        bool
+	blacklisted bool
+	lb          *clbsdk.LoadBalancer // nil: NotFound
+	listeners   []*clbsdk.Listener
+	m           lbListeners
+	bound       map[int64]bool // allocated start ports
+	status      v1alpha1.PoolLoadBalancerStatus
+}
+
+func (l *lbObs) found() bool { return l.lb != nil }
+
+// cloudReady reports whether the load balancer itself is created (Status
+// 1); before that it takes no listeners.
+func (l *lbObs) cloudReady() bool { return l.lb != nil && clbconv.Deref(l.lb.Status) == 1 }
+
+// lbRef is a load balancer id of the spec: lb-… or region:lb-….
+type lbRef struct{ region, id string }
+
+func parseRef(s string) lbRef {
+	if i := strings.LastIndex(s, ":"); i >= 0 {
+		return lbRef{region: s[:i], id: s[i+1:]}
+	}
+	return lbRef{id: s}
+}
+
+func poolKey(cr *v1alpha1.PortPool) string { return cr.GetNamespace() + "/" + cr.GetName() }
+
+func (e *external) homeConfig(ctx context.Context, cr *v1alpha1.PortPool) (clients.Config, error) {
+	if e.cfg == nil {
+		cfg, err := e.config(ctx, cr)
+		if err != nil {
+			return clients.Config{}, errors.Wrap(err, "cannot resolve the provider config")
+		}
+		e.cfg = &cfg
+	}
+	return *e.cfg, nil
+}
+
+// clientFor returns the client of region ("" or the home region: the
+// provider config's client).
+func (e *external) clientFor(ctx context.Context, cr *v1alpha1.PortPool, region string) (api, error) {
+	cfg, err := e.homeConfig(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	if region == "" || region == cfg.Region {
+		return e.home, nil
+	}
+	cfg.Region = region
+	c, err := e.clientOf(cfg)
+	return c, errors.Wrapf(err, "cannot build a client for region %s", region)
+}
+
+// inCloud reports whether anything of the pool exists: a listener it
+// named or a load balancer it created.
+func (o *observation) inCloud() bool {
+	for _, l := range o.lbs {
+		if l.found() && (l.auto || len(o.ownListeners(l)) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// observe reads the pool's load balancers, their listeners and the
+// pool's bindings.
+func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observation, error) {
+	p := cr.Spec.ForProvider
+	cfg, err := e.homeConfig(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	o := &observation{owner: newNamer(cr.GetNamespace(), cr.GetName())}
+
+	// The load balancers the pool created, found by tag so that a
+	// restarted provider (or a lost create answer) never creates twice.
+	auto, err := e.home.FindLoadBalancersByTag(ctx, TagPoolUID, string(cr.GetUID()))
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for the load balancers the pool created")
+	}
+	autoByID := map[string]*clbsdk.LoadBalancer{}
+	for _, lb := range auto {
+		if id := clbconv.Deref(lb.LoadBalancerId); id != "" {
+			autoByID[id] = lb
+		}
+	}
+	blacklist := map[string]bool{}
+	for _, b := range p.Blacklist {
+		blacklist[parseRef(b).id] = true
+	}
+	seen := map[string]bool{}
+	for _, s := range p.LoadBalancerIDs {
+		ref := parseRef(s)
+		if ref.id == "" || seen[ref.id] {
+			continue
+		}
+		seen[ref.id] = true
+		c, err := e.clientFor(ctx, cr, ref.region)
+		if err != nil {
+			return nil, err
+		}
+		region := ref.region
+		if region == "" {
+			region = cfg.Region
+		}
+		o.lbs = append(o.lbs, &lbObs{id: ref.id, region: region, c: c, lb: autoByID[ref.id], auto: autoByID[ref.id] != nil})
+	}
+	sort.SliceStable(auto, func(i, j int) bool {
+		a, b := clbconv.Deref(auto[i].CreateTime), clbconv.Deref(auto[j].CreateTime)
+		if a != b {
+			return a < b
+		}
+		return clbconv.Deref(auto[i].LoadBalancerId) < clbconv.Deref(auto[j].LoadBalancerId)
+	})
+	for _, lb := range auto {
+		id := clbconv.Deref(lb.LoadBalancerId)
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		o.lbs = append(o.lbs, &lbObs{id: id, region: cfg.Region, c: e.home, lb: lb, auto: true})
+	}
+	for _, l := range o.lbs {
+		l.blacklisted = blacklist[l.id]
+	}
+
+	// The listener quota sets the slots; the smallest of the regions used.
+	quota := int64(-1)
+	for _, l := range o.lbs {
+		if err := e.quota(ctx, l.c, &quota); err != nil {
+			return nil, err
+		}
+	}
+	if quota < 0 {
+		if err := e.quota(ctx, e.home, &quota); err != nil {
+			return nil, err
+		}
+	}
+	o.shape, o.shapeErr = newShape(p, quota)
+	if o.shapeErr != nil {
+		o.shapeErr = errors.Wrap(o.shapeErr, "invalid pool")
+	}
+
+	if err := e.describe(ctx, o.lbs); err != nil {
+		return nil, err
+	}
+	for _, l := range o.lbs {
+		if o.shapeErr == nil {
+			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
+		}
+	}
+	if err := e.countBindings(ctx, cr, o); err != nil {
+		return nil, err
+	}
+	o.fillStatus()
+	if o.shapeErr == nil && !meta.WasDeleted(cr) {
+		usage := make([]lbUsage, 0, len(o.lbs))
+		for _, l := range o.lbs {
+			usage = append(usage, lbUsage{state: l.status.State, autoCreated: l.auto, free: l.status.Free, allocated: l.status.Allocated})
+		}
+		o.needLB = needLoadBalancer(p.AutoCreate, o.shape.slots, usage)
+	}
+	return o, nil
+}
+
+// quota lowers *q to the listener quota of c's region.
+func (e *external) quota(ctx context.Context, c api, q *int64) error {
+	v, err := e.shared.quotas.listenerQuota(ctx, c)
+	if err != nil {
+		return err
+	}
+	if *q < 0 || v < *q {
+		*q = v
+	}
+	return nil
+}
+
+// describe reads every load balancer not known yet and the listeners of
+// those that exist, several load balancers at once.
+func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
+	errs := make([]error, len(lbs))
+	parallel(len(lbs), func(i int) {
+		l := lbs[i]
+		if l.lb == nil {
+			lb, err := l.c.DescribeLoadBalancer(ctx, l.id)
+			switch {
+			case clb.IsNotFound(err):
+				return
+			case err != nil:
+				errs[i] = errors.Wrapf(err, "cannot describe load balancer %s", l.id)
+				return
+			}
+			l.lb = lb
+		}
+		if !l.cloudReady() {
+			return
+		}
+		ls, err := l.c.DescribeListeners(ctx, l.id, "", 0)
+		switch {
+		case clb.IsNotFound(err):
+			l.lb = nil
+		case err != nil:
+			errs[i] = errors.Wrapf(err, "cannot describe the listeners of load balancer %s", l.id)
+		default:
+			l.listeners = ls
+		}
+	})
+	return joinErrors(errs)
+}
+
+// countBindings reads the pool's bindings from the PodAddresses (the
+// manager's cache, indexed by pool).
+func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *observation) error {
+	list := &networkv1alpha1.PodAddressList{}
+	if err := e.kube.List(ctx, list, client.MatchingFields{BindingsIndex: poolKey(cr)}); err != nil {
+		return errors.Wrap(err, "cannot list the PodAddresses of the pool")
+	}
+	byID := map[string]*lbObs{}
+	for _, l := range o.lbs {
+		l.bound = map[int64]bool{}
+		byID[l.id] = l
+	}
+	for _, pa := range list.Items {
+		for _, b := range pa.Status.Bindings {
+			if b.Pool != poolKey(cr) {
+				continue
+			}
+			o.bindings++
+			if l := byID[b.LoadBalancerID]; l != nil {
+				l.bound[int64(b.Port)] = true
+			}
+		}
+	}
+	return nil
+}
+
+// liveBindings counts the pool's bindings on the API server itself, so
+// that a binding the cache has not seen yet still stops a deletion.
+func (e *external) liveBindings(ctx context.Context, cr *v1alpha1.PortPool) (int64, error) {
+	var n int64
+	opts := []client.ListOption{client.Limit(500)}
+	for {
+		list := &networkv1alpha1.PodAddressList{}
+		if err := e.live.List(ctx, list, opts...); err != nil {
+			return 0, errors.Wrap(err, "cannot list PodAddresses")
+		}
+		for _, pa := range list.Items {
+			for _, b := range pa.Status.Bindings {
+				if b.Pool == poolKey(cr) {
+					n++
+				}
+			}
+		}
+		if list.Continue == "" {
+			return n, nil
+		}
+		opts = []client.ListOption{client.Limit(500), client.Continue(list.Continue)}
+	}
+}
+
+// fillStatus computes every load balancer's status.
+func (o *observation) fillStatus() {
+	for _, l := range o.lbs {
+		st := v1alpha1.PoolLoadBalancerStatus{
+			ID: l.id, Region: l.region, AutoCreated: l.auto,
+			ListenersWanted: o.shape.wanted(), ListenersReady: l.m.ready(),
+			Allocated: int64(len(l.bound)),
+		}
+		if len(l.m.ids) > 0 {
+			st.Listeners = l.m.ids
+		}
+		if lb := l.lb; lb != nil {
+			for _, v := range lb.LoadBalancerVips {
+				st.VIPs = append(st.VIPs, clbconv.Deref(v))
+			}
+			st.Domain = clbconv.Deref(lb.LoadBalancerDomain)
+			if st.Domain == "" {
+				st.Domain = clbconv.Deref(lb.Domain)
+			}
+			st.ISP = clbconv.Deref(lb.VipIsp)
+		}
+		for i := int64(0); i < o.shape.slots; i++ {
+			if l.m.usable[i] && !l.bound[o.shape.port(i)] {
+				st.Free++
+			}
+		}
+		switch {
+		case !l.found():
+			st.State, st.Free = StateNotFound, 0
+		case l.blacklisted:
+			st.State, st.Free = StateBlacklisted, 0
+		case l.cloudReady() && o.shapeErr == nil && st.ListenersReady == st.ListenersWanted:
+			st.State = StateReady
+		default:
+			st.State = StateCreating
+		}
+		l.status = st
+	}
+}
+
+func (o *observation) status() v1alpha1.PortPoolObservation {
+	s := v1alpha1.PortPoolObservation{Bindings: o.bindings, SlotsPerLoadBalancer: o.shape.slots}
+	for _, l := range o.lbs {
+		s.LoadBalancers = append(s.LoadBalancers, l.status)
+		s.Allocated += l.status.Allocated
+		if l.status.State == StateReady {
+			s.Free += l.status.Free
+		}
+	}
+	return s
+}
+
+// diff says, per load balancer, what Update has to do.
+func (o *observation) diff() string {
+	var d []string
+	for _, l := range o.lbs {
+		if !l.found() {
+			continue
+		}
+		var parts []string
+		if n := len(o.shape.protocols)*int(o.shape.slots) - len(l.m.ids); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d listeners missing", n))
+		}
+		if len(l.m.drift) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %s", l.m.drift[0].key, l.m.drift[0].diff))
+			if len(l.m.drift) > 1 {
+				parts = append(parts, fmt.Sprintf("%d more listeners with other settings", len(l.m.drift)-1))
+			}
+		}
+		if n := len(o.deletableStale(l)); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d listeners no slot wants", n))
+		}
+		if len(parts) > 0 {
+			d = append(d, l.id+": "+strings.Join(parts, ", "))
+		}
+	}
+	if o.needLB {
+		d = append(d, "autoCreate: a new load balancer is needed")
+	}
+	return strings.Join(d, "; ")
+}
+
+// ownListeners returns the ids of every listener of l named by the pool.
+func (o *observation) ownListeners(l *lbObs) []string {
+	var ids []string
+	for _, ls := range l.listeners {
+		if ls != nil && ls.ListenerId != nil && clbconv.Deref(ls.ListenerName) == o.owner.listenerName(clbconv.Deref(ls.Port)) {
+			ids = append(ids, *ls.ListenerId)
+		}
+	}
+	return ids
+}
+
+// deletableStale returns the pool's listeners no slot wants and no
+// binding uses.
+func (o *observation) deletableStale(l *lbObs) []string {
+	var ids []string
+	for _, s := range l.m.stale {
+		if !l.bound[s.port] {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids
+}
