@@ -306,7 +306,7 @@ func TestMatch(t *testing.T) {
 		"Empty": {
 			reason: "every slot is missing on a new load balancer",
 			shape:  shape{start: 100, end: 102, seg: 1, protocols: []string{"TCP", "UDP"}, slots: 3},
-			want: matched{IDs: map[string]string{}, Missing: map[string][]int64{"TCP": {100, 101, 102}, "UDP": {100, 101, 102}}},
+			want:   matched{IDs: map[string]string{}, Missing: map[string][]int64{"TCP": {100, 101, 102}, "UDP": {100, 101, 102}}},
 		},
 		"OursAndDrift": {
 			reason:   "listeners named by the pool are its own; a changed scheduler is drift",

@@ -1,0 +1,541 @@
+package portpool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+)
+
+// cloud is a fake region: load balancers with listeners, and a log of
+// writes. errs makes writes to a load balancer fail.
+type cloud struct {
+	mu        sync.Mutex
+	quota     int64
+	quotaErr  error
+	lbs       map[string]*clbsdk.LoadBalancer
+	listeners map[string][]*clbsdk.Listener
+	errs      map[string]error
+	writes    []string
+	quotaCall int
+	seq       int
+}
+
+func newCloud(ids ...string) *cloud {
+	c := &cloud{quota: 50, lbs: map[string]*clbsdk.LoadBalancer{}, listeners: map[string][]*clbsdk.Listener{}, errs: map[string]error{}}
+	for _, id := range ids {
+		c.addLB(id, nil)
+	}
+	return c
+}
+
+func (c *cloud) addLB(id string, tags map[string]string) {
+	lb := &clbsdk.LoadBalancer{
+		LoadBalancerId: clbconv.Ptr(id), Status: clbconv.Ptr(uint64(1)), VipIsp: clbconv.Ptr("BGP"),
+		LoadBalancerVips: []*string{clbconv.Ptr("10.0.0." + fmt.Sprint(len(c.lbs)+1))}, CreateTime: clbconv.Ptr(fmt.Sprintf("2025-01-01 00:00:%02d", len(c.lbs))),
+	}
+	for k, v := range tags {
+		lb.Tags = append(lb.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(v)})
+	}
+	c.lbs[id] = lb
+}
+
+func (c *cloud) write(format string, args ...any) {
+	c.writes = append(c.writes, fmt.Sprintf(format, args...))
+}
+
+var errLBNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist", "req")
+
+func (c *cloud) DescribeQuota(context.Context) ([]*clbsdk.Quota, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.quotaCall++
+	if c.quotaErr != nil {
+		return nil, c.quotaErr
+	}
+	return []*clbsdk.Quota{
+		{QuotaId: clbconv.Ptr("TOTAL_OPEN_CLB_QUOTA"), QuotaLimit: clbconv.Ptr(int64(100))},
+		{QuotaId: clbconv.Ptr(listenerQuotaID), QuotaLimit: clbconv.Ptr(c.quota)},
+	}, nil
+}
+
+func (c *cloud) DescribeLoadBalancer(_ context.Context, id string) (*clbsdk.LoadBalancer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lb, ok := c.lbs[id]; ok {
+		return lb, nil
+	}
+	return nil, errLBNotFound
+}
+
+func (c *cloud) FindLoadBalancersByTag(_ context.Context, key, value string) ([]*clbsdk.LoadBalancer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*clbsdk.LoadBalancer
+	for _, lb := range c.lbs {
+		for _, t := range lb.Tags {
+			if *t.TagKey == key && *t.TagValue == value {
+				out = append(out, lb)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *cloud) CreateLoadBalancer(_ context.Context, req *clbsdk.CreateLoadBalancerRequest) ([]string, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	id := fmt.Sprintf("lb-auto%d", c.seq)
+	tags := map[string]string{}
+	for _, t := range req.Tags {
+		tags[*t.TagKey] = *t.TagValue
+	}
+	c.addLB(id, tags)
+	c.lbs[id].Status = clbconv.Ptr(uint64(0)) // being created
+	c.write("CreateLoadBalancer %s token=%s", id, clbconv.Deref(req.ClientToken))
+	return []string{id}, "task", nil
+}
+
+func (c *cloud) DeleteLoadBalancer(_ context.Context, id string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.errs[id]; err != nil {
+		return "", err
+	}
+	delete(c.lbs, id)
+	c.write("DeleteLoadBalancer %s", id)
+	return "task", nil
+}
+
+func (c *cloud) DescribeListeners(_ context.Context, lbID, _ string, _ int64) ([]*clbsdk.Listener, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.lbs[lbID]; !ok {
+		return nil, errLBNotFound
+	}
+	return slices.Clone(c.listeners[lbID]), nil
+}
+
+func (c *cloud) CreateListener(_ context.Context, req *clbsdk.CreateListenerRequest) ([]string, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := *req.LoadBalancerId
+	if err := c.errs[id]; err != nil {
+		return nil, "", err
+	}
+	var ids []string
+	for i, p := range req.Ports {
+		c.seq++
+		l := listener(fmt.Sprintf("lbl-%d", c.seq), *req.ListenerNames[i], *req.Protocol, *p, int64(clbconv.Deref(req.EndPort))) //nolint:gosec // G115: test ports.
+		l.Scheduler = req.Scheduler
+		c.listeners[id] = append(c.listeners[id], l)
+		ids = append(ids, *l.ListenerId)
+	}
+	c.write("CreateListener %s %s %d..%d end=%d", id, *req.Protocol, *req.Ports[0], *req.Ports[len(req.Ports)-1], clbconv.Deref(req.EndPort))
+	return ids, "task", nil
+}
+
+func (c *cloud) ModifyListener(_ context.Context, req *clbsdk.ModifyListenerRequest) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.errs[*req.LoadBalancerId]; err != nil {
+		return "", err
+	}
+	for _, l := range c.listeners[*req.LoadBalancerId] {
+		if *l.ListenerId == *req.ListenerId && req.Scheduler != nil {
+			l.Scheduler = req.Scheduler
+		}
+	}
+	c.write("ModifyListener %s %s", *req.LoadBalancerId, *req.ListenerId)
+	return "task", nil
+}
+
+func (c *cloud) DeleteListeners(_ context.Context, lbID string, ids []string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.errs[lbID]; err != nil {
+		return "", err
+	}
+	c.listeners[lbID] = slices.DeleteFunc(c.listeners[lbID], func(l *clbsdk.Listener) bool { return slices.Contains(ids, *l.ListenerId) })
+	c.write("DeleteListeners %s %d", lbID, len(ids))
+	return "task", nil
+}
+
+func (c *cloud) log() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.writes)
+	slices.Sort(out) // load balancers are written in parallel
+	return out
+}
+
+func pool(mods ...func(*v1alpha1.PortPool)) *v1alpha1.PortPool {
+	p := &v1alpha1.PortPool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-1"},
+		Spec:       v1alpha1.PortPoolSpec{ForProvider: params(100, 104)},
+	}
+	for _, m := range mods {
+		m(p)
+	}
+	return p
+}
+
+func onLBs(ids ...string) func(*v1alpha1.PortPool) {
+	return func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = ids }
+}
+
+func podAddress(name string, bindings ...networkv1alpha1.PortBinding) *networkv1alpha1.PodAddress {
+	return &networkv1alpha1.PodAddress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Status:     networkv1alpha1.PodAddressStatus{Bindings: bindings},
+	}
+}
+
+func kubeWith(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := networkv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithIndex(&networkv1alpha1.PodAddress{}, BindingsIndex, PoolsOf).Build()
+}
+
+// newExternal serves the home region ap-guangzhou from home and other
+// regions from others.
+func newExternal(t *testing.T, home *cloud, others map[string]*cloud, objs ...client.Object) *external {
+	t.Helper()
+	kube := kubeWith(t, objs...)
+	return &external{
+		home: home, kube: kube, live: kube, shared: newShared(time.Now),
+		config: func(context.Context, *v1alpha1.PortPool) (clients.Config, error) {
+			return clients.Config{Region: "ap-guangzhou"}, nil
+		},
+		clientOf: func(cfg clients.Config) (api, error) {
+			if c, ok := others[cfg.Region]; ok {
+				return c, nil
+			}
+			return nil, fmt.Errorf("no region %s", cfg.Region)
+		},
+	}
+}
+
+// reconcile runs Observe and, as the managed reconciler would, Create or
+// Update, on a fresh external client (one per reconcile).
+func reconcile(t *testing.T, e external, cr *v1alpha1.PortPool) error {
+	t.Helper()
+	e.obs, e.cfg = nil, nil
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !obs.ResourceExists:
+		_, err = e.Create(context.Background(), cr)
+	case !obs.ResourceUpToDate:
+		_, err = e.Update(context.Background(), cr)
+	}
+	return err
+}
+
+func TestObserveStatus(t *testing.T) {
+	home := newCloud("lb-a", "lb-b")
+	cr := pool(onLBs("lb-a", "lb-b", "lb-gone", "lb-a"), func(p *v1alpha1.PortPool) {
+		p.Spec.ForProvider.Blacklist = []string{"ap-guangzhou:lb-b"}
+	})
+	meta.SetExternalName(cr, "p")
+	e := newExternal(t, home, nil, podAddress("pod-0",
+		networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 101},
+		networkv1alpha1.PortBinding{Pool: "ns/other", LoadBalancerID: "lb-a", Port: 102},
+	))
+	for i := range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatalf("reconcile %d: %v", i, err)
+		}
+	}
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !obs.ResourceUpToDate || obs.Diff != "" {
+		t.Errorf("a complete pool is up to date: %+v", obs)
+	}
+	if c := cr.GetCondition(xpv2.TypeReady); c.Reason != xpv2.ReasonAvailable {
+		t.Errorf("Ready = %+v, want Available", c)
+	}
+	got := cr.Status.AtProvider
+	for i := range got.LoadBalancers {
+		got.LoadBalancers[i].Listeners = map[string]string{"count": fmt.Sprint(len(got.LoadBalancers[i].Listeners))}
+	}
+	want := v1alpha1.PortPoolObservation{
+		LoadBalancers: []v1alpha1.PoolLoadBalancerStatus{
+			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: StateReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, Free: 4, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"10.0.0.2"}, ISP: "BGP", State: StateBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-gone", Region: "ap-guangzhou", State: StateNotFound, ListenersWanted: 5, Listeners: map[string]string{"count": "0"}},
+		},
+		Allocated: 1, Free: 4, Bindings: 1, SlotsPerLoadBalancer: 5,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status: -want +got:\n%s", diff)
+	}
+	wantWrites := []string{
+		"CreateListener lb-a TCP 100..104 end=0",
+		"CreateListener lb-b TCP 100..104 end=0",
+	}
+	if diff := cmp.Diff(wantWrites, home.log()); diff != "" {
+		t.Errorf("a blacklisted load balancer still gets its listeners; a missing one gets nothing: -want +got:\n%s", diff)
+	}
+}
+
+func TestSyncBusyDoesNotStopOthers(t *testing.T) {
+	home := newCloud("lb-a", "lb-b", "lb-c")
+	home.errs["lb-a"] = sdkerrors.NewTencentCloudSDKError("FailedOperation.ResourceInOperating", "busy", "req")
+	home.errs["lb-c"] = sdkerrors.NewTencentCloudSDKError("LimitExceeded", "The number of listeners would exceed the quota", "req")
+	cr := pool(onLBs("lb-a", "lb-b", "lb-c"))
+	e := newExternal(t, home, nil)
+	err := reconcile(t, *e, cr)
+	if err == nil || !strings.Contains(err.Error(), "lb-c: cannot create listeners: the listener quota is used up") || strings.Contains(err.Error(), "lb-a") {
+		t.Errorf("error %v: want lb-c's quota problem only (a busy load balancer is retried, not reported)", err)
+	}
+	if diff := cmp.Diff([]string{"CreateListener lb-b TCP 100..104 end=0"}, home.log()); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
+	}
+	if !e.shared.isPending(cr.GetUID()) {
+		t.Error("a pool with work left must be looked at again soon")
+	}
+	if got := e.shared.pollInterval(cr, time.Minute); got != progressPoll {
+		t.Errorf("poll interval with work left = %s, want %s", got, progressPoll)
+	}
+}
+
+func TestSyncOneWritePerLoadBalancer(t *testing.T) {
+	home := newCloud("lb-a")
+	cr := pool(onLBs("lb-a"), func(p *v1alpha1.PortPool) {
+		p.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
+		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clbconv.Ptr("WRR")}
+	})
+	e := newExternal(t, home, nil)
+	for range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Drift, and a listener of the pool that no slot wants.
+	home.listeners["lb-a"][0].Scheduler = clbconv.Ptr("LEAST_CONN")
+	home.listeners["lb-a"] = append(home.listeners["lb-a"], listener("lbl-old", "ns_p-200", "TCP", 200, 0))
+	for range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"CreateListener lb-a TCP 100..104 end=0",
+		"CreateListener lb-a UDP 100..104 end=0",
+		"DeleteListeners lb-a 1",
+		"ModifyListener lb-a lbl-1",
+	}
+	if diff := cmp.Diff(want, home.log()); diff != "" {
+		t.Errorf("one write per reconcile: creates, then settings, then stale listeners: -want +got:\n%s", diff)
+	}
+	obs, _ := e.Observe(context.Background(), cr)
+	if !obs.ResourceUpToDate || e.shared.isPending(cr.GetUID()) {
+		t.Errorf("converged pool: %+v, pending %v", obs, e.shared.isPending(cr.GetUID()))
+	}
+}
+
+func TestSyncKeepsBoundStaleListeners(t *testing.T) {
+	home := newCloud("lb-a")
+	home.listeners["lb-a"] = []*clbsdk.Listener{listener("lbl-old", "ns_p-200", "TCP", 200, 0)}
+	cr := pool(onLBs("lb-a"))
+	e := newExternal(t, home, nil, podAddress("pod-0", networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 200}))
+	for range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range home.log() {
+		if strings.HasPrefix(w, "DeleteListeners") {
+			t.Errorf("a listener a binding uses was deleted: %s", w)
+		}
+	}
+}
+
+func TestAutoCreate(t *testing.T) {
+	home := newCloud()
+	cr := pool(func(p *v1alpha1.PortPool) {
+		p.Spec.ForProvider.AutoCreate = &v1alpha1.PoolAutoCreate{MaxLoadBalancers: 2, Template: v1alpha1.LoadBalancerParameters{Tags: map[string]string{"team": "t"}}}
+	})
+	e := newExternal(t, home, nil)
+	for range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := home.log(); len(got) != 1 || !strings.HasPrefix(got[0], "CreateLoadBalancer lb-auto1 token=pp-uid-1-0-") {
+		t.Fatalf("one load balancer while the first is being created: %v", got)
+	}
+	if c := cr.GetCondition(xpv2.TypeReady); c.Reason != xpv2.ReasonCreating {
+		t.Errorf("Ready = %+v, want Creating", c)
+	}
+	// The load balancer is up: its listeners are made, and no other one.
+	home.lbs["lb-auto1"].Status = clbconv.Ptr(uint64(1))
+	for range 3 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"CreateListener lb-auto1 TCP 100..104 end=0", "CreateLoadBalancer lb-auto1 token=pp-uid-1-0-" + shortHash("")}
+	if diff := cmp.Diff(want, home.log()); diff != "" {
+		t.Errorf("-want +got:\n%s", diff)
+	}
+	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || !s[0].AutoCreated || s[0].State != StateReady {
+		t.Errorf("status: %+v", s)
+	}
+	// Deleting the pool deletes the load balancer it made.
+	now := metav1.Now()
+	cr.SetDeletionTimestamp(&now)
+	e.obs = nil
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil || !obs.ResourceExists {
+		t.Fatalf("Observe while deleting: %+v, %v", obs, err)
+	}
+	if _, err := e.Delete(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if got := home.log(); got[len(got)-1] != "DeleteLoadBalancer lb-auto1" {
+		t.Errorf("writes: %v", got)
+	}
+}
+
+func TestDeleteRefusedWithBindings(t *testing.T) {
+	home := newCloud("lb-a")
+	cr := pool(onLBs("lb-a"))
+	e := newExternal(t, home, nil,
+		podAddress("pod-0", networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 100}),
+		podAddress("pod-1", networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 101}, networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 102}),
+	)
+	if err := reconcile(t, *e, cr); err != nil {
+		t.Fatal(err)
+	}
+	writes := len(home.log())
+	now := metav1.Now()
+	cr.SetDeletionTimestamp(&now)
+	e.obs = nil
+	if _, err := e.Observe(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Delete(context.Background(), cr)
+	want := "pool ns/p still has 3 bindings; delete the Pods or their PodAddresses first"
+	if err == nil || err.Error() != want {
+		t.Errorf("Delete: %v, want %q", err, want)
+	}
+	if got := len(home.log()); got != writes {
+		t.Errorf("a refused delete wrote to the cloud: %v", home.log()[writes:])
+	}
+}
+
+func TestDeleteOnlyOwnListeners(t *testing.T) {
+	home := newCloud("lb-a")
+	cr := pool(onLBs("lb-a"))
+	e := newExternal(t, home, nil)
+	if err := reconcile(t, *e, cr); err != nil {
+		t.Fatal(err)
+	}
+	home.listeners["lb-a"] = append(home.listeners["lb-a"], listener("lbl-theirs", "theirs", "TCP", 7000, 0))
+	now := metav1.Now()
+	cr.SetDeletionTimestamp(&now)
+	e.obs = nil
+	if _, err := e.Observe(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Delete(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if ls := home.listeners["lb-a"]; len(ls) != 1 || *ls[0].ListenerId != "lbl-theirs" {
+		t.Errorf("after delete: %v", ls)
+	}
+	e.obs = nil
+	if obs, err := e.Observe(context.Background(), cr); err != nil || obs.ResourceExists {
+		t.Errorf("a pool with nothing left in the cloud is gone: %+v, %v", obs, err)
+	}
+}
+
+func TestOtherRegion(t *testing.T) {
+	home := newCloud()
+	sh := newCloud("lb-sh")
+	sh.quota = 3
+	cr := pool(onLBs("ap-shanghai:lb-sh"))
+	e := newExternal(t, home, map[string]*cloud{"ap-shanghai": sh})
+	for range 2 {
+		if err := reconcile(t, *e, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"CreateListener lb-sh TCP 100..102 end=0"}, sh.log()); diff != "" {
+		t.Errorf("the other region's client, capped by its quota of 3: -want +got:\n%s", diff)
+	}
+	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || s[0].Region != "ap-shanghai" || s[0].State != StateReady {
+		t.Errorf("status: %+v", s)
+	}
+
+	cr = pool(onLBs("ap-nowhere:lb-x"))
+	e = newExternal(t, home, nil)
+	if _, err := e.Observe(context.Background(), cr); err == nil || !strings.Contains(err.Error(), "region ap-nowhere") {
+		t.Errorf("an unknown region: %v", err)
+	}
+}
+
+func TestQuotaCache(t *testing.T) {
+	c := newCloud()
+	now := time.Unix(0, 0)
+	q := newQuotaCache(func() time.Time { return now })
+	for range 3 {
+		if v, err := q.listenerQuota(context.Background(), c); err != nil || v != 50 {
+			t.Fatalf("quota %d, %v", v, err)
+		}
+	}
+	if c.quotaCall != 1 {
+		t.Errorf("%d DescribeQuota calls within the TTL, want 1", c.quotaCall)
+	}
+	now = now.Add(quotaTTL + time.Second)
+	c.quota = 100
+	if v, _ := q.listenerQuota(context.Background(), c); v != 100 || c.quotaCall != 2 {
+		t.Errorf("after the TTL: quota %d after %d calls, want 100 after 2", v, c.quotaCall)
+	}
+	now = now.Add(quotaTTL + time.Second)
+	c.quotaErr = fmt.Errorf("boom")
+	if v, err := q.listenerQuota(context.Background(), c); err != nil || v != 100 {
+		t.Errorf("a failed refresh keeps the last value: %d, %v", v, err)
+	}
+	if _, err := newQuotaCache(time.Now).listenerQuota(context.Background(), c); err == nil {
+		t.Error("no value and a failed call is an error")
+	}
+}
+
+func TestInvalidProtocols(t *testing.T) {
+	cr := pool(onLBs("lb-a"), func(p *v1alpha1.PortPool) { p.Spec.ForProvider.Protocols = []string{"TCP", "TCP_SSL"} })
+	e := newExternal(t, newCloud("lb-a"), nil)
+	if _, err := e.Observe(context.Background(), cr); err == nil || !strings.Contains(err.Error(), "invalid pool: protocols TCP and TCP_SSL") {
+		t.Errorf("Observe: %v", err)
+	}
+}
