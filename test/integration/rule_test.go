@@ -47,13 +47,15 @@ func fixtureLB(t *testing.T) string {
 	})
 	t.Cleanup(func() {
 		del := clbsdk.NewDeleteLoadBalancerRequest()
-		del.LoadBalancerIds = []*string{&id}
+		// Forced: a fixture may still hold many targets, which the API
+		// otherwise refuses to delete with (TargetNumCheckRisk).
+		del.LoadBalancerIds, del.ForceDelete = []*string{&id}, clbconv.Ptr(true)
 		err := testenvEventually(func() error {
 			_, err := sdk(t).DeleteLoadBalancer(del)
 			return err
 		})
 		if err != nil {
-			t.Logf("cannot delete fixture load balancer %s: %v", id, err)
+			t.Errorf("cannot delete fixture load balancer %s: %v", id, err)
 		}
 	})
 	return id
@@ -76,6 +78,7 @@ func fixtureListener(t *testing.T, lbID, protocol string, port int64) string {
 		id = *resp.Response.ListenerIds[0]
 		return nil
 	})
+	waitIdle(t, lbID)
 	return id
 }
 
@@ -94,7 +97,20 @@ func fixtureRule(t *testing.T, lbID, listenerID, domain, url string) string {
 		id = *resp.Response.LocationIds[0]
 		return nil
 	})
+	waitIdle(t, lbID)
 	return id
+}
+
+// waitIdle waits until no task runs on the load balancer, so that what a
+// test measures next does not start with a busy load balancer.
+func waitIdle(t *testing.T, lbID string) {
+	t.Helper()
+	eventually(t, "load balancer "+lbID+" idle", func() error {
+		if lb, _ := inventoryLB(lbID); lb.Busy {
+			return errors.New("busy")
+		}
+		return nil
+	})
 }
 
 // testenvEventually retries fn for the usual wait without failing a test.
@@ -287,12 +303,6 @@ func TestRuleObserveOnlyImport(t *testing.T) {
 	lbID := fixtureLB(t)
 	lisID := fixtureListener(t, lbID, "HTTP", 8080)
 	id := fixtureRule(t, lbID, lisID, "import.example.com", "/made-elsewhere")
-	eventually(t, "the load balancer is idle", func() error {
-		if lb, _ := inventoryLB(lbID); lb.Busy {
-			return errors.New("busy")
-		}
-		return nil
-	})
 	before := writeCalls()
 
 	cr := newRule(ns, "imported", lbID, lisID, func(r *v1alpha1.Rule) {

@@ -281,12 +281,7 @@ func TestTargetSetObserveOnlyImport(t *testing.T) {
 	lbID := fixtureLB(t)
 	lisID := fixtureListener(t, lbID, "TCP", 9000)
 	sdkRegister(t, lbID, lisID, 40, "10.0.0.7", "10.0.0.8")
-	eventually(t, "the load balancer is idle", func() error {
-		if lb, _ := inventoryLB(lbID); lb.Busy {
-			return errors.New("busy")
-		}
-		return nil
-	})
+	waitIdle(t, lbID)
 	before := writeCalls()
 
 	// Only the load balancer and the external name: the listener comes
