@@ -23,6 +23,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
 
 func newPool(ns, name string, start, end int64, mods ...func(*v1alpha1.PortPool)) *v1alpha1.PortPool {
@@ -461,7 +462,9 @@ func TestPortPoolAutoCreate(t *testing.T) {
 // TestPortPoolExample applies examples/clb/portpool.yaml, waits for its
 // load balancer and pools to be Ready, and deletes it without leaks.
 func TestPortPoolExample(t *testing.T) {
+	start := time.Now()
 	objs, names := applyExampleReady(t, "clb/portpool.yaml")
+	t.Logf("example Ready in %s", time.Since(start).Round(time.Millisecond))
 	var uids []string
 	for _, o := range objs {
 		if o.GetKind() == v1alpha1.PortPoolKind {
@@ -476,10 +479,62 @@ func TestPortPoolExample(t *testing.T) {
 		}
 	}
 	sort.Strings(uids)
+	start = time.Now()
 	deleteExample(t, objs, names)
+	t.Logf("example deleted in %s", time.Since(start).Round(time.Millisecond))
 	for _, uid := range uids {
 		if n := len(autoLBs(uid)); n != 0 {
 			t.Errorf("%d auto-created load balancers of pool %s left in the cloud", n, uid)
 		}
 	}
+}
+
+// TestPortPoolOtherRegion serves a load balancer of another region
+// (region:lb-… in loadBalancerIds) through a client of that region.
+func TestPortPoolOtherRegion(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	const region = "ap-shanghai"
+	sh := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
+	req := clbsdk.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("other-region")
+	var id string
+	eventually(t, "a load balancer in "+region, func() error {
+		resp, err := sh.CreateLoadBalancer(req)
+		if err != nil {
+			return err
+		}
+		id = *resp.Response.LoadBalancerIds[0]
+		return nil
+	})
+	eventually(t, "the load balancer is up", func() error {
+		if lb, ok := inventoryLB(id); !ok || lb.Status != 1 || lb.Region != region {
+			return errors.Errorf("%+v", lb)
+		}
+		return nil
+	})
+
+	p := newPool(ns, "far", 35000, 35009, func(p *v1alpha1.PortPool) {
+		p.Spec.ForProvider.LoadBalancerIDs = []string{region + ":" + id}
+	})
+	if err := kube.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitPool(t, p, func() error { return everyLBComplete(p, 1) })
+	if s, _ := poolLB(p, id); s.Region != region || len(poolListeners(id, ns, "far")) != 10 {
+		t.Errorf("status %+v; %d pool listeners in the cloud", s, len(poolListeners(id, ns, "far")))
+	}
+	if err := kube.Delete(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, p)
+	if lb, _ := inventoryLB(id); len(lb.Listeners) != 0 {
+		t.Errorf("%d listeners left", len(lb.Listeners))
+	}
+	del := clbsdk.NewDeleteLoadBalancerRequest()
+	del.LoadBalancerIds = []*string{&id}
+	eventually(t, "delete the load balancer", func() error {
+		_, err := sh.DeleteLoadBalancer(del)
+		return err
+	})
 }
