@@ -61,6 +61,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, poo
 		// creation-incomplete guard is not needed and would only block.
 		managed.WithInitializers(),
 		managed.WithDeterministicExternalName(true),
+		// The runtime waits out a grace period after a create before it
+		// believes a resource is gone, even while deleting it. Our Observe
+		// tracks the create's task instead, so a resource deleted right
+		// after creation need not wait 30 seconds.
+		managed.WithCreationGracePeriod(0),
 	}
 	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
