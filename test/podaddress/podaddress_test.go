@@ -20,16 +20,17 @@ import (
 )
 
 const (
-	bcsEnabled = "portpools.networkextension.bkbcs.tencent.com"
-	bcsPorts   = "ports.portpools.networkextension.bkbcs.tencent.com"
-	bcsResult  = "poolbindings.portpool.networkextension.bkbcs.tencent.com"
-	bcsStatus  = "status.portpools.networkextension.bkbcs.tencent.com"
-	ourPorts   = "network.tencentcloud.crossplane.io/ports"
-	ourResult  = "network.tencentcloud.crossplane.io/addresses"
-	ourStatus  = "network.tencentcloud.crossplane.io/status"
-	strategy   = "network.tencentcloud.crossplane.io/strategy"
-	keep       = "network.tencentcloud.crossplane.io/keep-duration"
-	condition  = corev1.PodConditionType("network.tencentcloud.crossplane.io/address-ready")
+	bcsEnabled   = "portpools.networkextension.bkbcs.tencent.com"
+	bcsPorts     = "ports.portpools.networkextension.bkbcs.tencent.com"
+	bcsResult    = "poolbindings.portpool.networkextension.bkbcs.tencent.com"
+	bcsStatus    = "status.portpools.networkextension.bkbcs.tencent.com"
+	bcsReadiness = "readinessgate.portpools.networkextension.bkbcs.tencent.com"
+	ourPorts     = "network.tencentcloud.crossplane.io/ports"
+	ourResult    = "network.tencentcloud.crossplane.io/addresses"
+	ourStatus    = "network.tencentcloud.crossplane.io/status"
+	strategy     = "network.tencentcloud.crossplane.io/strategy"
+	keep         = "network.tencentcloud.crossplane.io/keep-duration"
+	condition    = corev1.PodConditionType("network.tencentcloud.crossplane.io/address-ready")
 )
 
 // TestBCSStatefulSet gives three StatefulSet-like Pods that use the bcs
@@ -42,8 +43,9 @@ func TestBCSStatefulSet(t *testing.T) {
 
 	for i := range 3 {
 		pod(t, ns, fmt.Sprintf("web-%d", i), fmt.Sprintf("10.1.0.%d", i+1), map[string]string{
-			bcsEnabled: "true",
-			bcsPorts:   "pool1 TCP 7777",
+			bcsEnabled:   "true",
+			bcsPorts:     "pool1 TCP 7777",
+			bcsReadiness: "true",
 		})
 	}
 	seen := map[int32]bool{}
@@ -301,5 +303,42 @@ func TestPolicy(t *testing.T) {
 	pa := bound(t, ns, "p-0")
 	if pa.Spec.Source != "policy/battle" || pa.Status.Bindings[0].ContainerPort != 7777 {
 		t.Errorf("PodAddress %+v, want the policy's port 7777", pa.Spec)
+	}
+}
+
+// TestReadinessGate sets the address condition of a Pod that lists it as a
+// readiness gate, and writes no condition for a Pod that does not.
+func TestReadinessGate(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 39000, 39004)
+	gated := &corev1.Pod{}
+	gated.SetNamespace(ns)
+	gated.SetName("gated")
+	gated.SetAnnotations(map[string]string{ourPorts: "7777 pool"})
+	gated.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
+	gated.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: condition}}
+	if err := kube.Create(context.Background(), gated); err != nil {
+		t.Fatal(err)
+	}
+	setIP(t, gated, "10.10.0.1")
+	plain := pod(t, ns, "plain", "10.10.0.2", map[string]string{ourPorts: "7777 pool"})
+	bound(t, ns, "gated")
+	bound(t, ns, "plain")
+	eventually(t, "condition of the gated Pod", func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(gated), gated); err != nil {
+			return err
+		}
+		if c := podCond(gated); c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "TCP/7777") {
+			return errors.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(plain), plain); err != nil {
+		t.Fatal(err)
+	}
+	if c := podCond(plain); c != nil {
+		t.Errorf("a Pod without the readiness gate got the condition %+v", c)
 	}
 }

@@ -8,8 +8,13 @@ import (
 
 // coalescer gathers the requests that arrive within one window for the
 // same key (a load balancer id, or "" for requests that span them) and
-// hands them to flush together. It starts no long-lived goroutine: a timer
-// per open window does the work, so a coalescer needs no Close.
+// hands them to flush together. At most one flush per key runs at a time:
+// requests that arrive meanwhile wait in the next group, which is sent as
+// soon as the running flush ends. So when calls are slow or the action's
+// rate limit makes them wait, batches grow instead of calls multiplying,
+// and the calls per key never exceed one per flush. It starts no
+// long-lived goroutine: a timer per open window does the work, so a
+// coalescer needs no Close.
 type coalescer[T, R any] struct {
 	window time.Duration
 	// full flushes a window early once its requests name this many
@@ -20,11 +25,16 @@ type coalescer[T, R any] struct {
 
 	mu     sync.Mutex
 	groups map[string]*batchGroup[T, R]
+	// busy marks the keys whose flush is running.
+	busy map[string]bool
 }
 
 type batchGroup[T, R any] struct {
 	reqs  []*pending[T, R]
 	units map[string]struct{}
+	// due is set when the group's window ended (or it filled up) while a
+	// flush of its key was running; that flush sends it when it ends.
+	due bool
 }
 
 // pending is one caller's request waiting in a window.
@@ -41,7 +51,7 @@ type outcome[R any] struct {
 
 func newCoalescer[T, R any](window time.Duration, full int, units func(T) []string,
 	flush func(string, []*pending[T, R])) *coalescer[T, R] {
-	return &coalescer[T, R]{window: window, full: full, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{}}
+	return &coalescer[T, R]{window: window, full: full, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{}, busy: map[string]bool{}}
 }
 
 // oneUnit is the units function of requests for a single id.
@@ -67,12 +77,17 @@ func (co *coalescer[T, R]) do(ctx context.Context, key string, in T) (R, error) 
 	}
 	var ready []*pending[T, R]
 	if len(g.units) >= co.full {
-		delete(co.groups, key) // the timer of g will find it gone
-		ready = g.reqs
+		if co.busy[key] {
+			g.due = true
+		} else {
+			delete(co.groups, key) // the timer of g will find it gone
+			co.busy[key] = true
+			ready = g.reqs
+		}
 	}
 	co.mu.Unlock()
 	if ready != nil {
-		go co.flush(key, ready)
+		go co.run(key, ready)
 	}
 
 	select {
@@ -90,9 +105,31 @@ func (co *coalescer[T, R]) fire(key string, g *batchGroup[T, R]) {
 		co.mu.Unlock()
 		return
 	}
+	if co.busy[key] {
+		g.due = true
+		co.mu.Unlock()
+		return
+	}
 	delete(co.groups, key)
+	co.busy[key] = true
 	co.mu.Unlock()
-	co.flush(key, g.reqs)
+	co.run(key, g.reqs)
+}
+
+// run flushes reqs, then sends the next group of key if it is due.
+func (co *coalescer[T, R]) run(key string, reqs []*pending[T, R]) {
+	for reqs != nil {
+		co.flush(key, reqs)
+		reqs = nil
+		co.mu.Lock()
+		if g := co.groups[key]; g != nil && g.due {
+			delete(co.groups, key)
+			reqs = g.reqs
+		} else {
+			delete(co.busy, key)
+		}
+		co.mu.Unlock()
+	}
 }
 
 // live drops the requests whose caller already gave up, so a flush does

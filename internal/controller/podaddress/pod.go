@@ -63,7 +63,7 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 // tellPod writes the addresses into the Pod's annotations (readable through
 // the downward API) and its address condition (usable as a readiness
 // gate), each only when it changed.
-func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string, bs []v1alpha1.PortBinding, ready bool) error {
+func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string, readinessGate bool, bs []v1alpha1.PortBinding, ready bool) error {
 	want := podannotation.ResultAnnotations(syntax, bs, ready)
 	changed := false
 	for k, v := range want {
@@ -81,18 +81,23 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string
 			return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
 		}
 	}
-	c := corev1.PodCondition{Type: conditionAddressReady, Status: corev1.ConditionFalse, Reason: "NotBound"}
+	// The condition is written for Pods that wait on it: those with our
+	// readiness gate (or bcs's, for Pods that came from bcs) or that asked
+	// for one. It costs a write per Pod, which a burst of thousands of
+	// Pods should not pay for nothing.
+	gates := podannotation.ReadinessGates(pod)
+	if readinessGate && !slices.Contains(gates, conditionAddressReady) {
+		gates = append(gates, conditionAddressReady)
+	}
+	c := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "NotBound"}
 	if ready {
 		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", addresses(bs)
 	}
-	if err := r.setPodCondition(ctx, pod, c); err != nil {
-		return errors.Wrap(err, "cannot set the Pod's address condition")
-	}
-	// Pods that came from bcs may carry its readiness gate; satisfy it too
-	// so they become Ready after the move.
-	if slices.Contains(podannotation.ReadinessGates(pod), corev1.PodConditionType(podannotation.BCSConditionPortBindingReady)) {
-		c.Type = podannotation.BCSConditionPortBindingReady
-		return errors.Wrap(r.setPodCondition(ctx, pod, c), "cannot set the Pod's bcs readiness condition")
+	for _, g := range gates {
+		c.Type = g
+		if err := r.setPodCondition(ctx, pod, c); err != nil {
+			return errors.Wrapf(err, "cannot set the Pod's %s condition", g)
+		}
 	}
 	return nil
 }

@@ -136,7 +136,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case pa == nil && want == nil:
 		return reconcile.Result{}, nil
 	case pa == nil:
-		return reconcile.Result{}, r.create(ctx, pod, want)
+		pa, err = r.create(ctx, pod, want)
+		if err != nil || pa == nil {
+			return reconcile.Result{}, err
+		}
+		// Go on with the object just created rather than wait for its
+		// event: a burst of Pods binds sooner.
 	case meta.WasDeleted(pa):
 		return r.finalize(ctx, pa)
 	case !live:
@@ -161,8 +166,9 @@ func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key type
 	return obj, nil
 }
 
-// create makes the PodAddress of a Pod that asks for addresses.
-func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) error {
+// create makes the PodAddress of a Pod that asks for addresses. It returns
+// nil when another reconcile made it first.
+func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, error) {
 	pa := &v1alpha1.PodAddress{}
 	pa.SetNamespace(pod.GetNamespace())
 	pa.SetName(pod.GetName())
@@ -173,9 +179,12 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) err
 	pa.Spec.PodUID = string(pod.GetUID())
 	err := r.kube.Create(ctx, pa)
 	if kerrors.IsAlreadyExists(err) {
-		return nil
+		return nil, nil
 	}
-	return errors.Wrap(err, "cannot create PodAddress")
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot create PodAddress")
+	}
+	return pa, nil
 }
 
 // takeOver points an existing PodAddress at a new Pod of the same name (a

@@ -63,7 +63,6 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			Source:       "policy/" + pol.GetName(),
 		},
 		syntax:        podannotation.SyntaxNative,
-		readinessGate: true,
 	}, nil
 }
 
