@@ -45,6 +45,7 @@ type options struct {
 	leaseDuration      time.Duration
 	renewDeadline      time.Duration
 	apiRate            float64
+	targetBatchWindow  time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -64,6 +65,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
+	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -149,7 +151,7 @@ func run(o options) error {
 		MaxConcurrentReconciles: o.maxReconcileRate,
 		Features:                flags,
 	}
-	pool := clb.NewPool(clb.Options{Rate: o.apiRate, Registerer: metrics.Registry})
+	pool := clb.NewPool(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
 	if err := pcontroller.Setup(mgr, copts, pool); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}

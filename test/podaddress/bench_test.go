@@ -41,6 +41,15 @@ var writeActions = []string{ //nolint:gochecknoglobals // a fixed list.
 // Bound, the cloud write calls per Pod, and the p50/p99 bind latency.
 // Run: go test ./test/podaddress -run '^$' -bench Bind1000Pods -benchtime 1x
 func BenchmarkBind1000Pods(b *testing.B) {
+	// LeastUsed spreads Pods over all load balancers at once (more, smaller
+	// batches); InOrder fills one load balancer after the other (fewer,
+	// larger batches).
+	for _, policy := range []string{clbv1alpha1.PolicyLeastUsed, clbv1alpha1.PolicyInOrder} {
+		b.Run(policy, func(b *testing.B) { benchBind(b, policy) })
+	}
+}
+
+func benchBind(b *testing.B, policy string) {
 	pods := 1000
 	if n, err := strconv.Atoi(os.Getenv("BENCH_PODS")); err == nil && n > 0 {
 		pods = n // a smaller run while iterating
@@ -74,7 +83,10 @@ func BenchmarkBind1000Pods(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		pool(b, ns, "bench", lbNames, 40000, 40049, func(pp *clbv1alpha1.PortPool) { pp.Spec.ProviderConfigReference = ref })
+		pool(b, ns, "bench", lbNames, 40000, 40049, func(pp *clbv1alpha1.PortPool) {
+			pp.Spec.ProviderConfigReference = ref
+			pp.Spec.ForProvider.AllocationPolicy = &policy
+		})
 		real.ResetCounters()
 
 		// Poll the bindings to see when each one becomes Bound (a List

@@ -86,8 +86,8 @@ func newClient(cfg clients.Config, scheme string, s *scope, o Options) (*Client,
 	c.lbs = newCoalescer(o.BatchWindow, maxDescribeLBIDs, oneUnit, c.flushDescribeLBs)
 	c.listeners = newCoalescer(o.BatchWindow, maxDescribeListenerIDs, oneUnit, c.flushDescribeListeners)
 	c.targets = newCoalescer(o.BatchWindow, maxDescribeTargetsIDs, oneUnit, c.flushDescribeTargets)
-	c.register = newCoalescer(o.BatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
-	c.deregister = newCoalescer(o.BatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
+	c.register = newCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
+	c.deregister = newCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
 	return c, nil
 }
 

@@ -21,6 +21,11 @@ const (
 	// DefaultBatchWindow is how long concurrent requests are gathered
 	// before one coalesced call is sent.
 	DefaultBatchWindow = 20 * time.Millisecond
+	// DefaultTargetBatchWindow is how long target registrations and
+	// deregistrations are gathered. They run in the background of the
+	// reconciles that ask for them, so a longer window than for describes
+	// costs no reconcile time and buys larger BatchRegisterTargets calls.
+	DefaultTargetBatchWindow = 200 * time.Millisecond
 	// DefaultRequestTimeout bounds one HTTP exchange with the API.
 	DefaultRequestTimeout = 30 * time.Second
 	// DefaultMaxTries bounds how often one call is sent when the API
@@ -39,6 +44,9 @@ type Options struct {
 	// BatchWindow is how long concurrent describes and target changes are
 	// gathered into one call; 0 means DefaultBatchWindow.
 	BatchWindow time.Duration
+	// TargetBatchWindow is the window of target registrations and
+	// deregistrations; 0 means DefaultTargetBatchWindow.
+	TargetBatchWindow time.Duration
 	// RequestTimeout bounds one HTTP exchange; 0 means
 	// DefaultRequestTimeout. The SDK counts it in whole seconds.
 	RequestTimeout time.Duration
@@ -61,6 +69,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchWindow <= 0 {
 		o.BatchWindow = DefaultBatchWindow
+	}
+	if o.TargetBatchWindow <= 0 {
+		o.TargetBatchWindow = DefaultTargetBatchWindow
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout

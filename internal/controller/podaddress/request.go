@@ -62,7 +62,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			Backend:      pol.Spec.Backend,
 			Source:       "policy/" + pol.GetName(),
 		},
-		syntax:        podannotation.SyntaxNative,
+		syntax: podannotation.SyntaxNative,
 	}, nil
 }
 
