@@ -29,7 +29,7 @@ import (
 const benchTimeout = 3 * time.Minute
 
 // writeActions are the CLB calls that change the cloud.
-var writeActions = []string{ //nolint:gochecknoglobals // a fixed list.
+var writeActions = []string{
 	"BatchRegisterTargets", "BatchDeregisterTargets", "RegisterTargets", "DeregisterTargets",
 	"CreateListener", "DeleteListener", "ModifyListener", "CreateLoadBalancer", "BatchModifyTargetWeight",
 }

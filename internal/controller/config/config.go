@@ -61,8 +61,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	}
 	for _, k := range kinds {
 		name := providerconfig.ControllerName(k.kinds.Config.GroupKind().String())
-		// crossplane-runtime v2.4 records through the core/v1 events API only.
-		rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // SA1019: the runtime recorder needs a record.EventRecorder.
+		rec := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 		r := &Reconciler{
 			kube:   mgr.GetClient(),
 			newObj: k.obj,

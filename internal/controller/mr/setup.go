@@ -47,7 +47,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, poo
 			New:   k.New,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // SA1019: the runtime recorder needs a record.EventRecorder.
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, pollInterval time.Duration) time.Duration {
 			if mg.GetCondition("Ready").Status != "True" && pollInterval > notReadyPoll {

@@ -430,9 +430,9 @@ func (r *Reconciler) runOps(pa *v1alpha1.PodAddress, ops []op) (bool, error) {
 func generation(ops []op) string {
 	h := sha256.New()
 	for _, o := range ops {
-		fmt.Fprintf(h, "%v|%s|", o.register, o.lb)
+		_, _ = fmt.Fprintf(h, "%v|%s|", o.register, o.lb)
 		for _, t := range o.targets {
-			fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
+			_, _ = fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])

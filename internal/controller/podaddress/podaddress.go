@@ -59,7 +59,7 @@ const (
 // Setup adds the PodAddress controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
-		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName))) //nolint:staticcheck // SA1019: the runtime recorder needs a record.EventRecorder.
+		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexPool, poolsOf); err != nil {
 		return err
 	}

@@ -20,9 +20,6 @@ import (
 // indexPool indexes PodAddresses by the pools they hold or ask for.
 const indexPool = "podaddress.pools"
 
-// errPoolNotReady means a pool exists but has no usable load balancer yet.
-var errPoolNotReady = errors.New("pool is not ready")
-
 func poolsOf(o client.Object) []string {
 	pa, ok := o.(*v1alpha1.PodAddress)
 	if !ok {

@@ -40,7 +40,7 @@ func (e *tcpEndpoint) close() {
 	e.mu.Lock()
 	e.closed = true
 	for c := range e.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	clear(e.conns)
 	e.mu.Unlock()
@@ -64,7 +64,7 @@ func (e *tcpEndpoint) serve() {
 		}
 		addr, ok := e.picker.Load().next()
 		if !ok {
-			c.Close() // no eligible target: refuse promptly rather than hang the client
+			_ = c.Close() // no eligible target: refuse promptly rather than hang the client
 			continue
 		}
 		if !e.track(c) {
@@ -80,7 +80,7 @@ func (e *tcpEndpoint) track(c net.Conn) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		c.Close()
+		_ = c.Close()
 		return false
 	}
 	e.conns[c] = struct{}{}
@@ -91,7 +91,7 @@ func (e *tcpEndpoint) untrack(c net.Conn) {
 	e.mu.Lock()
 	delete(e.conns, c)
 	e.mu.Unlock()
-	c.Close()
+	_ = c.Close()
 }
 
 func (e *tcpEndpoint) forward(c net.Conn, addr string) {
