@@ -88,15 +88,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 				},
 			}
 		},
-		Options: []managed.ReconcilerOption{
-			managed.WithPollIntervalHook(sh.pollInterval),
-			// A pool exists once it has its external name; "nothing left"
-			// only comes up while deleting, where the default 30 s grace
-			// after Create would only hold up a pool deleted soon after it
-			// was made. (It would not protect load balancers either: the
-			// pool creates those in Update too.)
-			managed.WithCreationGracePeriod(0),
-		},
+		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(sh.pollInterval)},
 	})
 }
 
