@@ -74,6 +74,10 @@ func TestBCSStatefulSet(t *testing.T) {
 			if p.Annotations[bcsStatus] != "Ready" {
 				return errors.Errorf("%s = %q", bcsStatus, p.Annotations[bcsStatus])
 			}
+			// The condition is written right after the annotations.
+			if c := podCond(p); c == nil || c.Status != corev1.ConditionTrue {
+				return errors.Errorf("condition %s = %+v, want True", condition, c)
+			}
 			return nil
 		})
 		var res []map[string]any
@@ -82,9 +86,6 @@ func TestBCSStatefulSet(t *testing.T) {
 		}
 		if res[0]["poolName"] != "pool1" || res[0]["startPort"] != float64(b.Port) || res[0]["rsStartPort"] != float64(7777) {
 			t.Errorf("%s: bcs result %v does not match binding %+v", name, res[0], b)
-		}
-		if c := podCond(p); c == nil || c.Status != corev1.ConditionTrue {
-			t.Errorf("%s: condition %s = %+v, want True", name, condition, c)
 		}
 	}
 }
