@@ -135,7 +135,10 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	}
 
 	// Where the load balancers forward to.
-	ip, instance, ready := backend(pa, pod)
+	ip, instance, ready, err := r.backend(ctx, pa, pod)
+	if err != nil {
+		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
+	}
 	if !ready {
 		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, "waiting for the Pod's IP (or its node)", reconcile.Result{})
 	}
@@ -288,23 +291,38 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 
 // backend returns where the load balancers forward to, and whether it is
 // known yet.
-func backend(pa *v1alpha1.PodAddress, pod *corev1.Pod) (ip, instance string, ready bool) {
+func (r *Reconciler) backend(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) (ip, instance string, ready bool, err error) {
 	switch pa.Spec.Backend {
 	case v1alpha1.BackendHostPort:
-		return pod.Status.HostIP, "", pod.Status.HostIP != ""
+		return pod.Status.HostIP, "", pod.Status.HostIP != "", nil
 	case v1alpha1.BackendNodePort:
-		// The node's CVM instance, from a providerID like
-		// qcloud:///800002/ins-abcdefgh.
-		id := pod.Annotations[annotationInstanceID]
-		return pod.Status.HostIP, id, pod.Status.HostIP != ""
+		if pod.Spec.NodeName == "" {
+			return "", "", false, nil
+		}
+		node := &corev1.Node{}
+		if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+			return "", "", false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
+		}
+		id, err := instanceID(node.Spec.ProviderID)
+		if err != nil {
+			return "", "", false, errors.Wrapf(err, "node %s", node.GetName())
+		}
+		return pod.Status.HostIP, id, true, nil
 	default:
-		return pod.Status.PodIP, "", pod.Status.PodIP != ""
+		return pod.Status.PodIP, "", pod.Status.PodIP != "", nil
 	}
 }
 
-// annotationInstanceID is where the NodePort backend finds the node's
-// instance when it is not read from the Node (hostNetwork Pods carry it too).
-const annotationInstanceID = "network.tencentcloud.crossplane.io/instance-id"
+// instanceID is the CVM instance of a TKE node's providerID, e.g.
+// qcloud:///800002/ins-abcdefgh or tencentcloud:///ap-guangzhou-3/ins-abcdefgh.
+func instanceID(providerID string) (string, error) {
+	i := strings.LastIndex(providerID, "/")
+	id := providerID[i+1:]
+	if !strings.HasPrefix(id, "ins-") {
+		return "", errors.Errorf("providerID %q does not name a CVM instance (ins-…); the NodePort backend needs one", providerID)
+	}
+	return id, nil
+}
 
 // target is the IP and port a binding forwards to.
 func target(pa *v1alpha1.PodAddress, b v1alpha1.PortBinding, ws []want, ip string) (string, int32) {
