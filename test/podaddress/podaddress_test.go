@@ -343,3 +343,44 @@ func TestReadinessGate(t *testing.T) {
 		t.Errorf("a Pod without the readiness gate got the condition %+v", c)
 	}
 }
+
+// TestAutoCreateGrows lets a full pool with autoCreate create a load
+// balancer for the Pod that found no port.
+func TestAutoCreateGrows(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	pp := &clbv1alpha1.PortPool{}
+	pp.SetNamespace(ns)
+	pp.SetName("grow")
+	pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort = 43000, 43001
+	pp.Spec.ForProvider.AutoCreate = &clbv1alpha1.PoolAutoCreate{
+		MaxLoadBalancers: 2,
+		Template:         clbv1alpha1.LoadBalancerParameters{Type: clbconv.Ptr("OPEN"), VipIsp: clbconv.Ptr("BGP")},
+	}
+	if err := kube.Create(context.Background(), pp); err != nil {
+		t.Fatal(err)
+	}
+	ann := map[string]string{ourPorts: "7777 grow"}
+	for i := range 3 {
+		pod(t, ns, fmt.Sprintf("g-%d", i), fmt.Sprintf("10.40.0.%d", i+1), ann)
+	}
+	lbs := map[string]bool{}
+	for i := range 3 {
+		lbs[bound(t, ns, fmt.Sprintf("g-%d", i)).Status.Bindings[0].LoadBalancerID] = true
+	}
+	if len(lbs) != 2 {
+		t.Errorf("3 Pods on a 2-port pool landed on %d load balancers, want 2 (one created when the first filled up)", len(lbs))
+	}
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pp), pp); err != nil {
+		t.Fatal(err)
+	}
+	auto := 0
+	for _, l := range pp.Status.AtProvider.LoadBalancers {
+		if l.AutoCreated {
+			auto++
+		}
+	}
+	if auto != 2 {
+		t.Errorf("pool reports %d auto-created load balancers, want 2", auto)
+	}
+}
