@@ -258,6 +258,7 @@ func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w wa
 	if err != nil {
 		return b, false, v1alpha1.StatePending, err
 	}
+	r.metrics.usage(w.pool, al.Stats())
 	return binding(pp, w, slot), !held, "", nil
 }
 

@@ -10,12 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
 // A recorder exports the per-Pod address metrics.
 type recorder struct {
 	bindLatency prometheus.Histogram
 	pending     prometheus.Gauge
+	slots       *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	states map[types.NamespacedName]string
@@ -32,11 +34,16 @@ func newRecorder(reg prometheus.Registerer) *recorder {
 			Name: "podaddress_pending_bindings",
 			Help: "PodAddresses not Bound (waiting for ports, a backend or the cloud).",
 		}),
+		slots: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "portpool_slots",
+			Help: "Slots (ports or segments) of a pool's load balancer, by state: allocated or free.",
+		}, []string{"pool", "loadbalancer", "state"}),
 		states: map[types.NamespacedName]string{},
 	}
 	if reg != nil {
 		r.bindLatency = register(reg, r.bindLatency)
 		r.pending = register(reg, r.pending)
+		r.slots = register(reg, r.slots)
 	}
 	return r
 }
@@ -81,4 +88,12 @@ func (r *recorder) refresh() {
 		}
 	}
 	r.pending.Set(float64(n))
+}
+
+// usage exports the allocated and free slots of a pool, per load balancer.
+func (r *recorder) usage(pool string, st portalloc.Stats) {
+	for _, lb := range st.LBs {
+		r.slots.WithLabelValues(pool, lb.LB, "allocated").Set(float64(lb.Allocated))
+		r.slots.WithLabelValues(pool, lb.LB, "free").Set(float64(lb.Free))
+	}
 }

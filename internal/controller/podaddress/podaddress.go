@@ -233,7 +233,7 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
-	r.pools.release(pa)
+	r.pools.release(pa, r.metrics.usage)
 	r.metrics.forget(pa)
 	meta.RemoveFinalizer(pa, Finalizer)
 	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pa))

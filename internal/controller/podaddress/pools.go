@@ -166,12 +166,14 @@ func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int
 	return ports
 }
 
-// release returns every port a PodAddress holds.
-func (p *pools) release(pa *v1alpha1.PodAddress) {
+// release returns every port a PodAddress holds, and reports the usage of
+// the pools it touched.
+func (p *pools) release(pa *v1alpha1.PodAddress, report func(pool string, st portalloc.Stats)) {
 	key := client.ObjectKeyFromObject(pa)
 	for _, b := range pa.Status.Bindings {
 		if a, ok := p.loaded(b.Pool); ok {
 			a.Release(owner(key, b.ContainerPort, b.Protocol))
+			report(b.Pool, a.Stats())
 		}
 	}
 }

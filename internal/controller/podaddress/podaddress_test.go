@@ -1,0 +1,117 @@
+package podaddress
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+)
+
+func TestInstanceID(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		providerID string
+		want       string
+		err        bool
+	}{
+		"TKE":        {"TKE nodes name the instance last.", "qcloud:///800002/ins-abcdefgh", "ins-abcdefgh", false},
+		"WithZone":   {"A zone in the path is fine.", "tencentcloud:///ap-guangzhou-3/ins-12345678", "ins-12345678", false},
+		"NotCVM":     {"Another cloud's node cannot be a CVM target.", "aws:///us-east-1a/i-0abc", "", true},
+		"NoProvider": {"A node without a providerID cannot either.", "", "", true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := instanceID(tc.providerID)
+			if (err != nil) != tc.err || got != tc.want {
+				t.Errorf("%s\ninstanceID(%q) = %q, %v; want %q, error %v", tc.reason, tc.providerID, got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+func TestReadyPorts(t *testing.T) {
+	lb := clbv1alpha1.PoolLoadBalancerStatus{Listeners: map[string]string{
+		"TCP/100": "lbl-1", "UDP/100": "lbl-2", "TCP/101": "lbl-3", "UDP/102": "lbl-4", "bogus": "x",
+	}}
+	cases := map[string]struct {
+		reason    string
+		protocols []string
+		want      []int32
+	}{
+		"TCP":    {"Every port with a TCP listener.", []string{"TCP"}, []int32{100, 101}},
+		"TCPUDP": {"Only ports with both listeners serve a TCP+UDP pool.", []string{"TCP", "UDP"}, []int32{100}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := readyPorts(lb, tc.protocols)
+			sortInt32(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nreadyPorts(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func sortInt32(s []int32) {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+}
+
+func TestOpsGroupRegisteredTargetsByLoadBalancer(t *testing.T) {
+	bs := []v1alpha1.PortBinding{
+		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-1"}, TargetIP: "10.0.0.1", TargetPort: 80},
+		{LoadBalancerID: "lb-b", ListenerIDs: map[string]string{"UDP": "lbl-2"}, TargetIP: "10.0.0.1", TargetPort: 81},
+		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-3"}, TargetIP: "10.0.0.1", TargetPort: 82},
+		{LoadBalancerID: "lb-c", ListenerIDs: map[string]string{"TCP": "lbl-4"}}, // never registered
+	}
+	ops := deregisterOps(bs)
+	if len(ops) != 2 || ops[0].lb != "lb-a" || len(ops[0].targets) != 2 || ops[1].lb != "lb-b" {
+		t.Errorf("deregisterOps: got %+v, want lb-a (2 targets) then lb-b, and nothing for the unregistered binding", ops)
+	}
+	if generation(ops) == generation(registerOps(bs)) {
+		t.Error("a registration and a deregistration of the same targets share a generation")
+	}
+}
+
+func TestAddress(t *testing.T) {
+	cases := map[string]struct {
+		b    v1alpha1.PortBinding
+		want string
+	}{
+		"Port":    {v1alpha1.PortBinding{VIPs: []string{"1.1.1.1"}, Port: 8000}, "1.1.1.1:8000"},
+		"Segment": {v1alpha1.PortBinding{VIPs: []string{"1.1.1.1"}, Port: 8000, EndPort: 8009}, "1.1.1.1:8000-8009"},
+		"NoVIP":   {v1alpha1.PortBinding{Port: 8000}, ""},
+	}
+	for name, tc := range cases {
+		if got := address(tc.b); got != tc.want {
+			t.Errorf("%s: address = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+func TestUsageMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := newRecorder(reg)
+	p := portalloc.NewPool(portalloc.PolicyInOrder)
+	p.SetLB("lb-a", []int32{1, 2, 3})
+	if _, err := p.Allocate("o1"); err != nil {
+		t.Fatal(err)
+	}
+	r.usage("ns/pool", p.Stats())
+	if got := testutil.ToFloat64(r.slots.WithLabelValues("ns/pool", "lb-a", "allocated")); got != 1 {
+		t.Errorf("allocated = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(r.slots.WithLabelValues("ns/pool", "lb-a", "free")); got != 2 {
+		t.Errorf("free = %v, want 2", got)
+	}
+}
