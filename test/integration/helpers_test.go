@@ -25,7 +25,7 @@ import (
 
 // mrWait bounds how long a managed resource may take to settle; emulator
 // tasks take 50 ms and not-Ready resources are polled every 2 s.
-const mrWait = 60 * time.Second
+const mrWait = 2 * time.Minute
 
 // sdk is a Tencent Cloud SDK client of the test emulator, for changing the
 // cloud behind the provider's back.

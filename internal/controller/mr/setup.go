@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -33,6 +35,15 @@ type Kind[T resource.ModernManaged] struct {
 	New func(c *clb.Client, kube client.Client) managed.TypedExternalClient[T]
 	// Options are added after the standard ones.
 	Options []managed.ReconcilerOption
+	// Watches are other objects whose changes should reconcile this kind
+	// now rather than at the next poll.
+	Watches []Watch
+}
+
+// A Watch maps events of Object to requests of the kind.
+type Watch struct {
+	Object  client.Object
+	Handler handler.EventHandler
 }
 
 // Setup adds a controller for one managed resource kind with the options
@@ -76,10 +87,12 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, poo
 	opts = append(opts, k.Options...)
 
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ReplaceAll(name, "/", "-")).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(resource.DesiredStateChanged()).
-		For(k.Object()).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+		For(k.Object(), builder.WithPredicates(resource.DesiredStateChanged()))
+	for _, w := range k.Watches {
+		b = b.Watches(w.Object, w.Handler)
+	}
+	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }

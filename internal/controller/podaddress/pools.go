@@ -135,7 +135,17 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 		}
 		a.SetLB(lb.ID, readyPorts(lb, protocols))
 	}
-	a.SetBlacklist(pp.Spec.ForProvider.Blacklist)
+	// Blacklist entries may name a region (region:lb-…); status and the
+	// allocator know load balancers by id.
+	ids := make([]string, 0, len(pp.Spec.ForProvider.Blacklist))
+	for _, b := range pp.Spec.ForProvider.Blacklist {
+		_, id, found := strings.Cut(b, ":")
+		if !found {
+			id = b
+		}
+		ids = append(ids, id)
+	}
+	a.SetBlacklist(ids)
 }
 
 // readyPorts lists the slot ports of lb whose listeners exist for every

@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -89,6 +92,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 			}
 		},
 		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(sh.pollInterval)},
+		// A binding that appears, goes or waits changes the pool's counts
+		// and may call for a new load balancer: look now, not at the poll.
+		Watches: []mr.Watch{{Object: &networkv1alpha1.PodAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(poolsOfBinding)}},
 	})
 }
 
@@ -434,4 +440,33 @@ func joinErrors(errs []error) error {
 		return last
 	}
 	return errors.New(summary(msgs, maxProblems))
+}
+
+// poolsOfBinding maps a PodAddress to the pools it holds or asks for.
+func poolsOfBinding(_ context.Context, o client.Object) []ctrlreconcile.Request {
+	pa, ok := o.(*networkv1alpha1.PodAddress)
+	if !ok {
+		return nil
+	}
+	var reqs []ctrlreconcile.Request
+	add := func(key string) {
+		ns, name, ok := strings.Cut(key, "/")
+		r := ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+		if ok && !slices.Contains(reqs, r) {
+			reqs = append(reqs, r)
+		}
+	}
+	for _, b := range pa.Status.Bindings {
+		add(b.Pool)
+	}
+	for _, pr := range pa.Spec.Ports {
+		for _, p := range pr.Pools {
+			ns := p.Namespace
+			if ns == "" {
+				ns = pa.GetNamespace()
+			}
+			add(ns + "/" + p.Name)
+		}
+	}
+	return reqs
 }
