@@ -85,17 +85,24 @@ func clbDemo(ctx context.Context, kube client.Client, cloud *emulator.Emulator, 
 	}
 	fmt.Printf("    sent %q, the target answered %q\n", "hello battle server", reply)
 
-	fmt.Println("    cloud API calls the provider made:")
+	podObjs, err := podDemo(ctx, kube, timeout)
+	if err != nil {
+		return fmt.Errorf("%w (provider log: %s)", err, tail(logPath))
+	}
+
 	calls := cloud.Calls()
+	fmt.Println("    cloud API calls the provider made in all:")
 	for _, action := range slices.Sorted(maps.Keys(calls)) {
 		fmt.Printf("      %-32s %v\n", action, calls[action])
 	}
 
-	step("deleting the managed resources")
+	step("deleting everything: the Pod, its pools, the load balancers")
+	all := podObjs
 	for i := len(objs) - 1; i >= 0; i-- {
-		if err := client.IgnoreNotFound(kube.Delete(ctx, objs[i])); err != nil {
-			return err
-		}
+		all = append(all, objs[i])
+	}
+	if err := deleteAll(ctx, kube, all, timeout); err != nil {
+		return err
 	}
 	err = testenv.Eventually(ctx, timeout, func() error {
 		if n := len(cloud.Inventory().LoadBalancers); n != 0 {
@@ -126,12 +133,18 @@ func waitReady(ctx context.Context, kube client.Client, o *unstructured.Unstruct
 	})
 }
 
-// startEcho serves a line echo on a free loopback port: the "battle server".
+// startEcho serves a line echo on a free loopback port.
 func startEcho() (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	serveEcho(ln)
+	return ln, nil
+}
+
+// serveEcho answers each line on ln with "echo: <line>" until ln closes.
+func serveEcho(ln net.Listener) {
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -147,7 +160,6 @@ func startEcho() (net.Listener, error) {
 			}()
 		}
 	}()
-	return ln, nil
 }
 
 func roundTrip(ctx context.Context, address, msg string) (string, error) {

@@ -5,10 +5,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -25,6 +27,12 @@ import (
 // balancer still being created, a task still running) is looked at, so
 // readiness shows up in seconds rather than after the full poll interval.
 const notReadyPoll = 2 * time.Second
+
+// Backoff of failed reconciles.
+const (
+	retryBase = 250 * time.Millisecond
+	retryMax  = 30 * time.Second
+)
 
 // Kind describes one managed resource kind for Setup.
 type Kind[T resource.ModernManaged] struct {
@@ -87,9 +95,16 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, poo
 	opts = append(opts, k.Options...)
 
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
+	copts := o.ForControllerRuntime()
+	// CLB answers "busy" while a load balancer's task runs, which is
+	// normal when several resources of one load balancer are created
+	// together and over within a second or two. Start retrying sooner
+	// than the runtime's 1 s and cap at 30 s; failures still back off
+	// exponentially, never at full rate.
+	copts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBase, retryMax)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ReplaceAll(name, "/", "-")).
-		WithOptions(o.ForControllerRuntime()).
+		WithOptions(copts).
 		For(k.Object(), builder.WithPredicates(resource.DesiredStateChanged()))
 	for _, w := range k.Watches {
 		b = b.Watches(w.Object, w.Handler)
