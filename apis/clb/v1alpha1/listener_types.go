@@ -32,6 +32,7 @@ type Certificate struct {
 type ListenerParameters struct {
 	// LoadBalancerID is the load balancer (lb-…) of the listener.
 	// +crossplane:generate:reference:type=LoadBalancer
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="loadBalancerId is immutable; create a new Listener"
 	// +optional
 	LoadBalancerID *string `json:"loadBalancerId,omitempty"`
 

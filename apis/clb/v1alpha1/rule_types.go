@@ -10,6 +10,7 @@ import (
 type RuleParameters struct {
 	// LoadBalancerID is the load balancer (lb-…) of the rule's listener.
 	// +crossplane:generate:reference:type=LoadBalancer
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="loadBalancerId is immutable; create a new Rule"
 	// +optional
 	LoadBalancerID *string `json:"loadBalancerId,omitempty"`
 
@@ -23,6 +24,7 @@ type RuleParameters struct {
 
 	// ListenerID is the HTTP or HTTPS listener (lbl-…) of the rule.
 	// +crossplane:generate:reference:type=Listener
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="listenerId is immutable; create a new Rule"
 	// +optional
 	ListenerID *string `json:"listenerId,omitempty"`
 
@@ -36,7 +38,7 @@ type RuleParameters struct {
 
 	// Domain the rule matches, e.g. www.example.com or *.example.com.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=120
+	// +kubebuilder:validation:MaxLength=80
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="domain is immutable; create a new Rule"
 	Domain string `json:"domain"`
 

@@ -51,6 +51,7 @@ type TargetSetParameters struct {
 
 	// ListenerID is the listener (lbl-…) whose targets these are.
 	// +crossplane:generate:reference:type=Listener
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="listenerId is immutable; create a new TargetSet"
 	// +optional
 	ListenerID *string `json:"listenerId,omitempty"`
 
@@ -65,6 +66,7 @@ type TargetSetParameters struct {
 	// RuleID is the rule (loc-…) of an HTTP/HTTPS listener whose targets
 	// these are; unset for a TCP/UDP listener.
 	// +crossplane:generate:reference:type=Rule
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ruleId is immutable; create a new TargetSet"
 	// +optional
 	RuleID *string `json:"ruleId,omitempty"`
 
