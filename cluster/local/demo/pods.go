@@ -77,7 +77,7 @@ func podDemo(ctx context.Context, kube client.Client, timeout time.Duration) ([]
 		}
 		as, err := podannotation.ParseAddresses(pod.Annotations[podannotation.AnnotationAddresses])
 		if err != nil || len(as) == 0 || pod.Annotations[podannotation.AnnotationStatus] != podannotation.StatusReady {
-			return fmt.Errorf("the Pod is not told its address yet (%v)", err)
+			return fmt.Errorf("the Pod is not told its address yet: %w", err)
 		}
 		addr = as[0].Address
 		return nil
