@@ -92,8 +92,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 			}
 		},
 		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(sh.pollInterval)},
-		// A binding that appears, goes or waits changes the pool's counts
-		// and may call for a new load balancer: look now, not at the poll.
+		// A binding waiting for a port may call for a new load balancer,
+		// and a binding that goes may let a refused delete through: look
+		// now, not at the poll. Other changes only move the counts, which
+		// the poll catches, so a burst of Pods does not re-read the cloud
+		// for every binding.
 		Watches: []mr.Watch{{Object: &networkv1alpha1.PodAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(poolsOfBinding)}},
 	})
 }
@@ -445,7 +448,7 @@ func joinErrors(errs []error) error {
 // poolsOfBinding maps a PodAddress to the pools it holds or asks for.
 func poolsOfBinding(_ context.Context, o client.Object) []ctrlreconcile.Request {
 	pa, ok := o.(*networkv1alpha1.PodAddress)
-	if !ok {
+	if !ok || (pa.Status.State != networkv1alpha1.StateNoPortAvailable && pa.GetDeletionTimestamp() == nil) {
 		return nil
 	}
 	var reqs []ctrlreconcile.Request
