@@ -59,8 +59,16 @@ func newBinder() *binder {
 func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r, ok := b.results[pa]; ok && r.gen == gen {
-		return true, r.err
+	if r, ok := b.results[pa]; ok {
+		if r.gen == gen {
+			if r.err != nil {
+				// Report a failure once; the next call tries again (the
+				// controller's backoff spaces the tries).
+				delete(b.results, pa)
+			}
+			return true, r.err
+		}
+		delete(b.results, pa) // the answer to an older request
 	}
 	if b.inflight[pa] == gen {
 		return false, nil

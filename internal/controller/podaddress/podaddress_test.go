@@ -1,11 +1,13 @@
 package podaddress
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -113,5 +115,25 @@ func TestUsageMetrics(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(r.slots.WithLabelValues("ns/pool", "lb-a", "free")); got != 2 {
 		t.Errorf("free = %v, want 2", got)
+	}
+}
+
+func TestBinderRetriesAfterAFailure(t *testing.T) {
+	b := newBinder()
+	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
+	b.results[key] = result{gen: "g1", err: errors.New("refused")}
+	if done, err := b.start(nil, key, "g1", nil); !done || err == nil {
+		t.Fatalf("start: got %v, %v; want the recorded failure", done, err)
+	}
+	b.mu.Lock()
+	_, kept := b.results[key]
+	b.mu.Unlock()
+	if kept {
+		t.Error("a failure was kept: the binding would never be retried")
+	}
+	b.results[key] = result{gen: "old", err: nil}
+	b.inflight[key] = "g2" // pretend g2 is running, so start does not launch
+	if done, _ := b.start(nil, key, "g2", nil); done {
+		t.Error("the answer to an older request was taken for the current one")
 	}
 }
