@@ -17,6 +17,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
 const (
@@ -382,5 +383,31 @@ func TestAutoCreateGrows(t *testing.T) {
 	}
 	if auto != 2 {
 		t.Errorf("pool reports %d auto-created load balancers, want 2", auto)
+	}
+}
+
+// TestRegistrationFailureRetried makes the cloud refuse the first target
+// registrations; the Pods must still end up Bound.
+func TestRegistrationFailureRetried(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 44000, 44004)
+	if err := cloud.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "BatchRegisterTargets", Code: "InternalError", Count: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cloud.SetFaults(emulator.Faults{}) })
+	before := cloud.Calls()["BatchRegisterTargets"]["InternalError"]
+	for i := range 2 {
+		pod(t, ns, fmt.Sprintf("f-%d", i), fmt.Sprintf("10.50.0.%d", i+1), map[string]string{ourPorts: "7777 pool"})
+	}
+	for i := range 2 {
+		b := bound(t, ns, fmt.Sprintf("f-%d", i)).Status.Bindings[0]
+		if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); !slices.Equal(got, []string{fmt.Sprintf("10.50.0.%d:7777", i+1)}) {
+			t.Errorf("f-%d: targets %v", i, got)
+		}
+	}
+	if n := cloud.Calls()["BatchRegisterTargets"]["InternalError"] - before; n == 0 {
+		t.Error("the injected failures never happened; the test proves nothing")
 	}
 }
