@@ -5,9 +5,11 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -71,7 +73,12 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string
 			changed = true
 		}
 	}
+	if changed && r.told.stale(pod) {
+		// Our patch is made; the cache has not caught up with it yet.
+		changed = false
+	}
 	if changed {
+		r.told.patched(pod)
 		orig := pod.DeepCopy()
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
@@ -105,3 +112,31 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string
 // conditionAddressReady is the Pod condition (and readiness gate) that is
 // True once every address forwards to the Pod.
 const conditionAddressReady = corev1.PodConditionType(podannotation.ConditionAddressReady)
+
+// A toldMemo remembers, per Pod, the version of the Pod it last patched the
+// addresses into. A reconcile that still sees that version reads from a
+// cache that has not caught up with the patch, and writing again would
+// only cost the API server a request; a newer version means someone else
+// changed the Pod, and the addresses are checked again.
+type toldMemo struct {
+	mu sync.Mutex
+	rv map[types.UID]string
+}
+
+func (m *toldMemo) stale(pod *corev1.Pod) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rv[pod.GetUID()] == pod.GetResourceVersion()
+}
+
+func (m *toldMemo) patched(pod *corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rv[pod.GetUID()] = pod.GetResourceVersion()
+}
+
+func (m *toldMemo) forget(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.rv, uid)
+}

@@ -91,6 +91,7 @@ type Reconciler struct {
 	clock    func() time.Time
 	metrics  *recorder
 	policies *policies
+	told     *toldMemo
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -106,6 +107,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		clock:    time.Now,
 		metrics:  newRecorder(metrics.Registry),
 		policies: &policies{kube: kube},
+		told:     &toldMemo{rv: map[types.UID]string{}},
 	}
 }
 
@@ -190,6 +192,9 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 // takeOver points an existing PodAddress at a new Pod of the same name (a
 // recreated StatefulSet Pod keeps its ports) or at a changed request.
 func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) error {
+	if pa.Spec.PodUID != string(pod.GetUID()) {
+		r.told.forget(types.UID(pa.Spec.PodUID))
+	}
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
 	if err := r.kube.Update(ctx, pa); err != nil {
@@ -234,6 +239,7 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 		return reconcile.Result{}, err
 	}
 	r.pools.release(pa, r.metrics.usage)
+	r.told.forget(types.UID(pa.Spec.PodUID))
 	r.metrics.forget(pa)
 	meta.RemoveFinalizer(pa, Finalizer)
 	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pa))
