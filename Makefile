@@ -51,7 +51,7 @@ demo:
 bench:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
-	$(GO) test ./test/podaddress/ -run '^$$' -bench Bind1000Pods -benchtime 1x -timeout 30m
+	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
 
 ## controlplane: run the local control plane until interrupted (kubeconfig.local).
 controlplane:
