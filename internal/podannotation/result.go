@@ -58,11 +58,10 @@ type BCSBinding struct {
 
 // A BCSLoadBalancer describes a load balancer of a BCSBinding.
 type BCSLoadBalancer struct {
-	// LoadBalancerName is empty: PortBinding does not carry it.
 	LoadBalancerName string `json:"loadbalancerName"`
 	LoadBalancerID   string `json:"loadbalancerID"`
 	Region           string `json:"region"`
-	// Type (OPEN or INTERNAL) is empty: PortBinding does not carry it.
+	// Type is OPEN or INTERNAL.
 	Type string   `json:"type"`
 	IPs  []string `json:"ips"`
 }
@@ -127,7 +126,7 @@ func BCSBindings(bindings []v1alpha1.PortBinding) []BCSBinding {
 		if b.Protocol == v1alpha1.ProtocolTCPUDP {
 			protocols = []string{v1alpha1.ProtocolTCP, v1alpha1.ProtocolUDP}
 		}
-		lb := BCSLoadBalancer{LoadBalancerID: b.LoadBalancerID, Region: b.Region, IPs: b.VIPs}
+		lb := BCSLoadBalancer{LoadBalancerName: b.LoadBalancerName, LoadBalancerID: b.LoadBalancerID, Region: b.Region, Type: b.LoadBalancerType, IPs: b.VIPs}
 		if lb.IPs == nil {
 			lb.IPs = []string{}
 		}

@@ -88,6 +88,10 @@ func TestBCSStatefulSet(t *testing.T) {
 		if res[0]["poolName"] != "pool1" || res[0]["startPort"] != float64(b.Port) || res[0]["rsStartPort"] != float64(7777) {
 			t.Errorf("%s: bcs result %v does not match binding %+v", name, res[0], b)
 		}
+		inv, _ := cloud.Inventory().LoadBalancer(lbID(l))
+		if lbs, _ := res[0]["poolItemLoadBalancers"].([]any); len(lbs) != 1 || lbs[0].(map[string]any)["type"] != "OPEN" || lbs[0].(map[string]any)["loadbalancerName"] != inv.Name {
+			t.Errorf("%s: bcs load balancers %v, want the OPEN load balancer named %q", name, res[0]["poolItemLoadBalancers"], inv.Name)
+		}
 	}
 }
 

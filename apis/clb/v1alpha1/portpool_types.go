@@ -137,6 +137,10 @@ type PortPoolParameters struct {
 type PoolLoadBalancerStatus struct {
 	// ID of the load balancer.
 	ID string `json:"id"`
+	// Name of the load balancer in the cloud.
+	Name string `json:"name,omitempty"`
+	// Type is OPEN or INTERNAL.
+	Type string `json:"type,omitempty"`
 	// Region of the load balancer.
 	Region string `json:"region,omitempty"`
 	// VIPs of the load balancer.

@@ -72,6 +72,9 @@ type PortBinding struct {
 	ContainerPort int32 `json:"containerPort"`
 	// LoadBalancerID of the public address.
 	LoadBalancerID string `json:"loadBalancerId"`
+	// LoadBalancerName and LoadBalancerType (OPEN or INTERNAL) of it.
+	LoadBalancerName string `json:"loadBalancerName,omitempty"`
+	LoadBalancerType string `json:"loadBalancerType,omitempty"`
 	// Region of the load balancer.
 	Region string `json:"region,omitempty"`
 	// ISP of the VIP.

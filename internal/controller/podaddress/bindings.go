@@ -283,6 +283,7 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 			continue
 		}
 		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, lb.VIPs
+		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
 		for _, proto := range listenerProtocols(w.protocol) {
 			b.ListenerIDs[proto] = lb.Listeners[fmt.Sprintf("%s/%d", proto, slot.Port)]
 		}

@@ -313,6 +313,7 @@ func (o *observation) fillStatus() {
 				st.Domain = clbconv.Deref(lb.Domain)
 			}
 			st.ISP = clbconv.Deref(lb.VipIsp)
+			st.Name, st.Type = clbconv.Deref(lb.LoadBalancerName), clbconv.Deref(lb.LoadBalancerType)
 		}
 		for i := int64(0); i < o.shape.slots; i++ {
 			if l.m.usable[i] && !l.bound[o.shape.port(i)] {
