@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -22,8 +25,10 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
@@ -115,10 +120,20 @@ func run(o options) error {
 	if err := apis.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                     scheme,
-		Cache:                      cache.Options{SyncPeriod: &o.syncInterval},
+		Scheme: scheme,
+		Cache: cache.Options{
+			SyncPeriod: &o.syncInterval,
+			// The safe-start gate watches every CRD of the cluster; it
+			// needs their names and conditions, not their schemas.
+			ByObject: map[client.Object]cache.ByObject{
+				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			},
+		},
 		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:     o.healthAddr,
 		LeaderElection:             o.leaderElection,
@@ -150,6 +165,14 @@ func run(o options) error {
 		PollInterval:            o.pollInterval,
 		MaxConcurrentReconciles: o.maxReconcileRate,
 		Features:                flags,
+		// safe-start: each controller starts once the CRDs of its kinds
+		// are established, so the provider runs with only the kinds a
+		// ManagedResourceActivationPolicy activated and picks up the rest
+		// as they appear.
+		Gate: new(gate.Gate[schema.GroupVersionKind]),
+	}
+	if err := customresourcesgate.Setup(mgr, copts); err != nil {
+		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
 	pool := clb.NewPool(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
 	if err := pcontroller.Setup(mgr, copts, pool); err != nil {

@@ -2,10 +2,15 @@
 package controller
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	configv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
@@ -16,24 +21,58 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 )
 
+// A kindController is one controller and every kind of ours it reads or
+// watches: it can start only once all of their CRDs are served.
+type kindController struct {
+	setup func(ctrl.Manager, controller.Options, *clb.Pool) error
+	needs []schema.GroupVersionKind
+}
+
+func controllers() []kindController {
+	configKinds := []schema.GroupVersionKind{
+		configv1alpha1.ProviderConfigGroupVersionKind,
+		configv1alpha1.ProviderConfigUsageGroupVersionKind,
+		clusterv1alpha1.ClusterProviderConfigGroupVersionKind,
+	}
+	with := func(gvks ...schema.GroupVersionKind) []schema.GroupVersionKind {
+		return append(append([]schema.GroupVersionKind{}, configKinds...), gvks...)
+	}
+	return []kindController{
+		{setup: func(m ctrl.Manager, o controller.Options, _ *clb.Pool) error { return config.Setup(m, o) }, needs: configKinds},
+		{setup: loadbalancer.Setup, needs: with(v1alpha1.LoadBalancerGroupVersionKind)},
+		{setup: listener.Setup, needs: with(v1alpha1.ListenerGroupVersionKind)},
+		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
+		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
+		{setup: portpool.Setup, needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
+		{setup: podaddress.Setup, needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
+	}
+}
+
 // Setup adds all controllers to the manager. They share pool, so that one
 // cloud client per account, region and endpoint carries every call of the
 // process and its rate limits hold across controllers.
+//
+// With o.Gate set (safe-start), a controller is added only once the CRDs of
+// every kind it needs are established: Crossplane installs the CRDs of a
+// safe-start provider only as a ManagedResourceActivationPolicy activates
+// them, and a controller whose kind is not served would fail the manager.
+// Without a gate every controller is added now.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	if err := config.Setup(mgr, o); err != nil {
-		return err
-	}
-	for _, setup := range []func(ctrl.Manager, controller.Options, *clb.Pool) error{
-		loadbalancer.Setup,
-		listener.Setup,
-		rule.Setup,
-		targetset.Setup,
-		portpool.Setup,
-		podaddress.Setup,
-	} {
-		if err := setup(mgr, o, pool); err != nil {
-			return err
+	for _, c := range controllers() {
+		if o.Gate == nil {
+			if err := c.setup(mgr, o, pool); err != nil {
+				return err
+			}
+			continue
 		}
+		o.Gate.Register(func() {
+			if err := c.setup(mgr, o, pool); err != nil {
+				// Nothing can return this error any more: the manager is
+				// running. Say which kinds stay unreconciled.
+				o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
+			}
+		}, c.needs...)
 	}
 	return nil
 }

@@ -59,9 +59,21 @@ func Assets() (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
+// An Option changes how Start sets up the control plane.
+type Option func(*envtest.Environment)
+
+// WithCRDs installs only these CRD files instead of every CRD in
+// package/crds, as a cluster would where Crossplane activated only some of
+// the provider's kinds (safe-start).
+func WithCRDs(paths ...string) Option {
+	return func(e *envtest.Environment) {
+		e.CRDDirectoryPaths = paths
+	}
+}
+
 // Start starts etcd and kube-apiserver and installs the CRDs in
 // package/crds. Call Stop when done.
-func Start() (*Env, error) {
+func Start(opts ...Option) (*Env, error) {
 	assets, err := Assets()
 	if err != nil {
 		return nil, err
@@ -83,6 +95,9 @@ func Start() (*Env, error) {
 		Scheme:                   s,
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	for _, o := range opts {
+		o(e)
 	}
 	cfg, err := e.Start()
 	if err != nil {
