@@ -124,6 +124,18 @@ func kubeconfig(e *envtest.Environment) ([]byte, error) {
 	return u.KubeConfig()
 }
 
+// UserKubeConfig returns a kubeconfig for a user authenticated by a client
+// certificate, with only the permissions RBAC gives name and groups. A
+// ServiceAccount's permissions are tested with its user name,
+// system:serviceaccount:<namespace>:<name>.
+func (e *Env) UserKubeConfig(name string, groups ...string) ([]byte, error) {
+	u, err := e.env.ControlPlane.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("cannot add user %s: %w", name, err)
+	}
+	return u.KubeConfig()
+}
+
 // Stop stops the control plane and removes its data.
 func (e *Env) Stop() error { return e.env.Stop() }
 

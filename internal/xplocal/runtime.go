@@ -1,0 +1,211 @@
+package xplocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// Namespace is where core keeps package secrets.
+const Namespace = "crossplane-system"
+
+// A Launcher starts the process of one active package revision. For a
+// function, endpoint is the loopback address it must serve on with the
+// runtime's server certificate; for a provider it is empty. The returned
+// stop ends the process.
+type Launcher func(ctx context.Context, revision, endpoint string) (stop func(), err error)
+
+// Runtime plays Crossplane's External package runtime: for every active
+// revision of a package it knows, it provides the TLS secrets core waits
+// for, starts the package's process, tells core the function's endpoint,
+// and reports the runtime healthy, as the Deployment runtime would in a
+// cluster.
+type Runtime struct {
+	Kube client.Client
+	PKI  *PKI
+	// Providers and Functions launch processes by package name (the name
+	// of the Provider or Function object).
+	Providers map[string]Launcher
+	Functions map[string]Launcher
+
+	mu      sync.Mutex
+	running map[string]func()
+	ports   map[string]string
+}
+
+// Run keeps every known package revision served until ctx ends, then stops
+// the processes it started.
+func (r *Runtime) Run(ctx context.Context) {
+	r.mu.Lock()
+	r.running, r.ports = map[string]func(){}, map[string]string{}
+	r.mu.Unlock()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		// Errors are conflicts with core's own status writes or passing
+		// API failures: the next tick tries again.
+		_ = r.step(ctx)
+		select {
+		case <-ctx.Done():
+			r.mu.Lock()
+			for _, stop := range r.running {
+				stop()
+			}
+			r.running = map[string]func(){}
+			r.mu.Unlock()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runtime) step(ctx context.Context) error {
+	var errs []error
+	prs := &pkgv1.ProviderRevisionList{}
+	if err := r.Kube.List(ctx, prs); err != nil {
+		return err
+	}
+	for i := range prs.Items {
+		pr := &prs.Items[i]
+		launch, ok := r.Providers[pr.GetLabels()[pkgv1.LabelParentPackage]]
+		if !ok {
+			continue
+		}
+		errs = append(errs, r.serve(ctx, pr, launch, false))
+	}
+	frs := &pkgv1.FunctionRevisionList{}
+	if err := r.Kube.List(ctx, frs); err != nil {
+		return err
+	}
+	for i := range frs.Items {
+		fr := &frs.Items[i]
+		launch, ok := r.Functions[fr.GetLabels()[pkgv1.LabelParentPackage]]
+		if !ok {
+			continue
+		}
+		errs = append(errs, r.serve(ctx, fr, launch, true))
+	}
+	return errors.Join(errs...)
+}
+
+// revision is what serve needs of a Provider or Function revision.
+type revision interface {
+	pkgv1.PackageRevisionWithRuntime
+}
+
+func (r *Runtime) serve(ctx context.Context, rev revision, launch Launcher, function bool) error {
+	name := rev.GetName()
+	if rev.GetDesiredState() != pkgv1.PackageRevisionActive {
+		r.stop(name)
+		return nil
+	}
+	orig, ok := rev.DeepCopyObject().(revision)
+	if !ok {
+		return fmt.Errorf("cannot copy %s", name)
+	}
+	for _, s := range []*string{rev.GetTLSServerSecretName(), rev.GetTLSClientSecretName()} {
+		if s == nil {
+			continue
+		}
+		if err := r.secret(ctx, *s); err != nil {
+			return err
+		}
+	}
+	rev.SetObservedTLSServerSecretName(rev.GetTLSServerSecretName())
+	rev.SetObservedTLSClientSecretName(rev.GetTLSClientSecretName())
+
+	endpoint := ""
+	if function {
+		var err error
+		if endpoint, err = r.port(name); err != nil {
+			return err
+		}
+		if fr, ok := rev.(*pkgv1.FunctionRevision); ok {
+			fr.Status.Endpoint = endpoint
+		}
+	}
+	r.mu.Lock()
+	_, started := r.running[name]
+	r.mu.Unlock()
+	if !started {
+		stop, err := launch(ctx, name, endpoint)
+		if err != nil {
+			rev.SetConditions(pkgv1.RuntimeUnhealthy().WithMessage(err.Error()))
+			return errors.Join(err, r.Kube.Status().Patch(ctx, rev, client.MergeFrom(orig)))
+		}
+		r.mu.Lock()
+		r.running[name] = stop
+		r.mu.Unlock()
+	}
+	rev.SetConditions(pkgv1.RuntimeHealthy())
+	if rev.GetCondition(pkgv1.TypeRuntimeHealthy).Equal(orig.GetCondition(pkgv1.TypeRuntimeHealthy)) &&
+		ptrEq(rev.GetObservedTLSServerSecretName(), orig.GetObservedTLSServerSecretName()) &&
+		ptrEq(rev.GetObservedTLSClientSecretName(), orig.GetObservedTLSClientSecretName()) &&
+		(!function || endpoint == orig.(*pkgv1.FunctionRevision).Status.Endpoint) {
+		return nil
+	}
+	return r.Kube.Status().Patch(ctx, rev, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+func (r *Runtime) stop(name string) {
+	r.mu.Lock()
+	stop, ok := r.running[name]
+	delete(r.running, name)
+	r.mu.Unlock()
+	if ok {
+		stop()
+	}
+}
+
+// secret writes the runtime's certificate into a TLS secret core reads
+// (it injects tls.crt as the CA bundle of webhook configurations).
+func (r *Runtime) secret(ctx context.Context, name string) error {
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name},
+		Type:       corev1.SecretTypeTLS,
+		Data: map[string][]byte{
+			"tls.crt": r.PKI.ServerCert,
+			"tls.key": r.PKI.ServerKey,
+			"ca.crt":  r.PKI.CA,
+		},
+	}
+	err := r.Kube.Create(ctx, s)
+	if kerrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// port returns the endpoint of a function revision, the same for its
+// whole life.
+func (r *Runtime) port(rev string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.ports[rev]; ok {
+		return e, nil
+	}
+	addr, err := testenv.FreeAddr()
+	if err != nil {
+		return "", err
+	}
+	r.ports[rev] = addr
+	return r.ports[rev], nil
+}
+
+func ptrEq(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

@@ -1,0 +1,191 @@
+package crossplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// wait bounds every poll: generous, because the suite shares two cores
+// with the control plane, core, the provider and the function.
+const wait = 3 * time.Minute
+
+func eventually(t testing.TB, what string, fn func() error) {
+	t.Helper()
+	if err := testenv.Eventually(context.Background(), wait, fn); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func ensureNamespace(t testing.TB, ns string) {
+	t.Helper()
+	err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// existingLB creates a load balancer outside Crossplane, as one a user
+// already has, and returns its id.
+func existingLB(t testing.TB, region, name string) string {
+	t.Helper()
+	c := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
+	req := clbsdk.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
+	var id string
+	eventually(t, "create load balancer "+name, func() error {
+		resp, err := c.CreateLoadBalancer(req)
+		if err != nil {
+			return err
+		}
+		id = *resp.Response.LoadBalancerIds[0]
+		return nil
+	})
+	eventually(t, "load balancer "+name+" up", func() error {
+		if lb, ok := inventoryLB(id); !ok || lb.Status != 1 {
+			return fmt.Errorf("%+v", lb)
+		}
+		return nil
+	})
+	return id
+}
+
+func inventoryLB(id string) (emulator.InventoryLoadBalancer, bool) {
+	for _, lb := range cloud.Inventory().LoadBalancers {
+		if lb.ID == id {
+			return lb, true
+		}
+	}
+	return emulator.InventoryLoadBalancer{}, false
+}
+
+// example reads one object of an example file, with edits applied to its
+// YAML text first (ids a user would replace with theirs).
+func example(t testing.TB, file string, edits ...string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.NewReplacer(edits...).Replace(string(b))
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// pod creates a Pod and sets its IP and phase as a kubelet would.
+func pod(t testing.TB, ns, name, ip string, labels map[string]string, ports ...corev1.ContainerPort) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server", Ports: ports}}},
+	}
+	ctx := context.Background()
+	if err := kube.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "set the IP of "+name, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Status.Phase = corev1.PodRunning
+		p.Status.PodIP = ip
+		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
+		p.Status.HostIP = "10.0.0.1"
+		return kube.Status().Update(ctx, p)
+	})
+	return p
+}
+
+// get reads an object of any kind.
+func get(gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u, kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u)
+}
+
+// condition returns status, reason and message of a condition type.
+func condition(u *unstructured.Unstructured, typ string) (string, string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			return fmt.Sprint(m["status"]), fmt.Sprintf("%v: %v", m["reason"], m["message"])
+		}
+	}
+	return "", "no " + typ + " condition"
+}
+
+// waitReady waits for the Ready condition of an object.
+func waitReady(t testing.TB, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	var u *unstructured.Unstructured
+	eventually(t, gvk.Kind+" "+name+" Ready", func() error {
+		var err error
+		if u, err = get(gvk, ns, name); err != nil {
+			return err
+		}
+		if s, why := condition(u, "Ready"); s != "True" {
+			_, synced := condition(u, "Synced")
+			return fmt.Errorf("Ready=%s %s (Synced: %s)", s, why, synced)
+		}
+		return nil
+	})
+	return u
+}
+
+// int64At reads an integer field.
+func int64At(u *unstructured.Unstructured, fields ...string) int64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, fields...)
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return -1
+}
+
+// composedOf lists the resources a composite composed (spec.resourceRefs
+// for legacy XRs, spec.crossplane.resourceRefs for v2 ones).
+func composedOf(xr *unstructured.Unstructured) []*unstructured.Unstructured {
+	refs, found, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
+	if !found {
+		refs, _, _ = unstructured.NestedSlice(xr.Object, "spec", "resourceRefs")
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(fmt.Sprint(m["apiVersion"]))
+		u.SetKind(fmt.Sprint(m["kind"]))
+		u.SetName(fmt.Sprint(m["name"]))
+		if ns, ok := m["namespace"].(string); ok {
+			u.SetNamespace(ns)
+		} else {
+			u.SetNamespace(xr.GetNamespace())
+		}
+		out = append(out, u)
+	}
+	return out
+}
