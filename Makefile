@@ -6,8 +6,10 @@
 GO          ?= go
 TOOL        := $(GO) tool -modfile=tools/go.mod
 TEST_FLAGS  ?= -count=1 -timeout=30m
+VERSION     ?= v0.1.0
+OUTPUT      ?= _output
 
-.PHONY: all build generate check-generated lint test test-unit test-race reviewable demo controlplane bench clean
+.PHONY: all build generate check-generated lint test test-unit test-race reviewable demo controlplane bench xpkg clean
 
 all: build
 
@@ -53,9 +55,21 @@ bench:
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
 	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
 
+## xpkg: the provider, function and configuration packages in $(OUTPUT)/, built
+## with no Docker daemon (cluster/xpkg); VERSION=v1.2.3 names and labels them.
+## The runtime images are linux/<host GOARCH>; ARCH=arm64 cross-builds.
+xpkg:
+	$(GO) run ./cluster/xpkg -package-root package -runtime ./cmd/provider -examples examples \
+		-version $(VERSION) -arch "$(ARCH)" -o $(OUTPUT)/provider-tencentcloud-network-$(VERSION).xpkg
+	$(GO) run ./cluster/xpkg -package-root package/function -runtime ./cmd/function \
+		-version $(VERSION) -arch "$(ARCH)" -o $(OUTPUT)/function-tencentcloud-network-$(VERSION).xpkg
+	$(GO) run ./cluster/xpkg -package-root package/configuration \
+		-version $(VERSION) -o $(OUTPUT)/configuration-tencentcloud-network-$(VERSION).xpkg
+
 ## controlplane: run the local control plane until interrupted (kubeconfig.local).
 controlplane:
 	$(GO) run ./cluster/local/controlplane --kubeconfig kubeconfig.local
 
 clean:
 	rm -f kubeconfig.local
+	rm -rf $(OUTPUT)
