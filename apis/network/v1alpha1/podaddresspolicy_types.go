@@ -37,6 +37,9 @@ type PodAddressPolicyStatus struct {
 	xpv2.ConditionedStatus `json:",inline"`
 	// MatchedPods counts the Pods the policy selects.
 	MatchedPods int64 `json:"matchedPods"`
+	// BoundPods counts the matched Pods whose addresses all forward to
+	// them (their PodAddress is Bound).
+	BoundPods int64 `json:"boundPods"`
 }
 
 // +kubebuilder:object:root=true
