@@ -14,6 +14,11 @@ mkdir -p "$ASSETS"
 
 log() { echo "install.sh: $*" >&2; }
 
+# Test packages run in parallel and each may call this script: one install
+# at a time, and the others find the result.
+exec 9>"$ASSETS/.install.lock"
+flock 9
+
 # etcd: Debian's package (3.4) works with kube-apiserver 1.35.
 if [ ! -x "$ASSETS/etcd" ]; then
   if ! command -v etcd >/dev/null 2>&1; then
@@ -34,6 +39,7 @@ if [ ! -x "$ASSETS/kube-apiserver" ]; then
   log "building kube-apiserver v$K8S_VERSION from the Go module proxy (a few minutes, once)"
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
+  rm -f "$ASSETS/kube-apiserver.tmp"
   (
     cd "$work"
     go mod init local/kube-apiserver-build >/dev/null 2>&1
