@@ -2,7 +2,11 @@
 package controller
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -67,6 +71,10 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 			continue
 		}
 		o.Gate.Register(func() {
+			if err := waitMapped(mgr, c.needs); err != nil {
+				o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
+				return
+			}
 			if err := c.setup(mgr, o, pool); err != nil {
 				// Nothing can return this error any more: the manager is
 				// running. Say which kinds stay unreconciled.
@@ -75,4 +83,18 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		}, c.needs...)
 	}
 	return nil
+}
+
+// waitMapped waits until the manager's REST mapper serves every kind: a CRD
+// is established a moment before discovery lists it, and a controller set
+// up in that moment fails with "no matches for kind".
+func waitMapped(mgr ctrl.Manager, gvks []schema.GroupVersionKind) error {
+	return wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		for _, gvk := range gvks {
+			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+				return false, nil //nolint:nilerr // not yet served: poll again
+			}
+		}
+		return true, nil
+	})
 }
