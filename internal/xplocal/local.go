@@ -3,6 +3,8 @@ package xplocal
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 		return nil, err
 	}
 	l := &Local{Kube: kube, done: make(chan struct{})}
-	l.registry = httptest.NewServer(registry.New(registry.Logger(nil)))
+	l.registry = httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	l.Registry = strings.TrimPrefix(l.registry.URL, "http://")
 	fail := func(err error) (*Local, error) {
 		l.Stop()
@@ -130,6 +133,10 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if err := os.WriteFile(providerKubeconfig, saConfig, 0o600); err != nil {
 		return fail(err)
 	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if err := kube.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fail(err)
+	}
 	bin, crds, err := coreBinary()
 	if err != nil {
 		return fail(err)
@@ -144,7 +151,12 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if err != nil {
 		return fail(err)
 	}
+	rlog, err := os.Create(filepath.Join(o.Dir, "runtime.log"))
+	if err != nil {
+		return fail(err)
+	}
 	l.Runtime = &Runtime{
+		Log:  rlog,
 		Kube: kube,
 		PKI:  l.PKI,
 		Providers: map[string]Launcher{ProviderPackage: func(ctx context.Context, rev, _ string) (func(), error) {

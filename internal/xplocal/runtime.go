@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +40,10 @@ type Runtime struct {
 	// of the Provider or Function object).
 	Providers map[string]Launcher
 	Functions map[string]Launcher
+	// Log, if set, receives each error once when it first occurs.
+	Log io.Writer
 
+	last    string
 	mu      sync.Mutex
 	running map[string]func()
 	ports   map[string]string
@@ -55,7 +60,10 @@ func (r *Runtime) Run(ctx context.Context) {
 	for {
 		// Errors are conflicts with core's own status writes or passing
 		// API failures: the next tick tries again.
-		_ = r.step(ctx)
+		if err := r.step(ctx); err != nil && r.Log != nil && err.Error() != r.last {
+			r.last = err.Error()
+			_, _ = fmt.Fprintf(r.Log, "%s %v\n", time.Now().Format(time.RFC3339), err)
+		}
 		select {
 		case <-ctx.Done():
 			r.mu.Lock()
@@ -110,10 +118,10 @@ func (r *Runtime) serve(ctx context.Context, rev revision, launch Launcher, func
 		r.stop(name)
 		return nil
 	}
-	orig, ok := rev.DeepCopyObject().(revision)
-	if !ok {
-		return fmt.Errorf("cannot copy %s", name)
-	}
+	// First what core waits for before it installs the package's objects:
+	// the TLS secrets and, for a function, where it listens. A provider's
+	// RBAC exists only once its CRDs are installed, so launching waits
+	// for that, not the other way round.
 	for _, s := range []*string{rev.GetTLSServerSecretName(), rev.GetTLSClientSecretName()} {
 		if s == nil {
 			continue
@@ -122,37 +130,50 @@ func (r *Runtime) serve(ctx context.Context, rev revision, launch Launcher, func
 			return err
 		}
 	}
-	rev.SetObservedTLSServerSecretName(rev.GetTLSServerSecretName())
-	rev.SetObservedTLSClientSecretName(rev.GetTLSClientSecretName())
-
 	endpoint := ""
 	if function {
 		var err error
 		if endpoint, err = r.port(name); err != nil {
 			return err
 		}
+	}
+	if err := r.patchStatus(ctx, rev, func(rev revision) {
+		rev.SetObservedTLSServerSecretName(rev.GetTLSServerSecretName())
+		rev.SetObservedTLSClientSecretName(rev.GetTLSClientSecretName())
 		if fr, ok := rev.(*pkgv1.FunctionRevision); ok {
 			fr.Status.Endpoint = endpoint
 		}
+	}); err != nil {
+		return err
 	}
+
 	r.mu.Lock()
 	_, started := r.running[name]
 	r.mu.Unlock()
 	if !started {
 		stop, err := launch(ctx, name, endpoint)
 		if err != nil {
-			rev.SetConditions(pkgv1.RuntimeUnhealthy().WithMessage(err.Error()))
-			return errors.Join(err, r.Kube.Status().Patch(ctx, rev, client.MergeFrom(orig)))
+			return errors.Join(fmt.Errorf("%s: %w", name, err), r.patchStatus(ctx, rev, func(rev revision) {
+				rev.SetConditions(pkgv1.RuntimeUnhealthy().WithMessage(err.Error()))
+			}))
 		}
 		r.mu.Lock()
 		r.running[name] = stop
 		r.mu.Unlock()
 	}
-	rev.SetConditions(pkgv1.RuntimeHealthy())
-	if rev.GetCondition(pkgv1.TypeRuntimeHealthy).Equal(orig.GetCondition(pkgv1.TypeRuntimeHealthy)) &&
-		ptrEq(rev.GetObservedTLSServerSecretName(), orig.GetObservedTLSServerSecretName()) &&
-		ptrEq(rev.GetObservedTLSClientSecretName(), orig.GetObservedTLSClientSecretName()) &&
-		(!function || endpoint == orig.(*pkgv1.FunctionRevision).Status.Endpoint) {
+	return r.patchStatus(ctx, rev, func(rev revision) { rev.SetConditions(pkgv1.RuntimeHealthy()) })
+}
+
+// patchStatus applies change to the revision's status when it changes
+// anything, guarded by the revision's resource version: core writes the
+// same status, and a conflict is retried on the next tick.
+func (r *Runtime) patchStatus(ctx context.Context, rev revision, change func(revision)) error {
+	orig, ok := rev.DeepCopyObject().(revision)
+	if !ok {
+		return fmt.Errorf("cannot copy %s", rev.GetName())
+	}
+	change(rev)
+	if equality.Semantic.DeepEqual(orig, rev) {
 		return nil
 	}
 	return r.Kube.Status().Patch(ctx, rev, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
@@ -201,11 +222,4 @@ func (r *Runtime) port(rev string) (string, error) {
 	}
 	r.ports[rev] = addr
 	return r.ports[rev], nil
-}
-
-func ptrEq(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
