@@ -186,7 +186,7 @@ func readMeta(root string) (runtime.Object, error) {
 		return nil, fmt.Errorf("%s: not a package meta type: %w", path, err)
 	}
 	if err := yaml.UnmarshalStrict(b, obj); err != nil {
-		return nil, fmt.Errorf("%s: Crossplane would not read this as written: %w", path, err)
+		return nil, fmt.Errorf("%s: it has a field Crossplane does not read: %w", path, err)
 	}
 	return obj, nil
 }
