@@ -300,8 +300,10 @@ func examplesBackend(dir string) (parser.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("examples directory %s: not a directory (%v)", dir, err)
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("examples directory %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("examples directory %s: not a directory", dir)
 	}
 	return parser.NewFsBackend(afero.NewOsFs(), parser.FsDir(abs), parser.FsFilters(yamlFilters()...)), nil
 }
