@@ -84,6 +84,11 @@ func Build(ctx context.Context, o Options) (*Package, error) {
 		return nil, err
 	}
 
+	exBackend, err := examplesBackend(o.ExamplesDir)
+	if err != nil {
+		return nil, err
+	}
+
 	labels := map[string]string{}
 	if o.Version != "" {
 		labels[LabelVersion] = o.Version
@@ -104,10 +109,6 @@ func Build(ctx context.Context, o Options) (*Package, error) {
 		}
 	}
 
-	exBackend, err := examplesBackend(o.ExamplesDir)
-	if err != nil {
-		return nil, err
-	}
 	pp, err := xpyaml.New()
 	if err != nil {
 		return nil, err
