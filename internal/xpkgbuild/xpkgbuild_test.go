@@ -4,12 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"io"
 	"log"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -253,9 +256,7 @@ func TestProviderPackage(t *testing.T) {
 	if !ok || bin.Mode&0o111 == 0 || bin.Size < 1<<20 {
 		t.Fatalf("entrypoint %s missing or not executable: %+v", entry, bin)
 	}
-	if elf := fileContent(t, img, entry)[:4]; !bytes.Equal(elf, []byte("\x7fELF")) {
-		t.Errorf("entrypoint is not an ELF binary: %q", elf)
-	}
+	checkStaticBinary(t, fileContent(t, img, entry), cf.Architecture)
 	if !strings.Contains(string(fileContent(t, img, "/etc/passwd")), "nonroot:x:65532:65532:") {
 		t.Error("/etc/passwd has no nonroot user 65532")
 	}
@@ -359,5 +360,31 @@ func TestRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkStaticBinary checks that b is a linux ELF executable with no dynamic
+// loader (CGO_ENABLED=0) and, when built for this machine, that it runs.
+func checkStaticBinary(t *testing.T, b []byte, arch string) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("entrypoint is not an ELF binary: %v", err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("entrypoint is dynamically linked")
+		}
+	}
+	if arch != runtime.GOARCH || runtime.GOOS != "linux" {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "provider")
+	if err := os.WriteFile(path, b, 0o700); err != nil { //nolint:gosec // a test binary
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(path, "-h").CombinedOutput() //nolint:gosec // the binary just built
+	if !strings.Contains(string(out), "-kubeconfig") {
+		t.Errorf("the entrypoint binary does not print the provider's flags:\n%s", out)
 	}
 }
