@@ -134,13 +134,9 @@ func goBuild(ctx context.Context, dir, pkg, arch string) ([]byte, error) {
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	out := filepath.Join(tmp, "bin")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
 	// -trimpath and no VCS stamp: the binary depends only on the source tree
 	// and the toolchain, not on where or in which checkout it was built.
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg) //nolint:gosec // pkg is the caller's own main package
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg) //nolint:gosec // pkg is the caller's own main package
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	var stderr bytes.Buffer

@@ -84,6 +84,11 @@ func Build(ctx context.Context, o Options) (*Package, error) {
 		return nil, err
 	}
 
+	exBackend, err := examplesBackend(o.ExamplesDir)
+	if err != nil {
+		return nil, err
+	}
+
 	labels := map[string]string{}
 	if o.Version != "" {
 		labels[LabelVersion] = o.Version
@@ -104,10 +109,6 @@ func Build(ctx context.Context, o Options) (*Package, error) {
 		}
 	}
 
-	exBackend, err := examplesBackend(o.ExamplesDir)
-	if err != nil {
-		return nil, err
-	}
 	pp, err := xpyaml.New()
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func readMeta(root string) (runtime.Object, error) {
 		return nil, fmt.Errorf("%s: not a package meta type: %w", path, err)
 	}
 	if err := yaml.UnmarshalStrict(b, obj); err != nil {
-		return nil, fmt.Errorf("%s: Crossplane would not read this as written: %w", path, err)
+		return nil, fmt.Errorf("%s: it has a field Crossplane does not read: %w", path, err)
 	}
 	return obj, nil
 }
@@ -300,8 +301,10 @@ func examplesBackend(dir string) (parser.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("examples directory %s: not a directory (%v)", dir, err)
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("examples directory %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("examples directory %s: not a directory", dir)
 	}
 	return parser.NewFsBackend(afero.NewOsFs(), parser.FsDir(abs), parser.FsFilters(yamlFilters()...)), nil
 }

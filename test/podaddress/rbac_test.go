@@ -1,0 +1,217 @@
+package podaddress
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// The ServiceAccount examples/provider/runtimeconfig.yaml gives the provider.
+const (
+	providerSANamespace = "crossplane-system"
+	providerSA          = "provider-tencentcloud-network"
+)
+
+// crossplaneGrants is the ClusterRole Crossplane v2.4's RBAC manager binds
+// to a provider with the safe-start capability (its "system" role): get,
+// list, watch, create, update and patch on the provider's own kinds and
+// their status, update on their finalizers, everything on Secrets,
+// ConfigMaps, Events and Leases, and read-only CRDs.
+func crossplaneGrants(t *testing.T) *rbacv1.ClusterRole {
+	t.Helper()
+	crds, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "package", "crds", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRDs: %v", err)
+	}
+	byGroup := map[string][]string{}
+	for _, f := range crds {
+		objs, err := testenv.ReadYAML(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
+			byGroup[group] = append(byGroup[group], plural, plural+"/status")
+		}
+	}
+	groups := make([]string, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "test:crossplane-provider-system-grants"}}
+	for _, g := range groups {
+		cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: byGroup[g], Verbs: []string{"get", "list", "watch", "update", "patch", "create"}})
+	}
+	cr.Rules = append(cr.Rules,
+		rbacv1.PolicyRule{APIGroups: groups, Resources: []string{"*/finalizers"}, Verbs: []string{"update"}},
+		rbacv1.PolicyRule{APIGroups: []string{"", "coordination.k8s.io"}, Resources: []string{"secrets", "configmaps", "events", "leases"}, Verbs: []string{"*"}},
+		rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+	)
+	return cr
+}
+
+// TestRuntimeConfigNamesTheBoundServiceAccount checks that
+// examples/provider/runtimeconfig.yaml is a valid DeploymentRuntimeConfig
+// naming the ServiceAccount rbac.yaml binds.
+func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "provider", "runtimeconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &pkgv1beta1.DeploymentRuntimeConfig{}
+	if err := yaml.UnmarshalStrict(b, rc); err != nil {
+		t.Fatal(err)
+	}
+	if rc.Kind != pkgv1beta1.DeploymentRuntimeConfigKind || rc.Spec.ServiceAccountTemplate == nil || rc.Spec.ServiceAccountTemplate.Metadata == nil ||
+		rc.Spec.ServiceAccountTemplate.Metadata.Name == nil || *rc.Spec.ServiceAccountTemplate.Metadata.Name != providerSA {
+		t.Fatalf("runtimeconfig.yaml does not name the ServiceAccount %s: %+v", providerSA, rc)
+	}
+	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		b := &rbacv1.ClusterRoleBinding{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, b); err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Subjects) != 1 || b.Subjects[0].Name != providerSA || b.Subjects[0].Namespace != providerSANamespace {
+			t.Errorf("rbac.yaml binds %+v, want %s/%s", b.Subjects, providerSANamespace, providerSA)
+		}
+		return
+	}
+	t.Error("rbac.yaml has no ClusterRoleBinding")
+}
+
+func createOrKeep(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := kube.Create(context.Background(), obj); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// TestLeastPrivilege runs the provider as the ServiceAccount Crossplane
+// would run it as, with only Crossplane's default grants plus
+// examples/provider/rbac.yaml, and drives the paths that touch core
+// resources: Pods watched and annotated, a readiness-gate condition, a
+// Node looked up for a NodePort backend, and a PodAddress deleted when its
+// Pod goes. Any permission missing from rbac.yaml stalls one of them.
+func TestLeastPrivilege(t *testing.T) {
+	ctx := context.Background()
+	createOrKeep(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: providerSANamespace}})
+	grants := crossplaneGrants(t)
+	createOrKeep(t, grants)
+	createOrKeep(t, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: grants.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: grants.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: providerSANamespace, Name: providerSA}},
+	})
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
+		t.Fatal(err)
+	}
+
+	sa := rest.CopyConfig(env.Config)
+	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + providerSANamespace + ":" + providerSA}
+
+	// The control plane enforces RBAC for this identity: it may not list
+	// Namespaces, which nothing grants it. Wait for the bindings to be
+	// honoured (the authorizer's cache follows the API a moment later).
+	saKube, err := client.New(sa, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := saKube.List(ctx, &corev1.NamespaceList{}); !kerrors.IsForbidden(err) {
+		t.Fatalf("listing Namespaces as the provider: got %v, want Forbidden", err)
+	}
+	eventually(t, "the provider's bindings in effect", func() error {
+		return saKube.List(ctx, &corev1.PodList{}, client.Limit(1))
+	})
+
+	startProviderWith(t, sa, 10)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 44000, 44009)
+
+	// Annotated Pod with a readiness gate: Pod patch and pods/status patch.
+	gated := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated", Annotations: map[string]string{ourPorts: "7777 pool"}}}
+	gated.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
+	gated.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: condition}}
+	if err := kube.Create(ctx, gated); err != nil {
+		t.Fatal(err)
+	}
+	setIP(t, gated, "10.44.0.1")
+	bound(t, ns, "gated")
+	eventually(t, "address annotation and condition on the gated Pod", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(gated), gated); err != nil {
+			return err
+		}
+		if c := podCond(gated); c == nil || c.Status != corev1.ConditionTrue {
+			return errors.Errorf("condition %+v", c)
+		}
+		for k := range gated.GetAnnotations() {
+			if k != ourPorts {
+				return nil
+			}
+		}
+		return errors.Errorf("no address annotation: %v", gated.GetAnnotations())
+	})
+
+	// NodePort backend through a policy: the Node is read.
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-" + ns}, Spec: corev1.NodeSpec{ProviderID: "qcloud:///800002/ins-rbac0001"}}
+	if err := kube.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), node) })
+	nodePort := int32(30778)
+	pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}}
+	pol.Spec.Selector.MatchLabels = map[string]string{"app": "np"}
+	pol.Spec.Backend = v1alpha1.BackendNodePort
+	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(7777), Pools: []v1alpha1.PoolRef{{Name: "pool"}}, NodePort: &nodePort}}
+	if err := kube.Create(ctx, pol); err != nil {
+		t.Fatal(err)
+	}
+	np := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np-0", Labels: map[string]string{"app": "np"}}}
+	np.Spec.NodeName = node.Name
+	np.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
+	if err := kube.Create(ctx, np); err != nil {
+		t.Fatal(err)
+	}
+	setIP(t, np, "10.44.0.2")
+	if b := bound(t, ns, "np-0").Status.Bindings[0]; b.InstanceID != "ins-rbac0001" {
+		t.Errorf("NodePort binding targets %q, want the node's instance ins-rbac0001", b.InstanceID)
+	}
+
+	// The Pod goes: the provider deletes its PodAddress.
+	deletePod(t, gated)
+	eventually(t, "PodAddress of the deleted Pod gone", func() error {
+		err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gated"}, &v1alpha1.PodAddress{})
+		if kerrors.IsNotFound(err) {
+			return nil
+		}
+		return errors.Errorf("still there (%v)", err)
+	})
+}
