@@ -62,4 +62,12 @@ type PortRequest struct {
 	// the NodePort backend.
 	// +optional
 	NodePort *int32 `json:"nodePort,omitempty"`
+
+	// AddressAnnotation names a Pod annotation that the provider sets to
+	// this port's public address, "VIP:port" (VIP:port-endPort for a
+	// segment; several addresses, one per pool, joined by ","), as
+	// tke-extend-network-controller's addressPodAnnotation does. The
+	// annotation is removed when the port has no address.
+	// +optional
+	AddressAnnotation string `json:"addressAnnotation,omitempty"`
 }
