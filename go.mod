@@ -11,12 +11,14 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb v1.3.156
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.156
+	github.com/yuin/gopher-lua v1.1.1
 	go.uber.org/zap v1.28.0
 	k8s.io/api v0.35.3
 	k8s.io/apiextensions-apiserver v0.35.0
 	k8s.io/apimachinery v0.35.3
 	k8s.io/client-go v0.35.3
 	sigs.k8s.io/controller-runtime v0.23.1
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -98,5 +100,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
