@@ -99,11 +99,15 @@ func TestPolicyStatus(t *testing.T) {
 
 	// A fourth Pod: no port left.
 	late := pod(t, ns, "p-3", "10.40.0.4", nil)
-	pol = policyStatus(t, pol, 4, 3, corev1.ConditionFalse)
-	c = pol.Status.GetCondition(xpv2.TypeReady)
-	if c.Reason != v1alpha1.ReasonBindFailed || !strings.Contains(c.Message, "1 of 4 Pods not bound: 1 NoPortAvailable (p-3: ") {
-		t.Errorf("Ready %s %q, want BindFailed naming one NoPortAvailable Pod", c.Reason, c.Message)
-	}
+	// Binding while its PodAddress is made, then BindFailed.
+	eventually(t, "the policy says the fourth Pod has no port", func() error {
+		pol = policyStatus(t, pol, 4, 3, corev1.ConditionFalse)
+		c = pol.Status.GetCondition(xpv2.TypeReady)
+		if c.Reason != v1alpha1.ReasonBindFailed || !strings.Contains(c.Message, "1 of 4 Pods not bound: 1 NoPortAvailable (p-3: ") {
+			return errors.Errorf("Ready %s %q, want BindFailed naming one NoPortAvailable Pod", c.Reason, c.Message)
+		}
+		return nil
+	})
 	podAnnotation(t, late, named, "")
 
 	// The annotation is renamed: the new name is written, the old removed.
