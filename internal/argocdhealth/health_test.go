@@ -60,7 +60,7 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		want, _, ok := strings.Cut(name, "-")
-		if !ok || !slices.Contains(valid, want) {
+		if !ok || !slices.Contains(validStatuses(), want) {
 			t.Errorf("%s: the name must start with the expected status and a dash", f)
 			continue
 		}
@@ -91,7 +91,7 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 		}
 		seen[k.Key()] = append(seen[k.Key()], want)
 	}
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		if !slices.Contains(seen[k.Key()], Healthy) {
 			t.Errorf("%s has no Healthy case under testdata", k.Key())
 		}
@@ -182,7 +182,7 @@ func TestEveryKindHasAScript(t *testing.T) {
 	}
 	for _, key := range kinds {
 		group, kind, _ := strings.Cut(key, "/")
-		if _, ok := Lookup(group, kind); !ok && WithoutHealth[key] == "" {
+		if _, ok := Lookup(group, kind); !ok && WithoutHealth()[key] == "" {
 			t.Errorf("%s has no health script", key)
 		}
 	}
@@ -232,10 +232,10 @@ func TestSnippet(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := cm["data"].(map[string]any)
-	if len(data) != len(Kinds) {
-		t.Errorf("%d keys in data, want one per kind (%d)", len(data), len(Kinds))
+	if len(data) != len(Kinds()) {
+		t.Errorf("%d keys in data, want one per kind (%d)", len(data), len(Kinds()))
 	}
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		script, _ := data["resource.customizations.health."+k.Group+"_"+k.Kind].(string)
 		b, _ := os.ReadFile(filepath.Join(root(t), ScriptDir, k.Script))
 		if script != string(b) {

@@ -35,38 +35,42 @@ const (
 	GroupLegacy    = "claims.workload.tencentcloud.crossplane.io"
 )
 
-// Kinds lists every kind with a health script. Keys are exact: Argo CD
+// Kinds returns every kind with a health script. Keys are exact: Argo CD
 // prefers an exact key over any wildcard (such as the "*.crossplane.io/*"
 // entry Crossplane's guide suggests), and wildcard keys are matched in no
 // defined order when several fit.
-var Kinds = []Kind{
-	{"tencentcloud.m.crossplane.io", "ProviderConfig", ScriptProviderConfig},
-	{"tencentcloud.crossplane.io", "ClusterProviderConfig", ScriptProviderConfig},
-	{"clb.tencentcloud.m.crossplane.io", "LoadBalancer", ScriptManaged},
-	{"clb.tencentcloud.m.crossplane.io", "Listener", ScriptManaged},
-	{"clb.tencentcloud.m.crossplane.io", "Rule", ScriptManaged},
-	{"clb.tencentcloud.m.crossplane.io", "TargetSet", ScriptManaged},
-	{"clb.tencentcloud.m.crossplane.io", "PortPool", ScriptPortPool},
-	{"network.tencentcloud.m.crossplane.io", "PodAddress", ScriptPodAddress},
-	{"network.tencentcloud.m.crossplane.io", "PodAddressPolicy", ScriptPodAddressPolicy},
-	// Crossplane v2 namespaced composites.
-	{GroupComposite, "PodPublicAddress", ScriptComposite},
-	{GroupComposite, "DedicatedCLBService", ScriptComposite},
-	// Legacy cluster-scoped composites and their claims.
-	{GroupLegacy, "XPodPublicAddress", ScriptComposite},
-	{GroupLegacy, "PodPublicAddress", ScriptComposite},
-	{GroupLegacy, "XDedicatedCLBService", ScriptComposite},
-	{GroupLegacy, "DedicatedCLBService", ScriptComposite},
+func Kinds() []Kind {
+	return []Kind{
+		{"tencentcloud.m.crossplane.io", "ProviderConfig", ScriptProviderConfig},
+		{"tencentcloud.crossplane.io", "ClusterProviderConfig", ScriptProviderConfig},
+		{"clb.tencentcloud.m.crossplane.io", "LoadBalancer", ScriptManaged},
+		{"clb.tencentcloud.m.crossplane.io", "Listener", ScriptManaged},
+		{"clb.tencentcloud.m.crossplane.io", "Rule", ScriptManaged},
+		{"clb.tencentcloud.m.crossplane.io", "TargetSet", ScriptManaged},
+		{"clb.tencentcloud.m.crossplane.io", "PortPool", ScriptPortPool},
+		{"network.tencentcloud.m.crossplane.io", "PodAddress", ScriptPodAddress},
+		{"network.tencentcloud.m.crossplane.io", "PodAddressPolicy", ScriptPodAddressPolicy},
+		// Crossplane v2 namespaced composites.
+		{GroupComposite, "PodPublicAddress", ScriptComposite},
+		{GroupComposite, "DedicatedCLBService", ScriptComposite},
+		// Legacy cluster-scoped composites and their claims.
+		{GroupLegacy, "XPodPublicAddress", ScriptComposite},
+		{GroupLegacy, "PodPublicAddress", ScriptComposite},
+		{GroupLegacy, "XDedicatedCLBService", ScriptComposite},
+		{GroupLegacy, "DedicatedCLBService", ScriptComposite},
+	}
 }
 
-// WithoutHealth lists our kinds that have no script, and why.
-var WithoutHealth = map[string]string{
-	"tencentcloud.m.crossplane.io/ProviderConfigUsage": "the provider creates it to track which resources use a config; it has no status and is never in Git",
+// WithoutHealth returns our kinds that have no script, and why.
+func WithoutHealth() map[string]string {
+	return map[string]string{
+		"tencentcloud.m.crossplane.io/ProviderConfigUsage": "the provider creates it to track which resources use a config; it has no status and is never in Git",
+	}
 }
 
 // Lookup returns the kind of group and kind.
 func Lookup(group, kind string) (Kind, bool) {
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		if k.Group == group && k.Kind == kind {
 			return k, true
 		}

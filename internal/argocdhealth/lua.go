@@ -19,7 +19,10 @@ const (
 	Unknown     = "Unknown"
 )
 
-var valid = []string{Healthy, Progressing, Degraded, Suspended, Missing, Unknown}
+// validStatuses are the statuses Argo CD accepts.
+func validStatuses() []string {
+	return []string{Healthy, Progressing, Degraded, Suspended, Missing, Unknown}
+}
 
 // A Status is what a script returns: hs.status and hs.message.
 type Status struct {
@@ -73,8 +76,8 @@ func Assess(script string, obj map[string]any) (Status, error) {
 			return Status{}, fmt.Errorf("hs.%s is a %s, not a string", field, v.Type())
 		}
 	}
-	if !slices.Contains(valid, s.Status) {
-		return Status{}, fmt.Errorf("hs.status %q is not one of %v", s.Status, valid)
+	if !slices.Contains(validStatuses(), s.Status) {
+		return Status{}, fmt.Errorf("hs.status %q is not one of %v", s.Status, validStatuses())
 	}
 	return s, nil
 }

@@ -12,7 +12,7 @@ import (
 func Snippet(root string) (string, error) {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\n  labels:\n    app.kubernetes.io/part-of: argocd\ndata:\n")
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		script, err := os.ReadFile(filepath.Join(root, ScriptDir, k.Script))
 		if err != nil {
 			return "", err

@@ -206,9 +206,15 @@ func (t *tally) add(pod *corev1.Pod, pa *v1alpha1.PodAddress) {
 	}
 }
 
-// failed are the states in which a Pod stays unbound until someone acts:
-// more ports, a pool that exists, a valid request.
-var failed = []string{v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid}
+// failed reports the states in which a Pod stays unbound until someone
+// acts: more ports, a pool that exists, a valid request.
+func failed(state string) bool {
+	switch state {
+	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid:
+		return true
+	}
+	return false
+}
 
 // ready is the policy's Ready condition: True when every matched Pod is
 // Bound; otherwise False, saying how many are not and why, with reason
@@ -223,7 +229,7 @@ func (t *tally) ready() xpv2.Condition {
 	c.Status, c.Reason = corev1.ConditionFalse, v1alpha1.ReasonBinding
 	parts := make([]string, 0, len(t.notBound))
 	for _, s := range slices.Sorted(maps.Keys(t.notBound)) {
-		if slices.Contains(failed, s) {
+		if failed(s) {
 			c.Reason = v1alpha1.ReasonBindFailed
 		}
 		p := fmt.Sprintf("%d %s", t.notBound[s], s)
