@@ -176,7 +176,7 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 
 // waiting is what an unbound Pod is said to wait on when it has no
 // PodAddress of its own yet.
-const waiting = "waiting for its PodAddress"
+const waiting = "without a PodAddress yet"
 
 // A tally counts a policy's Pods by where they are in binding.
 type tally struct {
