@@ -174,8 +174,8 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Status().Update(ctx, pol))
 }
 
-// waiting is what an unbound Pod is said to wait on when it has no
-// PodAddress of its own yet.
+// waiting is how an unbound Pod that has no PodAddress of its own yet is
+// counted.
 const waiting = "without a PodAddress yet"
 
 // A tally counts a policy's Pods by where they are in binding.
