@@ -13,6 +13,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -104,4 +105,11 @@ func TestExamples(t *testing.T) {
 	if b.Protocol != "UDP" || b.EndPort != b.Port+9 || b.Pool != "examples/rooms-udp-segments" {
 		t.Errorf("voice binding %+v, want a UDP segment of 10 ports from rooms-udp-segments", b)
 	}
+	// The address range is also in the annotation the policy names, and the
+	// policy counts the Pod as bound.
+	podAnnotation(t, voice, "game.example.com/voice-address", fmt.Sprintf("%s:%d-%d", b.VIPs[0], b.Port, b.EndPort))
+	pol := &v1alpha1.PodAddressPolicy{}
+	pol.SetNamespace("examples")
+	pol.SetName("voice")
+	policyStatus(t, pol, 1, 1, corev1.ConditionTrue)
 }

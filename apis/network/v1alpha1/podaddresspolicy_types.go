@@ -35,12 +35,30 @@ type PodAddressPolicySpec struct {
 // PodAddressPolicyStatus is the observed state of a policy.
 type PodAddressPolicyStatus struct {
 	xpv2.ConditionedStatus `json:",inline"`
-	// MatchedPods counts the Pods the policy selects.
+	// MatchedPods counts the live Pods this policy gives addresses to: its
+	// selector matches them, they ask for nothing by annotation, and no
+	// policy of an earlier name matches them.
 	MatchedPods int64 `json:"matchedPods"`
 	// BoundPods counts the matched Pods whose addresses all forward to
 	// them (their PodAddress is Bound).
 	BoundPods int64 `json:"boundPods"`
 }
+
+// Reasons of a PodAddressPolicy's Ready condition.
+const (
+	// ReasonAllBound: every matched Pod is Bound (also when none match).
+	ReasonAllBound xpv2.ConditionReason = "AllBound"
+	// ReasonBinding: some matched Pods are still being bound (allocating,
+	// registering, waiting for an IP or a pool that is not Ready yet).
+	ReasonBinding xpv2.ConditionReason = "Binding"
+	// ReasonBindFailed: some matched Pods cannot be bound as things stand
+	// (no free port, an invalid request); the message says which.
+	ReasonBindFailed xpv2.ConditionReason = "BindFailed"
+)
+
+// PolicySource is the PodAddressSpec.Source of the PodAddresses a policy
+// of this name asked for.
+func PolicySource(policy string) string { return "policy/" + policy }
 
 // +kubebuilder:object:root=true
 
@@ -48,6 +66,8 @@ type PodAddressPolicyStatus struct {
 // per listed port. Compositions create these; Pods may also ask by
 // annotation.
 // +kubebuilder:printcolumn:name="PODS",type="integer",JSONPath=".status.matchedPods"
+// +kubebuilder:printcolumn:name="BOUND",type="integer",JSONPath=".status.boundPods"
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,tencentcloud}

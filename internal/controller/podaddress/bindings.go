@@ -184,7 +184,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.metrics.bound(pa, pod, now.Time)
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a.syntax, a.readinessGate, pa.Status.Bindings, true)
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, true)
 }
 
 // owns reports whether the allocator agrees that b's slot is pa's. It

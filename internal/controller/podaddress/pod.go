@@ -63,11 +63,12 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 }
 
 // tellPod writes the addresses into the Pod's annotations (readable through
-// the downward API) and its address condition (usable as a readiness
-// gate), each only when it changed.
-func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string, readinessGate bool, bs []v1alpha1.PortBinding, ready bool) error {
-	want := podannotation.ResultAnnotations(syntax, bs, ready)
-	changed := false
+// the downward API), including those the request names, and its address
+// condition (usable as a readiness gate), each only when it changed.
+func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, ready bool) error {
+	want := podannotation.ResultAnnotations(a.syntax, bs, ready)
+	remove := withNamedAddresses(pod, want, namedAddresses(pod, a.spec.Ports, bs))
+	changed := len(remove) > 0
 	for k, v := range want {
 		if pod.Annotations[k] != v {
 			changed = true
@@ -84,6 +85,9 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string
 			pod.Annotations = map[string]string{}
 		}
 		maps.Copy(pod.Annotations, want)
+		for _, k := range remove {
+			delete(pod.Annotations, k)
+		}
 		if err := r.kube.Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
 			return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
 		}
@@ -93,7 +97,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, syntax string
 	// for one. It costs a write per Pod, which a burst of thousands of
 	// Pods should not pay for nothing.
 	gates := podannotation.ReadinessGates(pod)
-	if readinessGate && !slices.Contains(gates, conditionAddressReady) {
+	if a.readinessGate && !slices.Contains(gates, conditionAddressReady) {
 		gates = append(gates, conditionAddressReady)
 	}
 	c := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "NotBound"}

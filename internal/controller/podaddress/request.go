@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -60,7 +59,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			Strategy:     pol.Spec.Strategy,
 			KeepDuration: pol.Spec.KeepDuration,
 			Backend:      pol.Spec.Backend,
-			Source:       "policy/" + pol.GetName(),
+			Source:       v1alpha1.PolicySource(pol.GetName()),
 		},
 		syntax: podannotation.SyntaxNative,
 	}, nil
@@ -98,18 +97,7 @@ func (p *policies) match(ctx context.Context, pod *corev1.Pod) (*v1alpha1.PodAdd
 	if err := p.kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
 		return nil, errors.Wrap(err, "cannot list PodAddressPolicies")
 	}
-	var best *v1alpha1.PodAddressPolicy
-	for i := range l.Items {
-		pol := &l.Items[i]
-		sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.GetLabels())) {
-			continue
-		}
-		if best == nil || pol.GetName() < best.GetName() {
-			best = pol
-		}
-	}
-	return best, nil
+	return servingPolicy(l.Items, pod), nil
 }
 
 // podsOfPolicy maps a policy to the Pods of its namespace it selects, and
@@ -131,7 +119,7 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 	pas := &v1alpha1.PodAddressList{}
 	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace())); err == nil {
 		for _, pa := range pas.Items {
-			if pa.Spec.Source == "policy/"+pol.GetName() {
+			if pa.Spec.Source == v1alpha1.PolicySource(pol.GetName()) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
 			}
 		}

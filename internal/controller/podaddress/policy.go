@@ -1,0 +1,243 @@
+package podaddress
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+)
+
+const (
+	policyControllerName = "podaddresspolicy"
+
+	// indexSource indexes PodAddresses by spec.source, so a policy finds
+	// the PodAddresses it asked for without reading the namespace's others.
+	indexSource = "spec.source"
+)
+
+// setupPolicyStatus adds the controller that writes PodAddressPolicy
+// status: how many Pods the policy serves, how many are Bound, and a Ready
+// condition that says why the others are not. It is woken by the policy,
+// by the Pods of its namespace and by the PodAddresses it asked for; it
+// never polls.
+func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexSource, func(obj client.Object) []string {
+		pa, ok := obj.(*v1alpha1.PodAddress)
+		if !ok || pa.Spec.Source == "" {
+			return nil
+		}
+		return []string{pa.Spec.Source}
+	}); err != nil {
+		return err
+	}
+	r := &policyStatus{kube: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(policyControllerName).
+		WithOptions(o.ForControllerRuntime()).
+		// Our own status writes do not change the generation.
+		For(&v1alpha1.PodAddressPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.PodAddress{}, handler.EnqueueRequestsFromMapFunc(policyOfPodAddress)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfPod), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		Complete(r)
+}
+
+// servingPolicy returns the policy of pols that serves pod: the first by
+// name whose selector matches its labels. An empty selector matches none.
+func servingPolicy(pols []v1alpha1.PodAddressPolicy, pod *corev1.Pod) *v1alpha1.PodAddressPolicy {
+	var best *v1alpha1.PodAddressPolicy
+	for i := range pols {
+		pol := &pols[i]
+		sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.GetLabels())) {
+			continue
+		}
+		if best == nil || pol.GetName() < best.GetName() {
+			best = pol
+		}
+	}
+	return best
+}
+
+// policyOfPodAddress maps a PodAddress to the policy that asked for it.
+// On an update both the old and the new object are mapped, so a
+// PodAddress that moves from one policy to another wakes both.
+func policyOfPodAddress(_ context.Context, o client.Object) []reconcile.Request {
+	pa, ok := o.(*v1alpha1.PodAddress)
+	if !ok {
+		return nil
+	}
+	name, ok := strings.CutPrefix(pa.Spec.Source, v1alpha1.PolicySource(""))
+	if !ok || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pa.GetNamespace(), Name: name}}}
+}
+
+type policyStatus struct {
+	kube client.Client
+}
+
+// policiesOfPod maps a Pod to the policies of its namespace that select
+// it. Mapped for the old and the new Pod of an update, so a policy a Pod
+// stops matching counts it out.
+func (r *policyStatus) policiesOfPod(ctx context.Context, o client.Object) []reconcile.Request {
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	l := &v1alpha1.PodAddressPolicyList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, pol := range l.Items {
+		sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector)
+		if err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.GetLabels())) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pol)})
+		}
+	}
+	return reqs
+}
+
+// Reconcile counts a policy's Pods and writes its status when it changed.
+func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	pol, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddressPolicy{})
+	if err != nil || pol == nil || pol.GetDeletionTimestamp() != nil {
+		return reconcile.Result{}, err
+	}
+	pols := &v1alpha1.PodAddressPolicyList{}
+	if err := r.kube.List(ctx, pols, client.InNamespace(pol.GetNamespace())); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot list PodAddressPolicies")
+	}
+	var pods []corev1.Pod
+	if sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector); err == nil && !sel.Empty() {
+		l := &corev1.PodList{}
+		if err := r.kube.List(ctx, l, client.InNamespace(pol.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot list Pods")
+		}
+		pods = l.Items
+	}
+	pas := &v1alpha1.PodAddressList{}
+	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace()), client.MatchingFields{indexSource: v1alpha1.PolicySource(pol.GetName())}); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot list PodAddresses")
+	}
+	byName := make(map[string]*v1alpha1.PodAddress, len(pas.Items))
+	for i := range pas.Items {
+		byName[pas.Items[i].GetName()] = &pas.Items[i]
+	}
+
+	var t tally
+	for i := range pods {
+		pod := &pods[i]
+		if pod.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if _, asked, err := podannotation.Parse(pod); asked || err != nil {
+			continue // the Pod's own annotations win over policies
+		}
+		if s := servingPolicy(pols.Items, pod); s == nil || s.GetName() != pol.GetName() {
+			continue
+		}
+		t.add(pod, byName[pod.GetName()])
+	}
+
+	want := pol.Status.DeepCopy()
+	want.MatchedPods, want.BoundPods = t.matched, t.bound
+	want.SetConditions(t.ready().WithObservedGeneration(pol.GetGeneration()))
+	if want.MatchedPods == pol.Status.MatchedPods && want.BoundPods == pol.Status.BoundPods &&
+		want.GetCondition(xpv2.TypeReady).Equal(pol.Status.GetCondition(xpv2.TypeReady)) {
+		return reconcile.Result{}, nil
+	}
+	pol.Status = *want
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Status().Update(ctx, pol))
+}
+
+// waiting is how an unbound Pod that has no PodAddress of its own yet is
+// counted.
+const waiting = "without a PodAddress yet"
+
+// A tally counts a policy's Pods by where they are in binding.
+type tally struct {
+	matched, bound int64
+	// notBound counts unbound Pods by PodAddress state (or waiting);
+	// example keeps the first message of each.
+	notBound map[string]int
+	example  map[string]string
+}
+
+func (t *tally) add(pod *corev1.Pod, pa *v1alpha1.PodAddress) {
+	t.matched++
+	state, msg := waiting, ""
+	if pa != nil && pa.Spec.PodUID == string(pod.GetUID()) && pa.Status.State != "" {
+		state, msg = pa.Status.State, pa.Status.Message
+	}
+	if state == v1alpha1.StateBound {
+		t.bound++
+		return
+	}
+	if t.notBound == nil {
+		t.notBound, t.example = map[string]int{}, map[string]string{}
+	}
+	t.notBound[state]++
+	if _, ok := t.example[state]; !ok && msg != "" {
+		t.example[state] = fmt.Sprintf("%s: %s", pod.GetName(), msg)
+	}
+}
+
+// failed reports the states in which a Pod stays unbound until someone
+// acts: more ports, a pool that exists, a valid request.
+func failed(state string) bool {
+	switch state {
+	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid:
+		return true
+	}
+	return false
+}
+
+// ready is the policy's Ready condition: True when every matched Pod is
+// Bound; otherwise False, saying how many are not and why, with reason
+// BindFailed when some cannot bind as things stand and Binding when the
+// rest is under way.
+func (t *tally) ready() xpv2.Condition {
+	c := xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonAllBound, LastTransitionTime: metav1.Now()}
+	if t.bound == t.matched {
+		c.Message = fmt.Sprintf("%d of %d Pods bound", t.bound, t.matched)
+		return c
+	}
+	c.Status, c.Reason = corev1.ConditionFalse, v1alpha1.ReasonBinding
+	parts := make([]string, 0, len(t.notBound))
+	for _, s := range slices.Sorted(maps.Keys(t.notBound)) {
+		if failed(s) {
+			c.Reason = v1alpha1.ReasonBindFailed
+		}
+		p := fmt.Sprintf("%d %s", t.notBound[s], s)
+		if ex := t.example[s]; ex != "" {
+			p += " (" + ex + ")"
+		}
+		parts = append(parts, p)
+	}
+	c.Message = fmt.Sprintf("%d of %d Pods not bound: %s", t.matched-t.bound, t.matched, strings.Join(parts, "; "))
+	return c
+}
