@@ -85,6 +85,13 @@ func startProvider(t testing.TB) (stop func()) {
 
 func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()) {
 	t.Helper()
+	return startProviderClients(t, cfg, workers, clb.Options{})
+}
+
+// startProviderClients is startProviderWith whose cloud clients are built
+// with co (e.g. another target batch window).
+func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Options) (stop func()) {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     env.Scheme,
@@ -103,7 +110,7 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 		MaxConcurrentReconciles: workers,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{})); err != nil {
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(co)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
