@@ -94,3 +94,35 @@ func TestBisectBound(t *testing.T) {
 		})
 	}
 }
+
+// TestBisectBudget: however many refused targets a flush holds, it spends
+// at most maxIsolationCalls calls isolating them, so the load balancer's
+// lock is never held for long; the refused targets' callers fail, and as
+// many others as the budget allowed to isolate succeed.
+func TestBisectBudget(t *testing.T) {
+	refused := map[string]bool{}
+	var reqs []*pending[[]Target, string]
+	for i := range 400 {
+		tg := Target{ListenerID: "lbl-0", EniIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 80}
+		if i%7 == 0 {
+			refused[tg.key()] = true
+		}
+		reqs = append(reqs, &pending[[]Target, string]{in: []Target{tg}})
+	}
+	api := &refusingAPI{refused: refused}
+	b := &targetBatch{op: "register targets", results: make([]targetResult, len(reqs)), call: api.call}
+	b.send(b.entries(reqs))
+	failed := 0
+	for i, r := range b.results {
+		if i%7 == 0 && r.err == nil {
+			t.Errorf("caller %d asked for a refused target but succeeded", i)
+		}
+		if r.err != nil {
+			failed++
+		}
+	}
+	t.Logf("%d refused targets among 400: %d calls, %d callers failed", len(refused), api.calls, failed)
+	if api.calls > 1+maxIsolationCalls {
+		t.Errorf("%d calls, want at most %d", api.calls, 1+maxIsolationCalls)
+	}
+}

@@ -165,6 +165,8 @@ type targetBatch struct {
 	results          []targetResult // per caller
 	// call sends one batch call: callAPI, or a fake in unit tests.
 	call func([]*targetEntry) (failed []string, msg, task string, err error)
+	// retries counts the calls spent isolating refused targets.
+	retries int
 }
 
 type targetResult struct {
@@ -238,12 +240,13 @@ func onListener(entries []*targetEntry, listener string) []*targetEntry {
 // target fails exactly the callers that asked for it. The split is on
 // targets, not callers, so every retry sends strictly fewer targets than
 // the call it retries, whatever targets callers share: isolating b bad
-// targets among n costs at most about 2·b·log2(n) more calls.
+// targets among n costs at most about 2·b·log2(n) more calls, and never
+// more than maxIsolationCalls.
 func (b *targetBatch) send(entries []*targetEntry) {
 	for _, chunk := range chunks(entries, maxBatchTargets) {
 		failed, msg, task, err := b.call(chunk)
 		if err != nil {
-			if len(chunk) > 1 && Classify(err) == Invalid {
+			if len(chunk) > 1 && Classify(err) == Invalid && b.retry() {
 				half := len(chunk) / 2
 				b.send(chunk[:half])
 				b.send(chunk[half:])
@@ -259,29 +262,59 @@ func (b *targetBatch) send(entries []*targetEntry) {
 		// the targets of a refused listener are sent again in halves, the
 		// first halves of all refused listeners in one call and the second
 		// halves in another.
-		var first, second []*targetEntry
+		var split [][]*targetEntry
 		seen := map[string]bool{}
 		for _, l := range failed {
 			if seen[l] {
 				continue
 			}
 			seen[l] = true
-			group := onListener(chunk, l)
-			switch len(group) {
+			switch group := onListener(chunk, l); len(group) {
 			case 0: // a listener we did not send; nothing of ours failed there
 			case 1:
-				b.failEntries(group, localErr(b.op, Invalid, "the API refused the targets on listener "+l+": "+msg))
+				b.failEntries(group, b.refused(l, msg))
 			default:
-				half := len(group) / 2
-				first = append(first, group[:half]...)
-				second = append(second, group[half:]...)
+				split = append(split, group)
 			}
 		}
-		if len(first) > 0 {
-			b.send(first)
-			b.send(second)
+		if len(split) == 0 {
+			continue
 		}
+		if !b.retry() {
+			for _, group := range split {
+				b.failEntries(group, b.refused(group[0].t.ListenerID, msg))
+			}
+			continue
+		}
+		var first, second []*targetEntry
+		for _, group := range split {
+			half := len(group) / 2
+			first = append(first, group[:half]...)
+			second = append(second, group[half:]...)
+		}
+		b.send(first)
+		b.send(second)
 	}
+}
+
+func (b *targetBatch) refused(listener, msg string) error {
+	return localErr(b.op, Invalid, "the API refused the targets on listener "+listener+": "+msg)
+}
+
+// maxIsolationCalls bounds the calls one flush spends isolating refused
+// targets, so that no input keeps the load balancer's lock (which every
+// other write to it waits for) for long: one refused target among 500
+// takes 18. Past it, a refused group fails all its callers; they try
+// again on their own.
+const maxIsolationCalls = 32
+
+// retry reports whether the flush may spend two more calls on a split.
+func (b *targetBatch) retry() bool {
+	if b.retries+2 > maxIsolationCalls {
+		return false
+	}
+	b.retries += 2
+	return true
 }
 
 // failEntries fails every caller that asked for one of entries.
