@@ -41,15 +41,27 @@ type result struct {
 // At most one operation set runs per PodAddress: a new one (the
 // deregistration of a Pod deleted while it was being registered) starts
 // only once the running one has ended, so it can never be overtaken by it.
+//
+// The binder is a manager Runnable: its operations run under a context
+// that ends when the manager stops, and the manager waits for them, so a
+// shutdown is prompt and leaves nothing running.
 type binder struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	ops    sync.WaitGroup
+
 	mu      sync.Mutex
+	stopped bool
 	running map[types.NamespacedName]string // PodAddress → gen running
 	results map[types.NamespacedName]result
 	wake    chan event.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
 func newBinder() *binder {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &binder{
+		ctx:     ctx,
+		cancel:  cancel,
 		running: map[types.NamespacedName]string{},
 		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'
@@ -57,6 +69,23 @@ func newBinder() *binder {
 		wake: make(chan event.TypedGenericEvent[*v1alpha1.PodAddress], 4096),
 	}
 }
+
+// Start waits for the manager to stop, then ends the running operations
+// and waits for them. A registration cut short either was not sent (the
+// cloud client sends only callers still waiting) or is recorded in the
+// PodAddress status, which the next provider deregisters or confirms.
+func (b *binder) Start(ctx context.Context) error {
+	<-ctx.Done()
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.cancel()
+	b.ops.Wait()
+	return nil
+}
+
+// NeedLeaderElection: only the leader binds.
+func (b *binder) NeedLeaderElection() bool { return true }
 
 // start sends ops for pa unless the same gen is already answered, or an
 // operation for pa is running (the same, or an older one that must end
@@ -72,11 +101,12 @@ func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops [
 		}
 		return true, r.err
 	}
-	if _, ok := b.running[pa]; ok {
+	if _, ok := b.running[pa]; ok || b.stopped {
 		return false, nil
 	}
 	delete(b.results, pa) // the answer to an older request
 	b.running[pa] = gen
+	b.ops.Add(1)
 	go b.run(c, pa, gen, ops)
 	return false, nil
 }
@@ -97,7 +127,8 @@ func (b *binder) forget(pa types.NamespacedName) {
 }
 
 func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []op) {
-	ctx, cancel := context.WithTimeout(context.Background(), bindTimeout)
+	defer b.ops.Done()
+	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
 	defer cancel()
 	var err error
 	for _, o := range ops {
@@ -123,7 +154,10 @@ func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []o
 	obj := &v1alpha1.PodAddress{}
 	obj.SetNamespace(pa.Namespace)
 	obj.SetName(pa.Name)
-	b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}
+	select {
+	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
+	case <-b.ctx.Done(): // nobody reads the channel any more
+	}
 }
 
 // confirm turns a refused (de)registration into success when the cloud
