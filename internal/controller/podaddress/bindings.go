@@ -129,41 +129,37 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
-	if len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending {
-		res, err := r.setState(ctx, pa, v1alpha1.StateAllocated, "ports allocated; registering the Pod as their target", reconcile.Result{})
-		if err != nil {
-			r.undo(pa, fresh)
-		}
-		return res, err
-	}
+	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 
 	// Where the load balancers forward to.
 	ip, instance, ready, err := r.backend(ctx, pa, pod)
-	if err != nil {
-		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
-	}
-	if !ready {
-		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, "waiting for the Pod's IP (or its node)", reconcile.Result{})
+	if err != nil || !ready {
+		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
+		if err != nil {
+			msg, wait = err.Error(), reconcile.Result{RequeueAfter: waitForPorts}
+		}
+		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
+		if uerr != nil {
+			r.undo(pa, fresh)
+		}
+		return res, uerr
 	}
 	// A target is recorded in the status before it is sent, so that
 	// whatever may be registered is known to a deletion and to a restarted
 	// provider: a recorded target is deregistered (or confirmed) whether
 	// or not its registration was answered. Targets that changed (a new
 	// Pod IP) are deregistered, and that recorded, before the new ones are.
-	var stale []v1alpha1.PortBinding
-	record := false
-	for i := range pa.Status.Bindings {
-		b := &pa.Status.Bindings[i]
-		tip, tport := target(pa, *b, ws, ip)
-		if b.TargetIP == tip && b.TargetPort == tport && b.InstanceID == instance {
-			continue
+	// New allocations are recorded in the same write.
+	stale, record := setTargets(pa, ws, ip, instance)
+	if allocated || record {
+		msg := "registering the Pod as the target of its ports"
+		if len(stale) > 0 {
+			msg = "the Pod's targets changed; deregistering the old ones"
 		}
-		if hasTarget(*b) {
-			stale = append(stale, *b)
-			continue
+		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
+			r.undo(pa, fresh)
+			return reconcile.Result{}, err
 		}
-		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = tip, tport, instance, ""
-		record = true
 	}
 	if len(stale) > 0 {
 		done, err := r.runOps(pa, deregisterOps(stale))
@@ -181,11 +177,6 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		// The next reconcile records and registers the new targets.
 		_, err = r.setState(ctx, pa, v1alpha1.StateAllocated, "the Pod's targets changed; registering the new ones", reconcile.Result{})
 		return reconcile.Result{}, err
-	}
-	if record {
-		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, "registering the Pod as the target of its ports", reconcile.Result{}); err != nil {
-			return reconcile.Result{}, err
-		}
 	}
 	var toRegister []v1alpha1.PortBinding
 	for _, b := range pa.Status.Bindings {
@@ -217,6 +208,26 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a.syntax, a.readinessGate, pa.Status.Bindings, true)
+}
+
+// setTargets records the target of every binding that has none, and
+// returns the bindings whose recorded target is no longer the Pod's (to be
+// deregistered first) and whether it recorded any.
+func setTargets(pa *v1alpha1.PodAddress, ws []want, ip, instance string) (stale []v1alpha1.PortBinding, recorded bool) {
+	for i := range pa.Status.Bindings {
+		b := &pa.Status.Bindings[i]
+		tip, tport := target(pa, *b, ws, ip)
+		if b.TargetIP == tip && b.TargetPort == tport && b.InstanceID == instance {
+			continue
+		}
+		if hasTarget(*b) {
+			stale = append(stale, *b)
+			continue
+		}
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = tip, tport, instance, ""
+		recorded = true
+	}
+	return stale, recorded
 }
 
 // owns reports whether the allocator agrees that b's slot is pa's. It
