@@ -193,14 +193,17 @@ func watchStates(ns string) (stop func() string) {
 			if err := kube.List(ctx, l, client.InNamespace(ns)); err == nil {
 				mu.Lock()
 				for _, pa := range l.Items {
-					states := []string{pa.Status.State}
+					states := []string{"state " + pa.Status.State}
+					recorded, pending := false, false
 					for _, b := range pa.Status.Bindings {
-						if b.TargetIP != "" && b.Address == "" {
-							states = append(states, "target recorded, not yet bound")
-						}
+						recorded = recorded || b.TargetIP != ""
+						pending = pending || b.TargetIP != "" && b.Address == ""
 					}
-					if pa.DeletionTimestamp != nil {
-						states = append(states, "deleting")
+					if pending {
+						states = append(states, "target recorded, registration not yet confirmed")
+					}
+					if pa.DeletionTimestamp != nil && recorded {
+						states = append(states, "deleted with a target recorded")
 					}
 					for _, s := range states {
 						if seen[s] == nil {
@@ -249,7 +252,9 @@ func targetsIn(emu *emulator.Emulator) []string {
 // the PortPool no allocated slot, then proves the allocator has every slot
 // free: slots new Pods (one per slot) must all be Bound; they are deleted
 // again and must leave nothing either.
-func nothingLeft(t *testing.T, ns, pool string, emu *emulator.Emulator, slots int) {
+// states, from watchStates, is stopped and reported once the churned
+// PodAddresses are gone.
+func nothingLeft(t *testing.T, ns, pool string, emu *emulator.Emulator, slots int, states func() string) {
 	t.Helper()
 	start := time.Now()
 	eventually(t, "every PodAddress gone", func() error {
@@ -269,6 +274,8 @@ func nothingLeft(t *testing.T, ns, pool string, emu *emulator.Emulator, slots in
 		return nil
 	})
 	t.Logf("all PodAddresses gone and 0 targets in the emulator %s after the last Pod was deleted", time.Since(start).Round(time.Millisecond))
+	t.Logf("churned PodAddresses seen: %s", states())
+	t.Logf("cloud calls until then: %v", emu.Calls())
 	poolFree(t, ns, pool)
 
 	// Every slot can be handed out again: a port the allocator still held
@@ -360,9 +367,7 @@ func TestDeleteWhileBinding(t *testing.T) {
 	start := time.Now()
 	churn(t, ns, "churn", 100, nil)
 	t.Logf("100 Pods created and deleted in %s", time.Since(start).Round(time.Millisecond))
-	nothingLeft(t, ns, "churn", emu, slots)
-	t.Logf("PodAddresses seen per state: %s", states())
-	t.Logf("cloud calls: %v", emu.Calls())
+	nothingLeft(t, ns, "churn", emu, slots, states)
 }
 
 // TestDeleteWhileBindingProviderKilled is TestDeleteWhileBinding with the
@@ -384,9 +389,7 @@ func TestDeleteWhileBindingProviderKilled(t *testing.T) {
 		second = startProviderProcess(t, bin, "second")
 	})
 	t.Logf("100 Pods created and deleted in %s", time.Since(start).Round(time.Millisecond))
-	nothingLeft(t, ns, "churn", emu, slots)
-	t.Logf("PodAddresses seen per state: %s", states())
-	t.Logf("cloud calls: %v", emu.Calls())
+	nothingLeft(t, ns, "churn", emu, slots, states)
 	second.stop(t)
 }
 
