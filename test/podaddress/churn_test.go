@@ -25,6 +25,8 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
@@ -483,4 +485,59 @@ func (p *providerProcess) signal(t *testing.T, sig syscall.Signal) {
 		<-p.exited
 		t.Errorf("the provider process did not end within 10 s of %v", sig)
 	}
+}
+
+// TestDeregisterTargetAlreadyGone: a recorded target that is no longer in
+// the cloud (removed behind the provider's back, or whose registration was
+// never sent) counts as deregistered. The API refuses a deregistration of a
+// target that is not bound (FailListenerIdSet, "Target … is not bound"),
+// so the provider describes the listener, sees the target gone, and lets
+// the PodAddress and its port go.
+func TestDeregisterTargetAlreadyGone(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	emu, ref := ownCloud(t, ns, nil)
+	pool(t, ns, "gone", lbsOn(t, ns, 1, ref), 43000, 43004, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ProviderConfigReference = ref
+		pp.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	p, err := churnPod(ctx, ns, "relay", "gone", "10.62.0.1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bound(t, ns, "relay").Status.Bindings[0]
+
+	// Remove the UDP target behind the provider's back.
+	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DeregisterTargets(ctx, b.LoadBalancerID, []clb.Target{{ListenerID: b.ListenerIDs["UDP"], EniIP: b.TargetIP, Port: int64(b.TargetPort)}}); err != nil {
+		t.Fatal(err)
+	}
+	if left := targetsIn(emu); len(left) != 1 {
+		t.Fatalf("targets %v, want only the TCP one", left)
+	}
+	emu.ResetCounters()
+
+	deletePod(t, p)
+	eventually(t, "the PodAddress gone", func() error {
+		err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "relay"}, &v1alpha1.PodAddress{})
+		if kerrors.IsNotFound(err) {
+			return nil
+		}
+		return errors.Errorf("still there (%v)", err)
+	})
+	if left := targetsIn(emu); len(left) != 0 {
+		t.Errorf("targets left: %v", left)
+	}
+	calls := emu.Calls()
+	t.Logf("cloud calls of the deletion: %v", calls)
+	if calls["DescribeTargets"]["OK"] == 0 {
+		t.Error("the refused deregistration was never confirmed with DescribeTargets; the test proves nothing")
+	}
+	poolFree(t, ns, "gone")
 }
