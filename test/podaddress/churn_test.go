@@ -145,6 +145,8 @@ func churn(t *testing.T, ns, pool string, n int, midway func()) {
 					continue
 				}
 				deletions.Go(func() {
+					// The moment of deletion is the test's input, not a wait
+					// for a condition.
 					time.Sleep(time.Until(created.Add(delays[i])))
 					if err := kube.Delete(ctx, p, client.GracePeriodSeconds(0)); client.IgnoreNotFound(err) != nil {
 						errs <- errors.Wrapf(err, "delete Pod %s", name)
