@@ -87,6 +87,7 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("calls before the IPs were set (load balancers, listeners, allocation): %v", emu.Calls())
 	emu.ResetCounters()
 
 	start := time.Now()
@@ -121,7 +122,7 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 	}
 	sort.Strings(actions)
 	for _, a := range actions {
-		t.Logf("%s: %v", a, calls[a])
+		t.Logf("calls from the first IP set until all were Bound: %s %v", a, calls[a])
 	}
 	targets := len(targetsIn(emu))
 	windows := int(bound/window) + 2 // a span of less than one window can still straddle two
