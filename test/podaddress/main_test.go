@@ -85,6 +85,13 @@ func startProvider(t testing.TB) (stop func()) {
 
 func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()) {
 	t.Helper()
+	return startProviderClients(t, cfg, workers, clb.Options{})
+}
+
+// startProviderClients is startProviderWith whose cloud clients are built
+// with co (e.g. another target batch window).
+func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Options) (stop func()) {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     env.Scheme,
@@ -103,7 +110,7 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 		MaxConcurrentReconciles: workers,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{})); err != nil {
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(co)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,20 +123,19 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 		}
 		stopped = true
 		cancel()
-		// A stop stands for a killed provider, so a slow graceful shutdown
-		// does not fail the test; it is logged with the goroutines that
-		// were still running, to be looked into.
+		// Every controller and the binder stop with the manager; a slow
+		// shutdown is a bug, reported with the goroutines still running.
 		select {
 		case err := <-done:
 			if err != nil {
 				t.Errorf("provider: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second):
 			buf := make([]byte, 1<<22)
 			n := runtime.Stack(buf, true)
 			path := filepath.Join(os.TempDir(), "provider-shutdown-goroutines.txt")
 			_ = os.WriteFile(path, buf[:n], 0o600)
-			t.Logf("the provider is slow to shut down; its goroutines are in %s", path)
+			t.Errorf("the provider did not shut down within 10 s; its goroutines are in %s", path)
 			go func() { <-done }()
 		}
 	}

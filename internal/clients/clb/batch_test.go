@@ -350,3 +350,56 @@ func TestCoalescedCallHonoursContext(t *testing.T) {
 		t.Fatalf("%d calls made for a caller who left", n)
 	}
 }
+
+// TestDeregisterNotStalledBySharedRefusal: callers whose registrations
+// share a refused target (one already bound) once kept the load balancer's
+// lock for the whole flush timeout, retrying halves that never shrank, and
+// a deregistration on that load balancer waited as long and then failed
+// with "context deadline exceeded". Now the registration flush isolates
+// the refused target in a few calls and the deregistration goes through
+// at once.
+func TestDeregisterNotStalledBySharedRefusal(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{TargetBatchWindow: 50 * time.Millisecond, RequestTimeout: 5 * time.Second})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "stall")
+	ls := createListeners(t, c, lb, "TCP", 80, 81)
+	taken := Target{ListenerID: ls[0], EniIP: "10.0.0.1", Port: 80}
+	leaving := Target{ListenerID: ls[1], EniIP: "10.0.0.2", Port: 80}
+	_, err := c.RegisterTargets(ctx, lb, []Target{taken, leaving})
+	must(t, err)
+	e.ResetCounters()
+
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	began := time.Now()
+	for i := range n {
+		// Each caller asks for the already bound target and one of its own.
+		own := Target{ListenerID: ls[0], EniIP: fmt.Sprintf("10.0.1.%d", i+1), Port: 80}
+		wg.Go(func() { _, errs[i] = c.RegisterTargets(ctx, lb, []Target{taken, own}) })
+	}
+	time.Sleep(10 * time.Millisecond) // the registrations' window opens first
+	var deregErr error
+	var deregTook time.Duration
+	wg.Go(func() {
+		s := time.Now()
+		_, deregErr = c.DeregisterTargets(ctx, lb, []Target{leaving})
+		deregTook = time.Since(s)
+	})
+	wg.Wait()
+	took := time.Since(began)
+	t.Logf("registrations and the deregistration done in %s (deregistration %s); calls %v", took, deregTook, e.Calls())
+	must(t, deregErr)
+	if deregTook > 3*time.Second {
+		t.Errorf("the deregistration took %s", deregTook)
+	}
+	for i, err := range errs {
+		if !IsInvalid(err) {
+			t.Errorf("caller %d asked for a bound target: got %v, want Invalid", i, err)
+		}
+	}
+	// 9 targets on one listener: 1 + 2·ceil(log2 9) calls at most.
+	if calls := e.CallCount("BatchRegisterTargets"); calls > 9 {
+		t.Errorf("%d BatchRegisterTargets calls", calls)
+	}
+}

@@ -2,7 +2,6 @@ package clb
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -119,8 +118,7 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		op, action = "deregister targets", "BatchDeregisterTargets"
 	}
 	return func(lbID string, reqs []*pending[[]Target, string]) {
-		reqs = live(reqs)
-		if len(reqs) == 0 {
+		if len(live(reqs)) == 0 {
 			return
 		}
 		ctx, cancel := c.flushContext()
@@ -136,12 +134,21 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 			return
 		}
 		defer unlock()
+		// Only callers still waiting once the lock is held are sent: a
+		// caller that gave up before then may go on to undo its change (a
+		// registration followed by a deregistration), and that undo takes
+		// this lock too, so it can never overtake a change sent here.
+		reqs = live(reqs)
+		if len(reqs) == 0 {
+			return
+		}
 		if err := c.ensureIdle(ctx, op, action, lbID); err != nil {
 			failAll(err)
 			return
 		}
 		b := &targetBatch{c: c, ctx: ctx, op: op, action: action, lbID: lbID, register: register,
 			results: make([]targetResult, len(reqs))}
+		b.call = b.callAPI
 		b.send(b.entries(reqs))
 		for i, p := range reqs {
 			p.reply(b.results[i].task, b.results[i].err)
@@ -156,6 +163,10 @@ type targetBatch struct {
 	op, action, lbID string
 	register         bool
 	results          []targetResult // per caller
+	// call sends one batch call: callAPI, or a fake in unit tests.
+	call func([]*targetEntry) (failed []string, msg, task string, err error)
+	// retries counts the calls spent isolating refused targets.
+	retries int
 }
 
 type targetResult struct {
@@ -211,68 +222,111 @@ func callersOf(entries []*targetEntry) []int {
 	return out
 }
 
-// of returns the entries that one of callers asked for, on listener (any
-// listener when listener is "").
-func of(entries []*targetEntry, callers []int, listener string) []*targetEntry {
+// onListener returns the entries on listener.
+func onListener(entries []*targetEntry, listener string) []*targetEntry {
 	var out []*targetEntry
 	for _, e := range entries {
-		if listener != "" && e.t.ListenerID != listener {
-			continue
-		}
-		if slices.ContainsFunc(e.callers, func(ci int) bool { return slices.Contains(callers, ci) }) {
+		if e.t.ListenerID == listener {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// send sends entries in calls of at most 500 targets. A failure that may
-// come from one caller's targets (the whole call refused as Invalid, or one
-// listener refused while several callers have targets on it) is retried
-// with the callers split in halves, down to single callers, so a bad
-// target fails only its own caller at the cost of about 2·log2(callers)
-// more calls per bad caller.
+// send sends entries in calls of at most 500 targets. When the API refuses
+// something that may come from one target (the whole call refused as
+// Invalid, or the group of one listener refused), the refused targets are
+// sent again in two halves, down to single targets; a refused single
+// target fails exactly the callers that asked for it. The split is on
+// targets, not callers, so every retry sends strictly fewer targets than
+// the call it retries, whatever targets callers share: isolating b bad
+// targets among n costs at most about 2·b·log2(n) more calls, and never
+// more than maxIsolationCalls.
 func (b *targetBatch) send(entries []*targetEntry) {
 	for _, chunk := range chunks(entries, maxBatchTargets) {
-		callers := callersOf(chunk)
 		failed, msg, task, err := b.call(chunk)
 		if err != nil {
-			if len(callers) > 1 && Classify(err) == Invalid {
-				b.bisect(chunk, callers, "")
+			if len(chunk) > 1 && Classify(err) == Invalid && b.retry() {
+				half := len(chunk) / 2
+				b.send(chunk[:half])
+				b.send(chunk[half:])
 				continue
 			}
-			for _, ci := range callers {
-				b.fail(ci, err)
+			b.failEntries(chunk, err)
+			continue
+		}
+		for _, ci := range callersOf(chunk) {
+			b.results[ci].task = task
+		}
+		// The API applies or refuses the group of one listener as a whole:
+		// the targets of a refused listener are sent again in halves, the
+		// first halves of all refused listeners in one call and the second
+		// halves in another.
+		var split [][]*targetEntry
+		seen := map[string]bool{}
+		for _, l := range failed {
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			switch group := onListener(chunk, l); len(group) {
+			case 0: // a listener we did not send; nothing of ours failed there
+			case 1:
+				b.failEntries(group, b.refused(l, msg))
+			default:
+				split = append(split, group)
+			}
+		}
+		if len(split) == 0 {
+			continue
+		}
+		if !b.retry() {
+			for _, group := range split {
+				b.failEntries(group, b.refused(group[0].t.ListenerID, msg))
 			}
 			continue
 		}
-		for _, ci := range callers {
-			b.results[ci].task = task
+		var first, second []*targetEntry
+		for _, group := range split {
+			half := len(group) / 2
+			first = append(first, group[:half]...)
+			second = append(second, group[half:]...)
 		}
-		for _, l := range failed {
-			onListener := callersOf(of(chunk, callers, l))
-			if len(onListener) > 1 {
-				b.bisect(chunk, onListener, l)
-				continue
-			}
-			for _, ci := range onListener {
-				b.fail(ci, localErr(b.op, Invalid, "the API refused the targets on listener "+l+": "+msg))
-			}
-		}
+		b.send(first)
+		b.send(second)
 	}
 }
 
-// bisect sends again the entries of callers (on listener, or all), in two
-// halves of the callers.
-func (b *targetBatch) bisect(chunk []*targetEntry, callers []int, listener string) {
-	half := len(callers) / 2
-	b.send(of(chunk, callers[:half], listener))
-	b.send(of(chunk, callers[half:], listener))
+func (b *targetBatch) refused(listener, msg string) error {
+	return localErr(b.op, Invalid, "the API refused the targets on listener "+listener+": "+msg)
 }
 
-// call sends one Batch(De)RegisterTargets and returns the listeners the
+// maxIsolationCalls bounds the calls one flush spends isolating refused
+// targets, so that no input keeps the load balancer's lock (which every
+// other write to it waits for) for long: one refused target among 500
+// takes 18. Past it, a refused group fails all its callers; they try
+// again on their own.
+const maxIsolationCalls = 32
+
+// retry reports whether the flush may spend two more calls on a split.
+func (b *targetBatch) retry() bool {
+	if b.retries+2 > maxIsolationCalls {
+		return false
+	}
+	b.retries += 2
+	return true
+}
+
+// failEntries fails every caller that asked for one of entries.
+func (b *targetBatch) failEntries(entries []*targetEntry, err error) {
+	for _, ci := range callersOf(entries) {
+		b.fail(ci, err)
+	}
+}
+
+// callAPI sends one Batch(De)RegisterTargets and returns the listeners the
 // API refused, its message and the task id.
-func (b *targetBatch) call(entries []*targetEntry) (failed []string, msg, task string, err error) {
+func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, task string, err error) {
 	ts := make([]*clbsdk.BatchTarget, len(entries))
 	for i, e := range entries {
 		ts[i] = e.t.batch()

@@ -37,45 +37,86 @@ type result struct {
 // cloud client into BatchRegisterTargets calls of up to 500 targets per load
 // balancer; the binder only tracks which PodAddress is waiting on what and
 // wakes it when its answer arrives.
+//
+// At most one operation set runs per PodAddress: a new one (the
+// deregistration of a Pod deleted while it was being registered) starts
+// only once the running one has ended, so it can never be overtaken by it.
+//
+// The binder is a manager Runnable: its operations run under a context
+// that ends when the manager stops, and the manager waits for them, so a
+// shutdown is prompt and leaves nothing running.
 type binder struct {
-	mu       sync.Mutex
-	inflight map[types.NamespacedName]string // PodAddress → gen in flight
-	results  map[types.NamespacedName]result
-	wake     chan event.TypedGenericEvent[*v1alpha1.PodAddress]
+	ctx    context.Context
+	cancel context.CancelFunc
+	ops    sync.WaitGroup
+
+	mu      sync.Mutex
+	stopped bool
+	running map[types.NamespacedName]string // PodAddress → gen running
+	results map[types.NamespacedName]result
+	wake    chan event.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
 func newBinder() *binder {
+	ctx, cancel := context.WithCancel(context.Background())
 	return &binder{
-		inflight: map[types.NamespacedName]string{},
-		results:  map[types.NamespacedName]result{},
+		ctx:     ctx,
+		cancel:  cancel,
+		running: map[types.NamespacedName]string{},
+		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'
 		// goroutines while the controller catches up.
 		wake: make(chan event.TypedGenericEvent[*v1alpha1.PodAddress], 4096),
 	}
 }
 
-// start sends ops for pa unless the same gen is already in flight or
-// answered; it returns the answer once there is one.
+// Start waits for the manager to stop, then ends the running operations
+// and waits for them. A registration cut short either was not sent (the
+// cloud client sends only callers still waiting) or is recorded in the
+// PodAddress status, which the next provider deregisters or confirms.
+func (b *binder) Start(ctx context.Context) error {
+	<-ctx.Done()
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	b.cancel()
+	b.ops.Wait()
+	return nil
+}
+
+// NeedLeaderElection: only the leader binds.
+func (b *binder) NeedLeaderElection() bool { return true }
+
+// start sends ops for pa unless the same gen is already answered, or an
+// operation for pa is running (the same, or an older one that must end
+// first; its end wakes pa). It returns the answer once there is one.
 func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r, ok := b.results[pa]; ok {
-		if r.gen == gen {
-			if r.err != nil {
-				// Report a failure once; the next call tries again (the
-				// controller's backoff spaces the tries).
-				delete(b.results, pa)
-			}
-			return true, r.err
+	if r, ok := b.results[pa]; ok && r.gen == gen {
+		if r.err != nil {
+			// Report a failure once; the next call tries again (the
+			// controller's backoff spaces the tries).
+			delete(b.results, pa)
 		}
-		delete(b.results, pa) // the answer to an older request
+		return true, r.err
 	}
-	if b.inflight[pa] == gen {
+	if _, ok := b.running[pa]; ok || b.stopped {
 		return false, nil
 	}
-	b.inflight[pa] = gen
+	delete(b.results, pa) // the answer to an older request
+	b.running[pa] = gen
+	b.ops.Add(1)
 	go b.run(c, pa, gen, ops)
 	return false, nil
+}
+
+// idle reports whether no operation for pa is running.
+func (b *binder) idle(pa types.NamespacedName) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.running[pa]
+	return !ok
 }
 
 // forget drops the answer for pa once it has been acted on.
@@ -83,11 +124,11 @@ func (b *binder) forget(pa types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.results, pa)
-	delete(b.inflight, pa)
 }
 
 func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []op) {
-	ctx, cancel := context.WithTimeout(context.Background(), bindTimeout)
+	defer b.ops.Done()
+	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
 	defer cancel()
 	var err error
 	for _, o := range ops {
@@ -107,15 +148,16 @@ func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []o
 		}
 	}
 	b.mu.Lock()
-	if b.inflight[pa] == gen {
-		delete(b.inflight, pa)
-		b.results[pa] = result{gen: gen, err: err}
-	}
+	delete(b.running, pa)
+	b.results[pa] = result{gen: gen, err: err}
 	b.mu.Unlock()
 	obj := &v1alpha1.PodAddress{}
 	obj.SetNamespace(pa.Namespace)
 	obj.SetName(pa.Name)
-	b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}
+	select {
+	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
+	case <-b.ctx.Done(): // nobody reads the channel any more
+	}
 }
 
 // confirm turns a refused (de)registration into success when the cloud

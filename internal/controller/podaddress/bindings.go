@@ -1,11 +1,14 @@
 package podaddress
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -126,43 +129,63 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
-	if len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending {
-		res, err := r.setState(ctx, pa, v1alpha1.StateAllocated, "ports allocated; registering the Pod as their target", reconcile.Result{})
-		if err != nil {
-			r.undo(pa, fresh)
-		}
-		return res, err
-	}
+	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 
 	// Where the load balancers forward to.
 	ip, instance, ready, err := r.backend(ctx, pa, pod)
-	if err != nil {
-		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
+	if err != nil || !ready {
+		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
+		if err != nil {
+			msg, wait = err.Error(), reconcile.Result{RequeueAfter: waitForPorts}
+		}
+		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
+		if uerr != nil {
+			r.undo(pa, fresh)
+		}
+		return res, uerr
 	}
-	if !ready {
-		return r.setState(ctx, pa, v1alpha1.StateWaitBackend, "waiting for the Pod's IP (or its node)", reconcile.Result{})
-	}
-	var stale []v1alpha1.PortBinding
-	for i := range pa.Status.Bindings {
-		b := &pa.Status.Bindings[i]
-		tip, tport := target(pa, *b, ws, ip)
-		if b.TargetIP != tip || b.TargetPort != tport || b.InstanceID != instance {
-			if b.TargetIP != "" || b.InstanceID != "" {
-				stale = append(stale, *b)
-			}
-			b.TargetIP, b.TargetPort, b.InstanceID = tip, tport, instance
-			b.Address = ""
+	// A target is recorded in the status before it is sent, so that
+	// whatever may be registered is known to a deletion and to a restarted
+	// provider: a recorded target is deregistered (or confirmed) whether
+	// or not its registration was answered. Targets that changed (a new
+	// Pod IP) are deregistered, and that recorded, before the new ones are.
+	// New allocations are recorded in the same write.
+	stale, record := setTargets(pa, ws, ip, instance)
+	if allocated || record {
+		msg := "registering the Pod as the target of its ports"
+		if len(stale) > 0 {
+			msg = "the Pod's targets changed; deregistering the old ones"
+		}
+		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
+			r.undo(pa, fresh)
+			return reconcile.Result{}, err
 		}
 	}
-	ops := deregisterOps(stale)
+	if len(stale) > 0 {
+		done, err := r.runOps(pa, deregisterOps(stale))
+		if !done || err != nil {
+			return reconcile.Result{}, err
+		}
+		for i := range pa.Status.Bindings {
+			b := &pa.Status.Bindings[i]
+			for _, s := range stale {
+				if s.Pool == b.Pool && s.ContainerPort == b.ContainerPort && s.Protocol == b.Protocol {
+					clearTarget(b)
+				}
+			}
+		}
+		// The next reconcile records and registers the new targets.
+		_, err = r.setState(ctx, pa, v1alpha1.StateAllocated, "the Pod's targets changed; registering the new ones", reconcile.Result{})
+		return reconcile.Result{}, err
+	}
 	var toRegister []v1alpha1.PortBinding
 	for _, b := range pa.Status.Bindings {
 		if b.Address == "" {
 			toRegister = append(toRegister, b)
 		}
 	}
-	if len(toRegister) > 0 || len(ops) > 0 {
-		done, err := r.runOps(pa, append(ops, registerOps(toRegister)...))
+	if len(toRegister) > 0 {
+		done, err := r.runOps(pa, registerOps(toRegister))
 		if !done || err != nil {
 			if err != nil {
 				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
@@ -185,6 +208,26 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, true)
+}
+
+// setTargets records the target of every binding that has none, and
+// returns the bindings whose recorded target is no longer the Pod's (to be
+// deregistered first) and whether it recorded any.
+func setTargets(pa *v1alpha1.PodAddress, ws []want, ip, instance string) (stale []v1alpha1.PortBinding, recorded bool) {
+	for i := range pa.Status.Bindings {
+		b := &pa.Status.Bindings[i]
+		tip, tport := target(pa, *b, ws, ip)
+		if b.TargetIP == tip && b.TargetPort == tport && b.InstanceID == instance {
+			continue
+		}
+		if hasTarget(*b) {
+			stale = append(stale, *b)
+			continue
+		}
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = tip, tport, instance, ""
+		recorded = true
+	}
+	return stale, recorded
 }
 
 // owns reports whether the allocator agrees that b's slot is pa's. It
@@ -360,10 +403,13 @@ func addresses(bs []v1alpha1.PortBinding) string {
 	return strings.Join(out, ", ")
 }
 
+// cloudTargets lists the targets of a binding, in the order of the
+// listeners' protocols, so that the same binding always gives the same
+// list (and so the same operation generation).
 func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
 	var ts []clb.Target
-	for _, id := range b.ListenerIDs {
-		t := clb.Target{ListenerID: id, Port: int64(b.TargetPort)}
+	for _, proto := range slices.Sorted(maps.Keys(b.ListenerIDs)) {
+		t := clb.Target{ListenerID: b.ListenerIDs[proto], Port: int64(b.TargetPort)}
 		if b.InstanceID != "" {
 			t.InstanceID = b.InstanceID
 		} else {
@@ -375,6 +421,9 @@ func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
 }
 
 // opsFor groups bindings' targets into one operation per load balancer.
+// Operations and their targets are sorted: an operation's generation must
+// depend only on what it does, or an unchanged registration would look
+// new and be sent again while the first is in flight.
 func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
 	byLB := map[string]*op{}
 	var order []string
@@ -387,46 +436,69 @@ func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
 		}
 		o.targets = append(o.targets, cloudTargets(b)...)
 	}
+	slices.Sort(order)
 	out := make([]op, 0, len(order))
 	for _, lb := range order {
-		out = append(out, *byLB[lb])
+		o := byLB[lb]
+		slices.SortFunc(o.targets, compareTargets)
+		o.targets = slices.CompactFunc(o.targets, func(a, b clb.Target) bool { return compareTargets(a, b) == 0 })
+		out = append(out, *o)
 	}
 	return out
 }
 
-func registerOps(bs []v1alpha1.PortBinding) []op { return opsFor(bs, true) }
-
-func deregisterOps(bs []v1alpha1.PortBinding) []op {
-	var registered []v1alpha1.PortBinding
-	for _, b := range bs {
-		if b.TargetIP != "" || b.InstanceID != "" {
-			registered = append(registered, b)
-		}
-	}
-	return opsFor(registered, false)
+func compareTargets(a, b clb.Target) int {
+	return cmp.Or(
+		cmp.Compare(a.ListenerID, b.ListenerID), cmp.Compare(a.LocationID, b.LocationID),
+		cmp.Compare(a.EniIP, b.EniIP), cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.Port, b.Port))
 }
 
-// deregister removes every registered target of pa; done is false while
-// the cloud call runs in the background.
+func registerOps(bs []v1alpha1.PortBinding) []op { return opsFor(bs, true) }
+
+// deregisterOps removes every target recorded in bs: those confirmed and
+// those whose registration was sent (or may have been) but not answered.
+func deregisterOps(bs []v1alpha1.PortBinding) []op {
+	var recorded []v1alpha1.PortBinding
+	for _, b := range bs {
+		if hasTarget(b) {
+			recorded = append(recorded, b)
+		}
+	}
+	return opsFor(recorded, false)
+}
+
+// hasTarget reports whether a target is recorded for b: it may be
+// registered.
+func hasTarget(b v1alpha1.PortBinding) bool { return b.TargetIP != "" || b.InstanceID != "" }
+
+func clearTarget(b *v1alpha1.PortBinding) {
+	b.TargetIP, b.TargetPort, b.InstanceID, b.Address = "", 0, "", ""
+}
+
+// deregister removes every recorded target of pa; done is false while
+// the cloud call, or an earlier one for pa (a registration sent before the
+// Pod was deleted), runs in the background.
 func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+	key := client.ObjectKeyFromObject(pa)
 	ops := deregisterOps(pa.Status.Bindings)
 	if len(ops) == 0 {
-		return true, nil
+		// Nothing recorded, so nothing was sent; still, never let go while
+		// an operation for pa runs.
+		return r.binder.idle(key), nil
 	}
 	done, err := r.runOps(pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
 	for i := range pa.Status.Bindings {
-		b := &pa.Status.Bindings[i]
-		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = "", 0, "", ""
+		clearTarget(&pa.Status.Bindings[i])
 	}
 	// Record that nothing is registered any more, so a restart does not
 	// deregister again.
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
 		return false, errors.Wrap(err, "cannot record the deregistered targets")
 	}
-	r.binder.forget(client.ObjectKeyFromObject(pa))
+	r.binder.forget(key)
 	return true, nil
 }
 

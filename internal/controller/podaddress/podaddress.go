@@ -67,6 +67,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	if err := setupPolicyStatus(mgr, o); err != nil {
 		return err
 	}
+	if err := mgr.Add(r.binder); err != nil {
+		return err
+	}
 	copts := o.ForControllerRuntime()
 	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
 	return ctrl.NewControllerManagedBy(mgr).

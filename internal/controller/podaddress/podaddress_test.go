@@ -2,7 +2,9 @@ package podaddress
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,8 +134,80 @@ func TestBinderRetriesAfterAFailure(t *testing.T) {
 		t.Error("a failure was kept: the binding would never be retried")
 	}
 	b.results[key] = result{gen: "old", err: nil}
-	b.inflight[key] = "g2" // pretend g2 is running, so start does not launch
+	b.running[key] = "g2" // pretend g2 is running, so start does not launch
 	if done, _ := b.start(nil, key, "g2", nil); done {
 		t.Error("the answer to an older request was taken for the current one")
+	}
+}
+
+// TestBinderRunsOneOperationAtATime: a deregistration asked for while a
+// registration of the same PodAddress runs waits for it to end, so the
+// registration cannot land after the deregistration.
+func TestBinderRunsOneOperationAtATime(t *testing.T) {
+	b := newBinder()
+	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
+	b.running[key] = "register" // a registration in flight
+	if done, err := b.start(nil, key, "deregister", nil); done || err != nil {
+		t.Fatalf("start while another operation runs: %v, %v; want to wait", done, err)
+	}
+	if b.idle(key) || b.running[key] != "register" {
+		t.Fatalf("running = %q; the deregistration started beside the registration", b.running[key])
+	}
+	// The registration ends (as run ends it): the deregistration starts,
+	// and its end wakes the PodAddress.
+	b.mu.Lock()
+	delete(b.running, key)
+	b.results[key] = result{gen: "register"}
+	b.mu.Unlock()
+	if done, _ := b.start(nil, key, "deregister", nil); done {
+		t.Fatal("the registration's answer was taken for the deregistration")
+	}
+	select {
+	case ev := <-b.wake:
+		if ev.Object.GetName() != "pa" {
+			t.Fatalf("woke %s", ev.Object.GetName())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the deregistration never ended")
+	}
+	if done, err := b.start(nil, key, "deregister", nil); !done || err != nil {
+		t.Fatalf("after it ended: %v, %v; want done", done, err)
+	}
+	if !b.idle(key) {
+		t.Error("not idle after the operation ended")
+	}
+}
+
+// TestGenerationIsDeterministic: the same bindings give the same
+// operations and generation however the listener map iterates and in
+// whatever order the bindings come (TCP_UDP bindings have two listeners,
+// whose map order used to change the generation on every reconcile).
+func TestGenerationIsDeterministic(t *testing.T) {
+	bs := []v1alpha1.PortBinding{
+		{LoadBalancerID: "lb-b", ListenerIDs: map[string]string{"TCP": "lbl-1", "UDP": "lbl-2"}, TargetIP: "10.0.0.1", TargetPort: 7000},
+		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-3", "UDP": "lbl-4"}, TargetIP: "10.0.0.1", TargetPort: 7001},
+		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-5"}, TargetIP: "10.0.0.1", TargetPort: 7002},
+	}
+	want := generation(registerOps(bs))
+	reversed := slices.Clone(bs)
+	slices.Reverse(reversed)
+	for i := range 200 {
+		in := bs
+		if i%2 == 1 {
+			in = reversed
+		}
+		if got := generation(registerOps(in)); got != want {
+			t.Fatalf("try %d: generation %s, want %s", i, got, want)
+		}
+	}
+	ops := registerOps(bs)
+	if len(ops) != 2 || ops[0].lb != "lb-a" || len(ops[0].targets) != 3 || ops[1].lb != "lb-b" || len(ops[1].targets) != 2 {
+		t.Fatalf("ops = %+v; want lb-a with 3 targets, then lb-b with 2", ops)
+	}
+	if !slices.IsSortedFunc(ops[0].targets, compareTargets) {
+		t.Errorf("targets not sorted: %+v", ops[0].targets)
+	}
+	if generation(deregisterOps(bs)) == want {
+		t.Error("a registration and a deregistration of the same targets share a generation")
 	}
 }

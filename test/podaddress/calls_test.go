@@ -1,0 +1,142 @@
+package podaddress
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+)
+
+// TestRegistrationCallsScaleWithBatches registers 300 Pods (a quarter with
+// a TCP_UDP port, so 375 targets) on a pool of 2 load balancers and counts
+// the BatchRegisterTargets calls: O(targets / 500) per load balancer, not
+// one per Pod, and never a storm.
+//
+// The Pods are created without an IP and allocated first (allocation makes
+// no cloud call); then all get their IPs at once, as a scale-up's Pods
+// start. The client gathers the registrations of a load balancer for one
+// batch window and sends them in calls of up to 500 targets, so each load
+// balancer gets ceil(targets/500) calls per window that registrations
+// arrive in. The test uses a 2 s window (the provider's flag
+// --target-batch-window) and counts the windows from the first IP set
+// until every Pod was Bound (registrations arrive within that time), so
+// the bound is LBs × ceil(targets/500) × (windows spanned + 1): a few
+// calls, where one call per Pod would be 300 and the old storm thousands.
+func TestRegistrationCallsScaleWithBatches(t *testing.T) {
+	const pods, lbs = 300, 2
+	const window = 2 * time.Second
+	startProviderClients(t, env.Config, 32, clb.Options{TargetBatchWindow: window})
+	ns := namespace(t)
+	emu, ref := ownCloud(t, ns, func(c *emulator.Config) { c.ListenerQuota = 300 })
+	names := lbsOn(t, ns, lbs, ref)
+	pool(t, ns, "calls", names, 42000, 42149, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ProviderConfigReference = ref
+		pp.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	created := make([]*corev1.Pod, pods)
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				p, err := churnPod(ctx, ns, fmt.Sprintf("gs-%03d", i), "calls", "", i%4 == 0)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				created[i] = p
+			}
+		})
+	}
+	for i := range pods {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	eventually(t, "every Pod allocated, waiting for its IP", func() error {
+		l := &v1alpha1.PodAddressList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		n := 0
+		for _, pa := range l.Items {
+			if pa.Status.State == v1alpha1.StateWaitBackend {
+				n++
+			}
+		}
+		if n != pods {
+			return errors.Errorf("%d of %d waiting for their IP: %s", n, pods, notBound(t, ns))
+		}
+		return nil
+	})
+	t.Logf("calls before the IPs were set (load balancers, listeners, allocation): %v", emu.Calls())
+	emu.ResetCounters()
+
+	start := time.Now()
+	work = make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if err := giveIP(ctx, created[i], fmt.Sprintf("10.70.%d.%d", i/250, i%250+1)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range pods {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	span := time.Since(start)
+	eventually(t, "all Pods Bound", func() error {
+		if n := countBound(t, ns); n != pods {
+			return errors.Errorf("%d of %d Bound: %s", n, pods, notBound(t, ns))
+		}
+		return nil
+	})
+	bound := time.Since(start)
+
+	calls := emu.Calls()
+	var actions []string
+	for a := range calls {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	for _, a := range actions {
+		t.Logf("calls from the first IP set until all were Bound: %s %v", a, calls[a])
+	}
+	targets := len(targetsIn(emu))
+	windows := int(bound/window) + 2 // a span of less than one window can still straddle two
+	limit := lbs * ((targets + 499) / 500) * windows
+	got := emu.CallCount("BatchRegisterTargets")
+	t.Logf("%d Pods, %d targets: IPs set in %s, all Bound after %s; %d BatchRegisterTargets calls (bound %d = %d load balancers × ceil(%d/500) × %d windows of %s)",
+		pods, targets, span.Round(time.Millisecond), bound.Round(time.Millisecond), got, limit, lbs, targets, windows, window)
+	if targets != pods+pods/4 {
+		t.Errorf("%d targets in the cloud, want %d (one per Pod, two for TCP_UDP)", targets, pods+pods/4)
+	}
+	if got > limit {
+		t.Errorf("%d BatchRegisterTargets calls, want at most %d", got, limit)
+	}
+	if n := emu.CallCount("RegisterTargets"); n != 0 {
+		t.Errorf("%d single RegisterTargets calls", n)
+	}
+}
