@@ -137,6 +137,11 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if err := kube.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
 		return fail(err)
 	}
+	// What the provider needs beyond the role Crossplane's RBAC manager
+	// gives every provider: applied as docs/install.md tells users to.
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "provider", "rbac.yaml")); err != nil {
+		return fail(err)
+	}
 	bin, crds, err := coreBinary()
 	if err != nil {
 		return fail(err)
