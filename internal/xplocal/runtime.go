@@ -122,7 +122,16 @@ func (r *Runtime) serve(ctx context.Context, rev revision, launch Launcher, func
 	// the TLS secrets and, for a function, where it listens. A provider's
 	// RBAC exists only once its CRDs are installed, so launching waits
 	// for that, not the other way round.
-	for _, s := range []*string{rev.GetTLSServerSecretName(), rev.GetTLSClientSecretName()} {
+	// With the External runtime core leaves the revision's secret names
+	// unset; name them as core's Deployment runtime would, after the
+	// package. Providers need both, functions only the server secret.
+	pkg := rev.GetLabels()[pkgv1.LabelParentPackage]
+	server := pkgv1.GetSecretNameWithSuffix(pkg, pkgv1.TLSServerSecretNameSuffix)
+	var clientSecret *string
+	if !function {
+		clientSecret = pkgv1.GetSecretNameWithSuffix(pkg, pkgv1.TLSClientSecretNameSuffix)
+	}
+	for _, s := range []*string{server, clientSecret} {
 		if s == nil {
 			continue
 		}
@@ -138,8 +147,8 @@ func (r *Runtime) serve(ctx context.Context, rev revision, launch Launcher, func
 		}
 	}
 	if err := r.patchStatus(ctx, rev, func(rev revision) {
-		rev.SetObservedTLSServerSecretName(rev.GetTLSServerSecretName())
-		rev.SetObservedTLSClientSecretName(rev.GetTLSClientSecretName())
+		rev.SetObservedTLSServerSecretName(server)
+		rev.SetObservedTLSClientSecretName(clientSecret)
 		if fr, ok := rev.(*pkgv1.FunctionRevision); ok {
 			fr.Status.Endpoint = endpoint
 		}
