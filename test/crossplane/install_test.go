@@ -43,6 +43,7 @@ func TestInstallAndCompose(t *testing.T) {
 		{"a claim with existing load balancers gives its Pods addresses", claimWithExisting},
 		{"a v2 composite with a template creates its load balancers", compositeWithTemplate},
 		{"a DedicatedCLBService with only apiVersion changed works", dedicatedCLBService},
+		{"Argo CD: what cannot become ready is Degraded, what waits for it Progressing", failingComposites},
 	} {
 		if !t.Run(s.name, s.fn) {
 			return
@@ -163,7 +164,7 @@ func claimWithExisting(t *testing.T) {
 			t.Errorf("rooms-%d: %s %+v", i, pa.Status.State, pa.Status.Bindings)
 		}
 	}
-	waitReady(t, claimPPA, ns, "rooms")
+	healthOfComposite(t, waitReady(t, claimPPA, ns, "rooms"))
 
 	// Another port on the claim reaches the policy and every Pod.
 	eventually(t, "add a port to the claim", func() error {
@@ -227,6 +228,7 @@ func compositeWithTemplate(t *testing.T) {
 		}
 		return nil
 	})
+	healthOfComposite(t, waitReady(t, xrPPA, ns, "battle"))
 	if got := len(cloud.Inventory().LoadBalancers) - before; got < 2 {
 		t.Errorf("%d load balancers created from the template, want at least 2", got)
 	}
@@ -268,7 +270,7 @@ func dedicatedCLBService(t *testing.T) {
 		}
 		return nil
 	})
-	waitReady(t, xrDedicated, ns, "gameserver")
+	healthOfComposite(t, waitReady(t, xrDedicated, ns, "gameserver"))
 	deleteComposite(t, xrDedicated, ns, "gameserver")
 	for _, id := range []string{x, y, z} {
 		if lb, ok := inventoryLB(id); !ok || len(lb.Listeners) != 0 {
@@ -287,14 +289,7 @@ func deleteComposite(t *testing.T, gvk schema.GroupVersionKind, ns, name string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	xr := u
-	if ref, found, _ := unstructured.NestedMap(u.Object, "spec", "resourceRef"); found {
-		// A claim: its composite holds the references.
-		gv, _ := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
-		if xr, err = get(gv.WithKind(fmt.Sprint(ref["kind"])), "", fmt.Sprint(ref["name"])); err != nil {
-			t.Fatal(err)
-		}
-	}
+	xr := compositeOf(t, u)
 	composed := composedOf(xr)
 	if len(composed) == 0 {
 		t.Fatalf("%s %s composed nothing", gvk.Kind, name)
@@ -314,6 +309,25 @@ func deleteComposite(t *testing.T, gvk schema.GroupVersionKind, ns, name string)
 	for _, c := range composed {
 		eventually(t, c.GetKind()+" "+c.GetName()+" gone", func() error { return gone(c) })
 	}
+}
+
+// compositeOf returns the composite of a claim, or u itself for a
+// composite.
+func compositeOf(t testing.TB, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	ref, found, _ := unstructured.NestedMap(u.Object, "spec", "resourceRef")
+	if !found {
+		return u
+	}
+	gv, err := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xr, err := get(gv.WithKind(fmt.Sprint(ref["kind"])), "", fmt.Sprint(ref["name"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xr
 }
 
 func gone(u *unstructured.Unstructured) error {
