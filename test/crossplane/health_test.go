@@ -76,7 +76,11 @@ func failingComposites(t *testing.T) {
 	wantHealth(t, claim, argocdhealth.Progressing)
 	var lb *unstructured.Unstructured
 	eventually(t, "the claim composed its LoadBalancer", func() error {
-		xr := compositeOf(t, claim)
+		c, err := get(claim.GroupVersionKind(), claim.GetNamespace(), claim.GetName())
+		if err != nil {
+			return err
+		}
+		xr := compositeOf(t, c)
 		for _, c := range composedOf(xr) {
 			if c.GetKind() == "LoadBalancer" {
 				lb = c
