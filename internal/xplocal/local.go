@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -192,20 +193,22 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	return l, nil
 }
 
-// Install installs the Configuration package as a user would, with an
-// ImageConfig that points the packages' registry at the loopback one (as a
-// private mirror would be configured); the package manager resolves the
+// Install installs the Configuration package as docs/install.md tells
+// users to: the ImageConfigs and runtime config of examples/provider, the
+// registry prefix pointed at the loopback registry (as at a private
+// mirror), then the Configuration; the package manager resolves the
 // provider and the function as its dependencies.
 func (l *Local) Install(ctx context.Context, version string) error {
-	ic := &pkgv1beta1.ImageConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "loopback-mirror"},
-		Spec: pkgv1beta1.ImageConfigSpec{
-			MatchImages:  []pkgv1beta1.ImageMatch{{Type: pkgv1beta1.Prefix, Prefix: Registry + "/"}},
-			RewriteImage: &pkgv1beta1.ImageRewrite{Prefix: l.Registry + "/"},
-		},
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "provider")
+	mirror := func(u *unstructured.Unstructured) {
+		if _, found, _ := unstructured.NestedString(u.Object, "spec", "rewriteImage", "prefix"); found {
+			_ = unstructured.SetNestedField(u.Object, l.Registry+"/", "spec", "rewriteImage", "prefix")
+		}
 	}
-	if err := l.Kube.Create(ctx, ic); err != nil && !kerrors.IsAlreadyExists(err) {
-		return err
+	for _, f := range []string{"runtimeconfig.yaml", "imageconfig.yaml"} {
+		if _, err := testenv.Apply(ctx, l.Kube, filepath.Join(dir, f), mirror); err != nil {
+			return err
+		}
 	}
 	c := &pkgv1.Configuration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
