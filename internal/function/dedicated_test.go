@@ -108,11 +108,13 @@ func TestDedicatedCLBServiceErrors(t *testing.T) {
 		mutate func(*DedicatedCLBServiceSpec)
 		want   string
 	}{
-		"empty selector":      {func(s *DedicatedCLBServiceSpec) { s.Selector = nil }, "spec.selector"},
-		"listener params":     {func(s *DedicatedCLBServiceSpec) { s.ListenerExtensiveParameters = "{" }, "spec.listenerExtensiveParameters"},
-		"load balancer params": {func(s *DedicatedCLBServiceSpec) { s.LbAutoCreate = &LbAutoCreate{Enable: true, ExtensiveParameters: "[]"} }, "spec.lbAutoCreate.extensiveParameters"},
-		"maxPod zero":         {func(s *DedicatedCLBServiceSpec) { s.MaxPod = ptr(int64(0)) }, "spec.maxPod"},
-		"port zero":           {func(s *DedicatedCLBServiceSpec) { s.Ports[0].TargetPort = 0 }, "targetPort"},
+		"empty selector":  {func(s *DedicatedCLBServiceSpec) { s.Selector = nil }, "spec.selector"},
+		"listener params": {func(s *DedicatedCLBServiceSpec) { s.ListenerExtensiveParameters = "{" }, "spec.listenerExtensiveParameters"},
+		"load balancer params": {func(s *DedicatedCLBServiceSpec) {
+			s.LbAutoCreate = &LbAutoCreate{Enable: true, ExtensiveParameters: "[]"}
+		}, "spec.lbAutoCreate.extensiveParameters"},
+		"maxPod zero": {func(s *DedicatedCLBServiceSpec) { s.MaxPod = ptr(int64(0)) }, "spec.maxPod"},
+		"port zero":   {func(s *DedicatedCLBServiceSpec) { s.Ports[0].TargetPort = 0 }, "targetPort"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
