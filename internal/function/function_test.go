@@ -133,7 +133,7 @@ func TestTemplateComposesLoadBalancersPoolAndPolicy(t *testing.T) {
 
 	policy := &networkv1alpha1.PodAddressPolicy{}
 	as(t, d[namePolicy], policy)
-	if policy.Name != "battle" || policy.Spec.Selector.MatchLabels["app"] != "battle" || policy.Spec.KeepDuration.Duration.Minutes() != 5 {
+	if policy.Name != "battle" || policy.Spec.Selector.MatchLabels["app"] != "battle" || policy.Spec.KeepDuration.Minutes() != 5 {
 		t.Errorf("policy: got %+v", policy.Spec)
 	}
 	if len(policy.Spec.Ports) != 2 || policy.Spec.Ports[0].Port.IntValue() != 9000 || policy.Spec.Ports[1].Port.String() != "voice" ||
