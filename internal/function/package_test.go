@@ -179,3 +179,31 @@ func TestExamplesMatchTheGoTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestCompositionsMatchTheirXRDs checks each XRD's default Composition: it
+// exists, composes the XRD's kind through this function, and its name fits
+// in a label value (core labels its revisions with it: a longer name makes
+// every revision fail to create).
+func TestCompositionsMatchTheirXRDs(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "package", "configuration")
+	for file := range xrdTypes {
+		xrd := readYAML(t, filepath.Join(dir, file))
+		spec := dig(t, xrd, "spec")
+		comp := readYAML(t, filepath.Join(dir, strings.Replace(file, "xrd-", "composition-", 1)))
+		name := dig(t, comp, "metadata")["name"].(string)
+		if want := dig(t, spec, "defaultCompositionRef")["name"]; name != want {
+			t.Errorf("%s: default composition %v, but the composition is %s", file, want, name)
+		}
+		if len(name) > 63 {
+			t.Errorf("composition %s: %d characters, at most 63 fit in a label value", name, len(name))
+		}
+		ref := dig(t, comp, "spec", "compositeTypeRef")
+		if want := spec["group"].(string) + "/v1alpha1"; ref["apiVersion"] != want || ref["kind"] != dig(t, spec, "names")["kind"] {
+			t.Errorf("composition %s composes %v, want the XRD's kind", name, ref)
+		}
+		steps := dig(t, comp, "spec")["pipeline"].([]any)
+		if len(steps) != 1 || steps[0].(map[string]any)["functionRef"].(map[string]any)["name"] != Name {
+			t.Errorf("composition %s: pipeline %v, want one step calling %s", name, steps, Name)
+		}
+	}
+}
