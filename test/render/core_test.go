@@ -213,6 +213,27 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 	if err := testenv.Eventually(ctx, 2*time.Minute, func() error { return warned(ctx, kube, "demo", "meeting", "ZoneId not supported") }); err != nil {
 		t.Errorf("the DedicatedCLBService claim: %v", err)
 	}
+	// The function's status reaches the XR, and through it the claim (no
+	// provider runs, so it counts nothing yet).
+	for _, o := range []struct{ apiVersion, kind, name string }{
+		{"workload.tencentcloud.crossplane.io/v1alpha1", "PodPublicAddress", "battle"},
+		{"claims.workload.tencentcloud.crossplane.io/v1alpha1", "PodPublicAddress", "rooms"},
+	} {
+		if err := testenv.Eventually(ctx, 2*time.Minute, func() error {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion(o.apiVersion)
+			u.SetKind(o.kind)
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: "examples", Name: o.name}, u); err != nil {
+				return err
+			}
+			if _, ok, _ := unstructured.NestedInt64(u.Object, "status", "freePorts"); !ok {
+				return fmt.Errorf("no status.freePorts yet: %v", u.Object["status"])
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("%s %s: %v", o.apiVersion, o.name, err)
+		}
+	}
 
 	// And refuses what the schemas rule out.
 	bad := &unstructured.Unstructured{Object: map[string]any{
