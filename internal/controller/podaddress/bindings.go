@@ -95,7 +95,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(drop) > 0 {
-		done, err := r.runOps(pa, deregisterOps(drop))
+		done, err := r.runOps(ctx, pa, deregisterOps(drop))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -162,7 +162,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(stale) > 0 {
-		done, err := r.runOps(pa, deregisterOps(stale))
+		done, err := r.runOps(ctx, pa, deregisterOps(stale))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -185,7 +185,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(toRegister) > 0 {
-		done, err := r.runOps(pa, registerOps(toRegister))
+		done, err := r.runOps(ctx, pa, registerOps(toRegister))
 		if !done || err != nil {
 			if err != nil {
 				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
@@ -420,26 +420,31 @@ func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
 	return ts
 }
 
-// opsFor groups bindings' targets into one operation per load balancer.
-// Operations and their targets are sorted: an operation's generation must
-// depend only on what it does, or an unchanged registration would look
-// new and be sent again while the first is in flight.
+// opsFor groups bindings' targets into one operation per pool, region
+// and load balancer. Operations and their targets are sorted: an
+// operation's generation must depend only on what it does, or an unchanged
+// registration would look new and be sent again while the first is in
+// flight.
 func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
-	byLB := map[string]*op{}
-	var order []string
+	type key struct{ pool, region, lb string }
+	byKey := map[key]*op{}
+	var order []key
 	for _, b := range bs {
-		o, ok := byLB[b.LoadBalancerID]
+		k := key{pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
+		o, ok := byKey[k]
 		if !ok {
-			o = &op{register: register, lb: b.LoadBalancerID}
-			byLB[b.LoadBalancerID] = o
-			order = append(order, b.LoadBalancerID)
+			o = &op{register: register, pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
+			byKey[k] = o
+			order = append(order, k)
 		}
 		o.targets = append(o.targets, cloudTargets(b)...)
 	}
-	slices.Sort(order)
+	slices.SortFunc(order, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.region, b.region), cmp.Compare(a.pool, b.pool))
+	})
 	out := make([]op, 0, len(order))
-	for _, lb := range order {
-		o := byLB[lb]
+	for _, k := range order {
+		o := byKey[k]
 		slices.SortFunc(o.targets, compareTargets)
 		o.targets = slices.CompactFunc(o.targets, func(a, b clb.Target) bool { return compareTargets(a, b) == 0 })
 		out = append(out, *o)
@@ -486,7 +491,7 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (b
 		// an operation for pa runs.
 		return r.binder.idle(key), nil
 	}
-	done, err := r.runOps(pa, ops)
+	done, err := r.runOps(ctx, pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
@@ -502,27 +507,35 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (b
 	return true, nil
 }
 
-// runOps hands ops to the binder under a generation that identifies them,
-// using the cloud client of the pool of the first binding.
-func (r *Reconciler) runOps(pa *v1alpha1.PodAddress, ops []op) (bool, error) {
-	if len(ops) == 0 {
+// runOps gives each op the cloud client of its pool's provider config and
+// its load balancer's region, and hands them to the binder under a
+// generation that identifies them. A deregistration from a pool that is
+// gone is dropped: its listeners went with it, and their targets.
+func (r *Reconciler) runOps(ctx context.Context, pa *v1alpha1.PodAddress, ops []op) (bool, error) {
+	send := make([]op, 0, len(ops))
+	for _, o := range ops {
+		c, err := r.clientFor(ctx, o.pool, o.region)
+		if kerrors.IsNotFound(errors.Cause(err)) && !o.register {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		o.c = c
+		send = append(send, o)
+	}
+	if len(send) == 0 {
 		return true, nil
 	}
-	c, err := r.clientFor(context.Background(), pa)
-	if kerrors.IsNotFound(errors.Cause(err)) && !ops[0].register {
-		// The pool is gone, and its listeners with their targets.
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return r.binder.start(c, client.ObjectKeyFromObject(pa), generation(ops), ops)
+	return r.binder.start(client.ObjectKeyFromObject(pa), generation(send), send)
 }
 
+// generation identifies an op set by what it does, region included: the
+// same targets in another region are another operation.
 func generation(ops []op) string {
 	h := sha256.New()
 	for _, o := range ops {
-		_, _ = fmt.Fprintf(h, "%v|%s|", o.register, o.lb)
+		_, _ = fmt.Fprintf(h, "%v|%s|%s|%s|", o.register, o.pool, o.region, o.lb)
 		for _, t := range o.targets {
 			_, _ = fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
 		}
@@ -530,21 +543,22 @@ func generation(ops []op) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// clientFor returns the cloud client of the provider config of the pool
-// pa's first binding uses; every pool of one PodAddress is expected to be
-// reachable with its own config, and they normally share one.
-func (r *Reconciler) clientFor(ctx context.Context, pa *v1alpha1.PodAddress) (*clb.Client, error) {
-	if len(pa.Status.Bindings) == 0 {
-		return nil, errors.New("no bindings")
-	}
-	ns, name, _ := strings.Cut(pa.Status.Bindings[0].Pool, "/")
+// clientFor returns the cloud client of the provider config of pool, in
+// region (a load balancer the pool names as region:lb-…); an empty region
+// is the config's own.
+func (r *Reconciler) clientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
+	ns, name, _ := strings.Cut(pool, "/")
 	pp := &clbv1alpha1.PortPool{}
 	if err := r.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp); err != nil {
-		return nil, errors.Wrapf(err, "cannot get PortPool %s/%s", ns, name)
+		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
 	}
 	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)
 	if err != nil {
 		return nil, err
 	}
-	return r.clients.Client(cfg)
+	if region != "" {
+		cfg.Region = region
+	}
+	c, err := r.clients.Client(cfg)
+	return c, errors.Wrapf(err, "cannot build a client for region %s", cfg.Region)
 }
