@@ -31,16 +31,22 @@ import (
 // ordinalSuffix is the ordinal of a StatefulSet Pod name.
 var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
 
-// want is one address a PodAddress needs: a container port in a pool.
+// want is one address a PodAddress needs: a container port in a pool,
+// and what its targets are (backend, and the hostPort or nodePort it
+// uses).
 type want struct {
 	pool          string
 	containerPort int32
 	protocol      string
+	backend       string
 	hostPort      int32
 	nodePort      int32
 }
 
-// wants resolves a PodAddress's port requests against its Pod.
+// wants resolves a PodAddress's port requests against its Pod. A port
+// whose backend has no port to forward to (HostPort without a hostPort,
+// NodePort without a nodePort) is an error: forwarding to the node's
+// container port instead would look bound and carry nothing.
 func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 	var out []want
 	for _, pr := range pa.Spec.Ports {
@@ -48,12 +54,22 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		if err != nil {
 			return nil, err
 		}
+		backend := cmp.Or(pr.Backend, pa.Spec.Backend, v1alpha1.BackendPodIP)
+		var nodePort int32
+		if pr.NodePort != nil {
+			nodePort = *pr.NodePort
+		}
+		switch {
+		case backend == v1alpha1.BackendHostPort && hostPort == 0:
+			return nil, errors.Errorf("port %d/%s uses the HostPort backend, but no container port %d/%s of the Pod has a hostPort", port, proto, port, proto)
+		case backend == v1alpha1.BackendNodePort && nodePort == 0:
+			return nil, errors.Errorf("port %d/%s uses the NodePort backend, but its request names no nodePort", port, proto)
+		}
 		for _, p := range pr.Pools {
-			w := want{pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto, hostPort: hostPort}
-			if pr.NodePort != nil {
-				w.nodePort = *pr.NodePort
-			}
-			out = append(out, w)
+			out = append(out, want{
+				pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto,
+				backend: backend, hostPort: hostPort, nodePort: nodePort,
+			})
 		}
 	}
 	return out, nil
@@ -76,6 +92,9 @@ func listenerProtocols(protocol string) []string {
 func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
 	if err != nil {
+		if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
+			r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
+		}
 		return r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{})
 	}
 	key := client.ObjectKeyFromObject(pa)
@@ -132,7 +151,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 
 	// Where the load balancers forward to.
-	ip, instance, ready, err := r.backend(ctx, pa, pod)
+	ds, ready, err := r.dests(ctx, pod, ws)
 	if err != nil || !ready {
 		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
 		if err != nil {
@@ -150,7 +169,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	// or not its registration was answered. Targets that changed (a new
 	// Pod IP) are deregistered, and that recorded, before the new ones are.
 	// New allocations are recorded in the same write.
-	stale, record := setTargets(pa, ws, ip, instance)
+	stale, record := setTargets(pa, ws, ds)
 	if allocated || record {
 		msg := "registering the Pod as the target of its ports"
 		if len(stale) > 0 {
@@ -212,19 +231,24 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 
 // setTargets records the target of every binding that has none, and
 // returns the bindings whose recorded target is no longer the Pod's (to be
-// deregistered first) and whether it recorded any.
-func setTargets(pa *v1alpha1.PodAddress, ws []want, ip, instance string) (stale []v1alpha1.PortBinding, recorded bool) {
+// deregistered first) and whether it recorded any. ds[i] is where ws[i]
+// forwards to.
+func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1.PortBinding, recorded bool) {
 	for i := range pa.Status.Bindings {
 		b := &pa.Status.Bindings[i]
-		tip, tport := target(pa, *b, ws, ip)
-		if b.TargetIP == tip && b.TargetPort == tport && b.InstanceID == instance {
+		j := slices.IndexFunc(ws, func(w want) bool { return w.matches(*b) })
+		if j < 0 {
+			continue // not asked for any more; bind drops it first
+		}
+		d := ds[j]
+		if b.TargetIP == d.ip && b.TargetPort == d.port && b.InstanceID == d.instance {
 			continue
 		}
 		if hasTarget(*b) {
 			stale = append(stale, *b)
 			continue
 		}
-		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = tip, tport, instance, ""
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = d.ip, d.port, d.instance, ""
 		recorded = true
 	}
 	return stale, recorded
@@ -334,28 +358,49 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 	return b
 }
 
-// backend returns where the load balancers forward to, and whether it is
-// known yet.
-func (r *Reconciler) backend(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) (ip, instance string, ready bool, err error) {
-	switch pa.Spec.Backend {
-	case v1alpha1.BackendHostPort:
-		return pod.Status.HostIP, "", pod.Status.HostIP != "", nil
-	case v1alpha1.BackendNodePort:
-		if pod.Spec.NodeName == "" {
-			return "", "", false, nil
+// A dest is where the targets of one want forward to.
+type dest struct {
+	ip       string
+	instance string // the CVM instance, for the NodePort backend
+	port     int32
+}
+
+// dests returns where each of ws forwards to, by its own backend, and
+// whether all of them are known yet (the Pod has its IP, or its node).
+func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]dest, bool, error) {
+	ds := make([]dest, len(ws))
+	instance := ""
+	for i, w := range ws {
+		switch w.backend {
+		case v1alpha1.BackendHostPort:
+			if pod.Status.HostIP == "" {
+				return nil, false, nil
+			}
+			ds[i] = dest{ip: pod.Status.HostIP, port: w.hostPort}
+		case v1alpha1.BackendNodePort:
+			if pod.Spec.NodeName == "" {
+				return nil, false, nil
+			}
+			if instance == "" {
+				node := &corev1.Node{}
+				if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+					return nil, false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
+				}
+				id, err := instanceID(node.Spec.ProviderID)
+				if err != nil {
+					return nil, false, errors.Wrapf(err, "node %s", node.GetName())
+				}
+				instance = id
+			}
+			ds[i] = dest{ip: pod.Status.HostIP, instance: instance, port: w.nodePort}
+		default:
+			if pod.Status.PodIP == "" {
+				return nil, false, nil
+			}
+			ds[i] = dest{ip: pod.Status.PodIP, port: w.containerPort}
 		}
-		node := &corev1.Node{}
-		if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
-			return "", "", false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
-		}
-		id, err := instanceID(node.Spec.ProviderID)
-		if err != nil {
-			return "", "", false, errors.Wrapf(err, "node %s", node.GetName())
-		}
-		return pod.Status.HostIP, id, true, nil
-	default:
-		return pod.Status.PodIP, "", pod.Status.PodIP != "", nil
 	}
+	return ds, true, nil
 }
 
 // instanceID is the CVM instance of a TKE node's providerID, e.g.
@@ -367,22 +412,6 @@ func instanceID(providerID string) (string, error) {
 		return "", errors.Errorf("providerID %q does not name a CVM instance (ins-…); the NodePort backend needs one", providerID)
 	}
 	return id, nil
-}
-
-// target is the IP and port a binding forwards to.
-func target(pa *v1alpha1.PodAddress, b v1alpha1.PortBinding, ws []want, ip string) (string, int32) {
-	for _, w := range ws {
-		if !w.matches(b) {
-			continue
-		}
-		switch {
-		case pa.Spec.Backend == v1alpha1.BackendHostPort && w.hostPort > 0:
-			return ip, w.hostPort
-		case pa.Spec.Backend == v1alpha1.BackendNodePort && w.nodePort > 0:
-			return ip, w.nodePort
-		}
-	}
-	return ip, b.ContainerPort
 }
 
 func address(b v1alpha1.PortBinding) string {
