@@ -91,6 +91,9 @@ func listenerProtocols(protocol string) []string {
 // record it, register the targets, tell the Pod.
 func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
+	if err == nil {
+		err = r.servable(ctx, pa, ws)
+	}
 	if err != nil {
 		if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
 			r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
@@ -252,6 +255,26 @@ func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1
 		recorded = true
 	}
 	return stale, recorded
+}
+
+// servable refuses a port whose protocol its pool has no listeners for
+// (TCP_UDP on a TCP pool): it could never be registered. It is checked for
+// every port not yet bound before any takes a slot. A pool that cannot be
+// read is left to the allocation, which reports it.
+func (r *Reconciler) servable(ctx context.Context, pa *v1alpha1.PodAddress, ws []want) error {
+	for _, w := range ws {
+		if hasBinding(pa.Status.Bindings, w) {
+			continue
+		}
+		_, pp, err := r.pools.get(ctx, w.pool)
+		if err != nil {
+			continue
+		}
+		if err := unserved(pp, w.protocol); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // owns reports whether the allocator agrees that b's slot is pa's. It

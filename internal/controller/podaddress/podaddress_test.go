@@ -235,3 +235,31 @@ func TestOpsPerRegion(t *testing.T) {
 		t.Error("the same targets in another region share a generation")
 	}
 }
+
+func TestUnserved(t *testing.T) {
+	pp := func(protocols ...string) *clbv1alpha1.PortPool {
+		p := &clbv1alpha1.PortPool{}
+		p.SetNamespace("ns")
+		p.SetName("pool")
+		p.Spec.ForProvider.Protocols = protocols
+		return p
+	}
+	cases := map[string]struct {
+		pool     *clbv1alpha1.PortPool
+		protocol string
+		refused  bool
+	}{
+		"DefaultTCP":     {pp(), "TCP", false},
+		"UDPOnDefault":   {pp(), "UDP", true},
+		"TCPUDPOnTCP":    {pp("TCP"), v1alpha1.ProtocolTCPUDP, true},
+		"TCPUDPOnBoth":   {pp("TCP", "UDP"), v1alpha1.ProtocolTCPUDP, false},
+		"UDPOnBoth":      {pp("TCP", "UDP"), "UDP", false},
+		"QUICOnUDP":      {pp("UDP"), "QUIC", true},
+		"TCPSSLOnTCPSSL": {pp("TCP_SSL"), "TCP_SSL", false},
+	}
+	for name, tc := range cases {
+		if err := unserved(tc.pool, tc.protocol); (err != nil) != tc.refused {
+			t.Errorf("%s: unserved = %v, want refused %t", name, err, tc.refused)
+		}
+	}
+}
