@@ -3,6 +3,7 @@ package podaddress
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -124,10 +125,7 @@ func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) erro
 // apply tells the allocator which slots of each load balancer are usable:
 // those whose listeners exist for every protocol of the pool.
 func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
-	protocols := pp.Spec.ForProvider.Protocols
-	if len(protocols) == 0 {
-		protocols = []string{"TCP"}
-	}
+	protocols := poolProtocols(pp)
 	for _, lb := range pp.Status.AtProvider.LoadBalancers {
 		if lb.State == "NotFound" {
 			a.SetLB(lb.ID, nil)
@@ -146,6 +144,32 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 		ids = append(ids, id)
 	}
 	a.SetBlacklist(ids)
+}
+
+// poolProtocols are the protocols of the listeners a pool creates on
+// every port.
+func poolProtocols(pp *clbv1alpha1.PortPool) []string {
+	if len(pp.Spec.ForProvider.Protocols) == 0 {
+		return []string{"TCP"}
+	}
+	return pp.Spec.ForProvider.Protocols
+}
+
+// unserved returns an error naming the listener protocols of protocol
+// that pp has no listeners for; nil when it serves them all.
+func unserved(pp *clbv1alpha1.PortPool, protocol string) error {
+	have := poolProtocols(pp)
+	var missing []string
+	for _, p := range listenerProtocols(protocol) {
+		if !slices.Contains(have, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errors.Errorf("PortPool %s/%s has %s listeners only; a %s port needs %s listeners too (add them to the pool's protocols, or ask for another protocol)",
+		pp.GetNamespace(), pp.GetName(), strings.Join(have, " and "), protocol, strings.Join(missing, " and "))
 }
 
 // readyPorts lists the slot ports of lb whose listeners exist for every
