@@ -5,7 +5,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"os"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -136,6 +138,7 @@ func run(o options) error {
 		},
 		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:     o.healthAddr,
+		Controller:                 config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 		LeaderElection:             o.leaderElection,
 		LeaderElectionID:           o.leaderElectionID,
 		LeaderElectionNamespace:    o.leaderElectionNS,

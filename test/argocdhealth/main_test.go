@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,7 +89,7 @@ func startProvider(t *testing.T) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip},
+		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 	})
 	if err != nil {
 		t.Fatal(err)

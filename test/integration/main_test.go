@@ -6,8 +6,10 @@ package integration
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"testing"
 	"time"
 
@@ -71,8 +73,9 @@ func run(m *testing.M) int {
 
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
+		Scheme:     env.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

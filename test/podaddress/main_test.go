@@ -9,6 +9,7 @@ package podaddress
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -96,7 +97,7 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip},
+		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 	})
 	if err != nil {
 		t.Fatal(err)
