@@ -92,8 +92,10 @@ func failingComposites(t *testing.T) {
 	wantHealth(t, lb, argocdhealth.Degraded)
 
 	// A composite the function refuses: Synced=False.
+	// (a region for load balancers it would create: only existing ones
+	// may be in another region).
 	bad := example(t, "composition/podpublicaddress.yaml", "name: battle", "name: battle-invalid")
-	if err := unstructured.SetNestedField(bad.Object, map[string]any{"count": int64(1)}, "spec", "loadBalancers"); err != nil {
+	if err := unstructured.SetNestedField(bad.Object, "ap-shanghai", "spec", "region"); err != nil {
 		t.Fatal(err)
 	}
 	if err := kube.Create(ctx, bad); err != nil {

@@ -42,8 +42,8 @@ func TestInstallAndCompose(t *testing.T) {
 		{"safe-start: no managed resource CRDs until activated, then the controllers start", activate},
 		{"a claim with existing load balancers gives its Pods addresses", claimWithExisting},
 		{"a v2 composite with a template creates its load balancers", compositeWithTemplate},
-		{"Argo CD: what cannot become ready is Degraded, what waits for it Progressing", failingComposites},
 		{"a DedicatedCLBService with only apiVersion changed works", dedicatedCLBService},
+		{"Argo CD: what cannot become ready is Degraded, what waits for it Progressing", failingComposites},
 	} {
 		if !t.Run(s.name, s.fn) {
 			return
