@@ -143,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "provider", "rbac.yaml")); err != nil {
 		return fail(err)
 	}
-	bin, crds, err := coreBinary()
+	bin, crds, err := CoreBinary()
 	if err != nil {
 		return fail(err)
 	}
@@ -277,9 +277,9 @@ func bindProvider(ctx context.Context, kube client.Client, rev string) error {
 	return nil
 }
 
-// coreBinary builds (once, cached) Crossplane core and returns it with the
+// CoreBinary builds (once, cached) Crossplane core and returns it with the
 // folder of its CRDs.
-func coreBinary() (bin, crds string, err error) {
+func CoreBinary() (bin, crds string, err error) {
 	bin, err = testenv.CrossplaneBinary("core")
 	if err != nil {
 		return "", "", err

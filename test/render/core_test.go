@@ -1,20 +1,12 @@
 package render
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +26,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/function"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
 )
 
 // TestPackageAcceptedByCrossplane installs the Configuration package's XRDs
@@ -45,7 +38,7 @@ import (
 // in the right namespace. No provider runs: the managed resources are only
 // created, and their status is what the render tests cover.
 func TestPackageAcceptedByCrossplane(t *testing.T) {
-	core, _, err := testenv.CrossplaneBinaries()
+	core, crds, err := xplocal.CoreBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,52 +56,28 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "crossplane-system"}}); err != nil {
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xplocal.Namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	crds, err := coreCRDs()
+	pki, err := xplocal.NewPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"KUBECONFIG=" + kubeconfig, "POD_NAMESPACE=crossplane-system", "ENABLE_WEBHOOKS=false"}
-
-	// init installs core's CRDs. Its first run can fail on the Lock it
-	// writes before the Lock CRD is established; it is idempotent.
-	initEnv := append(append([]string{}, base...), "CRDS_PATH="+crds,
-		"TLS_CA_SECRET_NAME=crossplane-root-ca", "TLS_CLIENT_SECRET_NAME=crossplane-tls-client")
-	var initOut []byte
-	if err := testenv.Eventually(ctx, 2*time.Minute, func() error {
-		cmd := exec.CommandContext(ctx, core, "core", "init")
-		cmd.Env = append(os.Environ(), initEnv...)
-		initOut, err = cmd.CombinedOutput()
-		return err
-	}); err != nil {
-		t.Fatalf("core init: %v\n%s", err, initOut)
-	}
-
-	certs, serverCerts := writePKI(t, filepath.Join(dir, "pki"))
-	var coreLog bytes.Buffer
-	start := exec.Command(core, "core", "start")
-	start.Env = append(append(os.Environ(), base...), "TLS_CLIENT_CERTS_DIR="+certs, "PACKAGE_RUNTIME=External",
-		"XPKG_CACHE_DIR="+filepath.Join(dir, "xpkg"), "METRICS_PORT=0", "HEALTH_PROBE_PORT=0")
-	start.Stdout, start.Stderr = &coreLog, &coreLog
-	if err := start.Start(); err != nil {
+	xp, err := xplocal.StartCore(ctx, xplocal.CoreOptions{Binary: core, CRDs: crds, Kubeconfig: kubeconfig, Dir: dir, ClientCerts: pki.ClientDir})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = start.Process.Kill()
-		_ = start.Wait()
+		xp.Stop()
 		if t.Failed() {
-			t.Logf("crossplane core log:\n%s", coreLog.String())
+			if b, err := os.ReadFile(xp.Core.Log); err == nil {
+				t.Logf("crossplane core log:\n%s", b)
+			}
 			logComposites(t, kube)
 		}
 	})
+	serverCerts := pki.ServerDir
 
-	// The function, served with mutual TLS as core requires, stands behind
-	// a FunctionRevision that names its endpoint: core's function runner
-	// looks revisions up by the package label (the Composition's
-	// functionRef). Paused, so that the package manager does not try to
-	// pull its image.
 	endpoint := serveFunctionTLS(t, serverCerts)
 	rev := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
@@ -398,73 +367,4 @@ func xrdReady(ctx context.Context, kube client.Client, name string) error {
 		}
 	}
 	return kube.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{})
-}
-
-// coreCRDs is the folder of Crossplane core's CRDs, in the module the core
-// binary is built from.
-func coreCRDs() (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/crossplane/crossplane/v2")
-	cmd.Dir = filepath.Join(testenv.RepoRoot(), "cluster", "local", "crossplane", "core")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the crossplane module: %w", err)
-	}
-	return filepath.Join(strings.TrimSpace(string(out)), "cluster", "crds"), nil
-}
-
-// writePKI writes a CA and two certificates it signs, each with the CA
-// in ca.crt beside it: client/ for core (which presents it to functions
-// and refuses to start without one) and server/ for the function (its
-// address is 127.0.0.1, which core checks).
-func writePKI(t *testing.T, dir string) (client, server string) {
-	t.Helper()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := newKey()
-	caTpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTpl, caTpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	write := func(sub string, serial int64, usage x509.ExtKeyUsage, ips []net.IP) string {
-		key := newKey()
-		tpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: sub},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: ips,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tpl, caTpl, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(dir, sub)
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range map[string][]byte{
-			"ca.crt":  ca,
-			"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-			"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
-		} {
-			if err := os.WriteFile(filepath.Join(d, name), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return d
-	}
-	return write("client", 2, x509.ExtKeyUsageClientAuth, nil), write("server", 3, x509.ExtKeyUsageServerAuth, []net.IP{net.ParseIP("127.0.0.1")})
 }
