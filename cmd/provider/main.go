@@ -5,10 +5,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"os"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"

@@ -3,35 +3,22 @@ package testenv
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"time"
 )
 
-var build struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// ProviderBinary builds cmd/provider once per test process and returns the
-// path of the binary, so tests can run the provider the way users do: as
-// its own process, with its default flags, killable with SIGKILL.
-func ProviderBinary() (string, error) {
-	build.once.Do(func() {
-		build.dir, build.err = os.MkdirTemp("", "provider-bin-")
-		if build.err != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(build.dir, "provider"), "./cmd/provider")
-		cmd.Dir = RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			build.err = fmt.Errorf("cannot build the provider: %w\n%s", err, out)
-		}
-	})
-	return filepath.Join(build.dir, "provider"), build.err
+// BuildProvider builds cmd/provider into dir and returns the binary, so
+// tests run the provider the way users do: as its own process, with its
+// default flags, killable with SIGKILL.
+func BuildProvider(dir string) (string, error) {
+	bin := filepath.Join(dir, "provider")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/provider")
+	cmd.Dir = RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cannot build the provider: %w\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // A Provider is the provider binary running as a process.
@@ -40,14 +27,10 @@ type Provider struct {
 	health string
 }
 
-// StartProvider runs the provider binary against kubeconfig with extra
+// StartProvider runs the provider binary bin against kubeconfig with extra
 // flags, its output in a file under dir. Metrics are off and the health
 // endpoint is on a free loopback port; Ready waits on it.
-func StartProvider(dir, kubeconfig string, flags ...string) (*Provider, error) {
-	bin, err := ProviderBinary()
-	if err != nil {
-		return nil, err
-	}
+func StartProvider(dir, bin, kubeconfig string, flags ...string) (*Provider, error) {
 	health, err := FreeAddr()
 	if err != nil {
 		return nil, err

@@ -157,6 +157,10 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if err != nil {
 		return fail(err)
 	}
+	providerBin, err := testenv.BuildProvider(o.Dir)
+	if err != nil {
+		return fail(err)
+	}
 	rlog, err := os.Create(filepath.Join(o.Dir, "runtime.log"))
 	if err != nil {
 		return fail(err)
@@ -169,7 +173,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 			if err := bindProvider(ctx, kube, rev); err != nil {
 				return nil, err
 			}
-			p, err := testenv.StartProvider(o.Dir, providerKubeconfig, o.ProviderFlags...)
+			p, err := testenv.StartProvider(o.Dir, providerBin, providerKubeconfig, o.ProviderFlags...)
 			if err != nil {
 				return nil, err
 			}

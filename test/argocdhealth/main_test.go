@@ -11,11 +11,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"

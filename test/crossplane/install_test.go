@@ -332,10 +332,13 @@ func compositeOf(t testing.TB, u *unstructured.Unstructured) *unstructured.Unstr
 
 func gone(u *unstructured.Unstructured) error {
 	err := kube.Get(context.Background(), client.ObjectKeyFromObject(u), u.DeepCopy())
-	if kerrors.IsNotFound(err) {
+	switch {
+	case kerrors.IsNotFound(err):
 		return nil
+	case err != nil:
+		return err
 	}
-	return fmt.Errorf("%s %s still there (%v)", u.GetKind(), u.GetName(), err)
+	return fmt.Errorf("%s %s still there", u.GetKind(), u.GetName())
 }
 
 func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {

@@ -6,12 +6,13 @@ package integration
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"

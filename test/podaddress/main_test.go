@@ -9,12 +9,13 @@ package podaddress
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
