@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -201,15 +203,25 @@ func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int
 }
 
 // release returns every port a PodAddress holds, and reports the usage of
-// the pools it touched.
-func (p *pools) release(pa *v1alpha1.PodAddress, report func(pool string, st portalloc.Stats)) {
+// the pools it touched. A pool this process has not used yet is loaded
+// first, while pa still exists: loaded only after pa is gone, its rebuild
+// could read pa from a cache that has not yet seen it go, and pa's ports
+// would stay taken for good (seen after a restart mid-churn).
+func (p *pools) release(ctx context.Context, pa *v1alpha1.PodAddress, report func(pool string, st portalloc.Stats)) error {
 	key := client.ObjectKeyFromObject(pa)
 	for _, b := range pa.Status.Bindings {
-		if a, ok := p.loaded(b.Pool); ok {
-			a.Release(owner(key, b.ContainerPort, b.Protocol))
-			report(b.Pool, a.Stats())
+		a, _, err := p.get(ctx, b.Pool)
+		if kerrors.IsNotFound(errors.Cause(err)) {
+			// The pool is gone, and its allocation state with it.
+			continue
 		}
+		if err != nil {
+			return err
+		}
+		a.Release(owner(key, b.ContainerPort, b.Protocol))
+		report(b.Pool, a.Stats())
 	}
+	return nil
 }
 
 func (p *pools) loaded(key string) (*portalloc.Pool, bool) {
