@@ -98,7 +98,10 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
 			r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
 		}
-		return r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{})
+		if _, uerr := r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{}); uerr != nil {
+			return reconcile.Result{}, uerr
+		}
+		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateInvalid, err.Error())
 	}
 	key := client.ObjectKeyFromObject(pa)
 
@@ -146,8 +149,9 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 			if uerr != nil {
 				r.undo(pa, fresh)
+				return res, uerr
 			}
-			return res, uerr
+			return res, r.tellPod(ctx, pod, a, pa.Status.Bindings, state, err.Error())
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
@@ -163,8 +167,9 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
 		if uerr != nil {
 			r.undo(pa, fresh)
+			return res, uerr
 		}
-		return res, uerr
+		return res, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateWaitBackend, msg)
 	}
 	// A target is recorded in the status before it is sent, so that
 	// whatever may be registered is known to a deletion and to a restarted
@@ -180,6 +185,9 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
 			r.undo(pa, fresh)
+			return reconcile.Result{}, err
+		}
+		if err := r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateAllocated, msg); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -229,7 +237,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.metrics.bound(pa, pod, now.Time)
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, true)
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateBound, "")
 }
 
 // setTargets records the target of every binding that has none, and

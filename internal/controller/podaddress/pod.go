@@ -62,10 +62,68 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 	return client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig)))
 }
 
-// tellPod writes the addresses into the Pod's annotations (readable through
-// the downward API), including those the request names, and its address
-// condition (usable as a readiness gate), each only when it changed.
-func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, ready bool) error {
+// tellPod tells the Pod the state of its addresses: the result
+// annotations (readable through the downward API), including those the
+// request names, and its address condition (usable as a readiness gate),
+// each only when it changed.
+//
+// Bound is always told. So is a state that waits on something other than
+// the provider (no free port, no pool, an invalid request), with status
+// NotReady and the reason. A Pod on its way to Bound (Allocated,
+// WaitBackend) is told only if it was told before, so that what it was
+// told follows the state; a burst of thousands of Pods should not pay a
+// write per Pod for a NotReady that lasts a second.
+func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, state, msg string) error {
+	ready := state == v1alpha1.StateBound
+	always := ready || waitsOnOthers(state)
+	if always || toldBefore(pod) {
+		if err := r.annotatePod(ctx, pod, a, bs, ready); err != nil {
+			return err
+		}
+	}
+	// The condition is written for Pods that wait on it (those with our
+	// readiness gate, or bcs's for Pods that came from bcs), that asked
+	// for it, or that were given it before (an invalid request is told
+	// on every Pod): once written, it follows the state.
+	gates := podannotation.ReadinessGates(pod)
+	if (a.readinessGate || podCondition(pod, conditionAddressReady) != nil) && !slices.Contains(gates, conditionAddressReady) {
+		gates = append(gates, conditionAddressReady)
+	}
+	c := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: state, Message: msg}
+	if ready {
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", addresses(bs)
+	}
+	for _, g := range gates {
+		if !always && podCondition(pod, g) == nil {
+			continue
+		}
+		c.Type = g
+		if err := r.setPodCondition(ctx, pod, c); err != nil {
+			return errors.Wrapf(err, "cannot set the Pod's %s condition", g)
+		}
+	}
+	return nil
+}
+
+// waitsOnOthers reports whether a PodAddress in state waits for something
+// the provider cannot do by itself: a free port, a pool, a valid request.
+func waitsOnOthers(state string) bool {
+	switch state {
+	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid:
+		return true
+	}
+	return false
+}
+
+// toldBefore reports whether the Pod carries a status annotation of ours.
+func toldBefore(pod *corev1.Pod) bool {
+	_, ours := pod.Annotations[podannotation.AnnotationStatus]
+	_, bcs := pod.Annotations[podannotation.BCSAnnotationStatus]
+	return ours || bcs
+}
+
+// annotatePod writes the result annotations when they changed.
+func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, ready bool) error {
 	want := podannotation.ResultAnnotations(a.syntax, bs, ready)
 	remove := withNamedAddresses(pod, want, namedAddresses(pod, a.spec.Ports, bs))
 	changed := len(remove) > 0
@@ -74,41 +132,22 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []
 			changed = true
 		}
 	}
-	if changed && r.told.stale(pod) {
-		// Our patch is made; the cache has not caught up with it yet.
-		changed = false
+	if !changed || r.told.stale(pod) {
+		// Nothing to say, or our patch is made and the cache has not
+		// caught up with it yet.
+		return nil
 	}
-	if changed {
-		r.told.patched(pod)
-		orig := pod.DeepCopy()
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		maps.Copy(pod.Annotations, want)
-		for _, k := range remove {
-			delete(pod.Annotations, k)
-		}
-		if err := r.kube.Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
-			return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
-		}
+	r.told.patched(pod)
+	orig := pod.DeepCopy()
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
 	}
-	// The condition is written for Pods that wait on it: those with our
-	// readiness gate (or bcs's, for Pods that came from bcs) or that asked
-	// for one. It costs a write per Pod, which a burst of thousands of
-	// Pods should not pay for nothing.
-	gates := podannotation.ReadinessGates(pod)
-	if a.readinessGate && !slices.Contains(gates, conditionAddressReady) {
-		gates = append(gates, conditionAddressReady)
+	maps.Copy(pod.Annotations, want)
+	for _, k := range remove {
+		delete(pod.Annotations, k)
 	}
-	c := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "NotBound"}
-	if ready {
-		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", addresses(bs)
-	}
-	for _, g := range gates {
-		c.Type = g
-		if err := r.setPodCondition(ctx, pod, c); err != nil {
-			return errors.Wrapf(err, "cannot set the Pod's %s condition", g)
-		}
+	if err := r.kube.Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
+		return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
 	}
 	return nil
 }

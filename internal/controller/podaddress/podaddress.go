@@ -33,6 +33,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -207,7 +208,16 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	if err := r.kube.Update(ctx, pa); err != nil {
 		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
 	}
-	return nil
+	if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt == nil {
+		return nil
+	}
+	// A held binding is taken over: it is no longer released at
+	// releaseAt, and the new Pod starts from Pending (a podGone of the
+	// new Pod holds it anew).
+	pa.Status.ReleaseAt = nil
+	pa.Status.State, pa.Status.Message = v1alpha1.StatePending, "taken over by a new Pod of the same name"
+	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StatePending), pa.Status.Message)
+	return errors.Wrap(r.kube.Status().Update(ctx, pa), "cannot update PodAddress status for the new Pod")
 }
 
 // podGone holds or releases the addresses of a Pod that is gone.
