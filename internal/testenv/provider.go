@@ -64,3 +64,13 @@ func StartProvider(dir, kubeconfig string, flags ...string) (*Provider, error) {
 func (p *Provider) Ready(ctx context.Context, timeout time.Duration) error {
 	return p.WaitHTTP(ctx, "http://"+p.health+"/readyz", timeout)
 }
+
+// RemoveProviderBinary deletes what ProviderBinary built, for a program
+// that must leave no files behind (the demo); call it once no provider
+// process runs any more.
+func RemoveProviderBinary() error {
+	if build.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(build.dir)
+}

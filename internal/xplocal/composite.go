@@ -149,8 +149,8 @@ func (l *Local) DeleteComposite(ctx context.Context, gvk schema.GroupVersionKind
 
 func (l *Local) gone(ctx context.Context, u *unstructured.Unstructured) error {
 	err := l.Kube.Get(ctx, client.ObjectKeyFromObject(u), u.DeepCopy())
-	if kerrors.IsNotFound(err) {
-		return nil
+	if err == nil {
+		return fmt.Errorf("%s %s still there", u.GetKind(), client.ObjectKeyFromObject(u))
 	}
-	return fmt.Errorf("%s %s still there (%v)", u.GetKind(), client.ObjectKeyFromObject(u), err)
+	return client.IgnoreNotFound(err)
 }
