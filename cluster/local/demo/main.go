@@ -64,12 +64,13 @@ func run(wait time.Duration) (err error) {
 	}()
 
 	step("starting the local control plane (etcd + kube-apiserver on loopback), without the provider's CRDs")
+	began := time.Now()
 	env, err := testenv.Start(testenv.WithCRDs())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	fmt.Printf("    api server %s\n", env.Config.Host)
+	fmt.Printf("    api server %s, up in %s\n", env.Config.Host, since(began))
 
 	step("starting the emulated Tencent Cloud; its data plane is on: VIPs are loopback addresses that forward TCP and UDP to the registered targets")
 	plane := dataplane.New(nil)
@@ -84,7 +85,7 @@ func run(wait time.Duration) (err error) {
 	fmt.Printf("    API endpoint http://%s\n", endpoint)
 
 	step("building the provider, function and configuration packages; starting Crossplane core %s with the External package runtime", "v2.4.0")
-	began := time.Now()
+	began = time.Now()
 	local, err := xplocal.Start(ctx, xplocal.Options{Env: env, Dir: work, Version: version})
 	if err != nil {
 		return err
