@@ -11,9 +11,12 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +40,11 @@ func main() {
 	wait := fs.Duration("wait", 3*time.Minute, "How long any one step may take.")
 	_ = fs.Parse(os.Args[1:])
 	start := time.Now()
-	if err := run(*wait); err != nil {
+	// Ctrl-C stops everything the demo started, as the end of a run does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *wait)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -48,21 +55,23 @@ func step(format string, args ...any) {
 	fmt.Printf("==> "+format+"\n", args...)
 }
 
-func run(wait time.Duration) (err error) {
-	ctx := context.Background()
+func run(ctx context.Context, wait time.Duration) (err error) {
 	work, err := os.MkdirTemp("", "ptn-demo-")
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			// Keep the logs of core, the provider and the function.
 			fmt.Fprintln(os.Stderr, "demo: logs of crossplane, the provider and the function are in", work)
 			return
 		}
-		err = os.RemoveAll(work)
+		err = joinErr(err, os.RemoveAll(work))
 	}()
 
+	if err := checkRBACPort(); err != nil {
+		return err
+	}
 	step("starting the local control plane (etcd + kube-apiserver on loopback), without the provider's CRDs")
 	began := time.Now()
 	env, err := testenv.Start(testenv.WithCRDs())
@@ -102,7 +111,7 @@ func run(wait time.Duration) (err error) {
 	if err := local.Install(ctx, version); err != nil {
 		return err
 	}
-	if err := local.WaitHealthy(ctx, wait); err != nil {
+	if err := waitHealthy(ctx, local, wait); err != nil {
 		return err
 	}
 	if err := printPackages(ctx, local.Kube); err != nil {
@@ -170,6 +179,55 @@ func printPackages(ctx context.Context, kube client.Client) error {
 		fmt.Printf("    %-13s %-34s %s (pulled from %s)\n", p.kind, p.obj.GetName(), p.obj.GetSource(), p.obj.GetResolvedSource())
 	}
 	return nil
+}
+
+// rbacMetrics is where Crossplane's RBAC manager serves metrics: v2.4 has
+// no setting for it.
+const rbacMetrics = ":8080"
+
+// checkRBACPort fails early, with the reason, when the RBAC manager could
+// not start.
+func checkRBACPort() error {
+	l, err := net.Listen("tcp", rbacMetrics)
+	if err != nil {
+		return fmt.Errorf("crossplane's RBAC manager needs port %s for its metrics (it has no setting for it), "+
+			"and another program holds it (another demo or test/crossplane run?): %w", rbacMetrics, err)
+	}
+	return l.Close()
+}
+
+// waitHealthy waits for the packages, and fails as soon as core or its
+// RBAC manager has exited rather than when the wait runs out.
+func waitHealthy(ctx context.Context, local *xplocal.Local, wait time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited := make(chan error, 1)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			for _, p := range []*testenv.Process{local.Core.Core, local.Core.RBAC} {
+				if p.Exited() {
+					exited <- fmt.Errorf("crossplane exited; its log: %s", p.Log)
+					cancel()
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := local.WaitHealthy(ctx, wait)
+	cancel()
+	select {
+	case e := <-exited:
+		return e
+	default:
+		return err
+	}
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
