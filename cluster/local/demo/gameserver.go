@@ -49,17 +49,18 @@ func podName(n int) string { return gameName + "-" + strconv.Itoa(n) }
 // no kubelet or StatefulSet controller, so the demo creates and deletes
 // the Pods and runs each Pod's server itself.
 type game struct {
+	say   narrator
 	kube  client.Client
 	cloud *emulator.Emulator
 	wait  time.Duration
 	pods  map[int]*server
 }
 
-func gameServerDemo(ctx context.Context, local *xplocal.Local, cloud *emulator.Emulator, wait time.Duration) error {
-	g := &game{kube: local.Kube, cloud: cloud, wait: wait, pods: map[int]*server{}}
+func gameServerDemo(ctx context.Context, say narrator, local *xplocal.Local, cloud *emulator.Emulator, wait time.Duration) error {
+	g := &game{say: say, kube: local.Kube, cloud: cloud, wait: wait, pods: map[int]*server{}}
 	defer g.stopServers()
 
-	step("creating the game server's PodPublicAddress (cluster/local/demo/gameserver.yaml):")
+	g.say.step("creating the game server's PodPublicAddress (cluster/local/demo/gameserver.yaml):")
 	for _, l := range strings.Split(strings.TrimSpace(string(gameServerYAML)), "\n") {
 		fmt.Println("    | " + l)
 	}
@@ -75,23 +76,23 @@ func gameServerDemo(ctx context.Context, local *xplocal.Local, cloud *emulator.E
 	if err := g.kube.Create(ctx, xr); err != nil {
 		return err
 	}
-	if err := g.waitComposite(ctx, xr, 0); err != nil {
+	if err := g.waitComposite(ctx, xr); err != nil {
 		return err
 	}
 	fmt.Printf("    Ready in %s; the function composed:\n", since(began))
 	for _, c := range xplocal.Composed(xr) {
 		fmt.Printf("      %-16s %s\n", c.GetKind(), client.ObjectKeyFromObject(c))
 	}
-	g.printComposite(xr)
+	printComposite(xr)
 
 	// Up, further up, down, and at the end of the game to none.
 	for _, n := range []int{3, 5, 2, 0} {
-		if err := g.scale(ctx, xr, n); err != nil {
+		if err := g.scale(ctx, n); err != nil {
 			return err
 		}
 	}
 
-	step("deleting the PodPublicAddress, then what it composed as Kubernetes' garbage collector would (the local control plane runs none)")
+	g.say.step("deleting the PodPublicAddress, then what it composed as Kubernetes' garbage collector would (the local control plane runs none)")
 	began = time.Now()
 	deleted, err := local.DeleteComposite(ctx, xr.GroupVersionKind(), xr.GetNamespace(), xr.GetName(), wait)
 	if err != nil {
@@ -102,7 +103,7 @@ func gameServerDemo(ctx context.Context, local *xplocal.Local, cloud *emulator.E
 	}
 	fmt.Printf("    all gone in %s\n", since(began))
 
-	step("checking the emulated cloud for leftovers")
+	g.say.step("checking the emulated cloud for leftovers")
 	err = testenv.Eventually(ctx, wait, func() error {
 		inv := cloud.Inventory()
 		if len(inv.LoadBalancers) != 0 || inv.RunningTasks != 0 {
@@ -120,11 +121,11 @@ func gameServerDemo(ctx context.Context, local *xplocal.Local, cloud *emulator.E
 
 // scale runs the game server with n Pods, waits until each has its public
 // address, and plays a round trip through every address.
-func (g *game) scale(ctx context.Context, xr *unstructured.Unstructured, n int) error {
+func (g *game) scale(ctx context.Context, n int) error {
 	if n == 0 {
-		step("the game is over: scaling the game server to 0 Pods")
+		g.say.step("the game is over: scaling the game server to 0 Pods")
 	} else {
-		step("scaling the game server to %d Pods", n)
+		g.say.step("scaling the game server to %d Pods", n)
 	}
 	before := g.bindings(ctx)
 	began := time.Now()
@@ -182,11 +183,7 @@ func (g *game) scale(ctx context.Context, xr *unstructured.Unstructured, n int) 
 		}
 		fmt.Printf("    %-14s %-11s %-20s %-15s %s\n", podName(i), podIP(i), b.Address, rtt(tcp), rtt(udp))
 	}
-	if err := g.waitComposite(ctx, xr, int64(n)); err != nil {
-		return err
-	}
-	g.printComposite(xr)
-	return nil
+	return g.waitPolicy(ctx, int64(n))
 }
 
 // scaleTo creates the missing Pods below ordinal n, with their servers,
@@ -274,33 +271,50 @@ func (g *game) targets(b networkv1alpha1.PortBinding) int {
 	return n
 }
 
-// waitComposite waits until the composite is Ready with n Pods bound.
-func (g *game) waitComposite(ctx context.Context, xr *unstructured.Unstructured, n int64) error {
+// waitComposite waits until the composite is Ready, which it is once its
+// load balancer is up with the pool's listeners and the policy is in place.
+func (g *game) waitComposite(ctx context.Context, xr *unstructured.Unstructured) error {
 	return testenv.Eventually(ctx, g.wait, func() error {
 		if err := g.kube.Get(ctx, client.ObjectKeyFromObject(xr), xr); err != nil {
 			return err
 		}
-		ready := ""
 		conds, _, _ := unstructured.NestedSlice(xr.Object, "status", "conditions")
 		for _, c := range conds {
-			if m, _ := c.(map[string]any); m["type"] == "Ready" {
-				ready = fmt.Sprintf("%v %v %v", m["status"], m["reason"], m["message"])
+			if m, _ := c.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+				return nil
 			}
 		}
-		bound, _, _ := unstructured.NestedInt64(xr.Object, "status", "boundPods")
-		if !strings.HasPrefix(ready, "True") || bound != n || len(xplocal.Composed(xr)) == 0 {
-			return fmt.Errorf("PodPublicAddress %s: Ready=%s, %d Pods bound, want %d", xr.GetName(), ready, bound, n)
-		}
-		return nil
+		return fmt.Errorf("PodPublicAddress %s is not Ready: %v", xr.GetName(), conds)
 	})
 }
 
-func (g *game) printComposite(xr *unstructured.Unstructured) {
+// waitPolicy waits until the composed PodAddressPolicy counts n Pods, all
+// bound, and prints its status. (The composite copies these counts into
+// its own status when Crossplane next reconciles it: Crossplane's circuit
+// breaker, which the many status updates of a new composite trip, can
+// hold that back for up to a minute.)
+func (g *game) waitPolicy(ctx context.Context, n int64) error {
+	pol := &networkv1alpha1.PodAddressPolicy{}
+	err := testenv.Eventually(ctx, g.wait, func() error {
+		if err := g.kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: gameName}, pol); err != nil {
+			return err
+		}
+		if s := pol.Status; s.MatchedPods != n || s.BoundPods != n {
+			return fmt.Errorf("PodAddressPolicy %s: %d Pods matched, %d bound, want %d", gameName, s.MatchedPods, s.BoundPods, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    PodAddressPolicy %s/%s status: %d Pods matched, %d bound\n", gameNamespace, gameName, pol.Status.MatchedPods, pol.Status.BoundPods)
+	return nil
+}
+
+func printComposite(xr *unstructured.Unstructured) {
 	vips, _, _ := unstructured.NestedStringSlice(xr.Object, "status", "vips")
-	matched, _, _ := unstructured.NestedInt64(xr.Object, "status", "matchedPods")
-	bound, _, _ := unstructured.NestedInt64(xr.Object, "status", "boundPods")
-	fmt.Printf("    PodPublicAddress %s/%s status: VIPs %v, %d Pods matched, %d bound\n",
-		xr.GetNamespace(), xr.GetName(), vips, matched, bound)
+	free, _, _ := unstructured.NestedInt64(xr.Object, "status", "freePorts")
+	fmt.Printf("    PodPublicAddress %s/%s status: VIPs %v, %d ports free\n", xr.GetNamespace(), xr.GetName(), vips, free)
 }
 
 // A server plays one Pod's game server on the Pod IP: it answers every

@@ -39,23 +39,30 @@ func main() {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	wait := fs.Duration("wait", 3*time.Minute, "How long any one step may take.")
 	_ = fs.Parse(os.Args[1:])
-	start := time.Now()
+	say := narrator{start: time.Now()}
 	// Ctrl-C stops everything the demo started, as the end of a run does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *wait)
+	err := run(ctx, say, *wait)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
-	step("done in %s; everything stopped, temporary files removed", time.Since(start).Round(time.Second))
+	say.step("done: everything stopped, temporary files removed")
 }
 
-func step(format string, args ...any) {
-	fmt.Printf("==> "+format+"\n", args...)
+// A narrator prints the demo's steps with the time since it started.
+type narrator struct{ start time.Time }
+
+func (n narrator) step(format string, args ...any) {
+	d := time.Since(n.start).Round(time.Second)
+	fmt.Printf("==> [%d:%02d] "+format+"\n", append([]any{int(d.Minutes()), int(d.Seconds()) % 60}, args...)...)
 }
 
-func run(ctx context.Context, wait time.Duration) (err error) {
+func run(ctx context.Context, say narrator, wait time.Duration) (err error) {
+	if err := checkRBACPort(); err != nil {
+		return err
+	}
 	work, err := os.MkdirTemp("", "ptn-demo-")
 	if err != nil {
 		return err
@@ -69,10 +76,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 		err = joinErr(err, os.RemoveAll(work))
 	}()
 
-	if err := checkRBACPort(); err != nil {
-		return err
-	}
-	step("starting the local control plane (etcd + kube-apiserver on loopback), without the provider's CRDs")
+	say.step("starting the local control plane (etcd + kube-apiserver on loopback), without the provider's CRDs")
 	began := time.Now()
 	env, err := testenv.Start(testenv.WithCRDs())
 	if err != nil {
@@ -81,7 +85,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	defer func() { _ = env.Stop() }()
 	fmt.Printf("    api server %s, up in %s\n", env.Config.Host, since(began))
 
-	step("starting the emulated Tencent Cloud; its data plane is on: VIPs are loopback addresses that forward TCP and UDP to the registered targets")
+	say.step("starting the emulated Tencent Cloud; its data plane is on: VIPs are loopback addresses that forward TCP and UDP to the registered targets")
 	plane := dataplane.New(nil)
 	defer func() { _ = plane.Close() }()
 	cfg := emulator.DefaultConfig()
@@ -93,7 +97,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	defer func() { _ = cloud.Close() }()
 	fmt.Printf("    API endpoint http://%s\n", endpoint)
 
-	step("building the provider, function and configuration packages; starting Crossplane core %s with the External package runtime", "v2.4.0")
+	say.step("building the provider, function and configuration packages; starting Crossplane core %s with the External package runtime", "v2.4.0")
 	began = time.Now()
 	local, err := xplocal.Start(ctx, xplocal.Options{Env: env, Dir: work, Version: version})
 	if err != nil {
@@ -105,7 +109,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	}()
 	fmt.Printf("    packages pushed to the registry on %s, Crossplane ready, in %s\n", local.Registry, since(began))
 
-	step("installing Configuration %s:%s; Crossplane pulls the Provider and the Function it depends on", xplocal.Registry+"/"+xplocal.ConfigurationName, version)
+	say.step("installing Configuration %s:%s; Crossplane pulls the Provider and the Function it depends on", xplocal.Registry+"/"+xplocal.ConfigurationName, version)
 	fmt.Printf("    (an ImageConfig rewrites %s/ to the loopback registry; the runtime starts the provider and the function as local processes)\n", xplocal.Registry)
 	began = time.Now()
 	if err := local.Install(ctx, version); err != nil {
@@ -119,7 +123,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	}
 	fmt.Printf("    Installed and Healthy in %s\n", since(began))
 
-	step("activating the provider's managed resource kinds (safe-start: a ManagedResourceActivationPolicy)")
+	say.step("activating the provider's managed resource kinds (safe-start: a ManagedResourceActivationPolicy)")
 	activated, err := local.Activate(ctx, wait, "tencentcloud-network",
 		"*.clb.tencentcloud.m.crossplane.io", "*.network.tencentcloud.m.crossplane.io")
 	if err != nil {
@@ -127,7 +131,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	}
 	fmt.Printf("    %d CRDs established: %v\n", len(activated), activated)
 
-	step("applying examples/providerconfig (the credentials Secret and ClusterProviderConfig default, pointed at the emulator)")
+	say.step("applying examples/providerconfig (the credentials Secret and ClusterProviderConfig default, pointed at the emulator)")
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
 		if _, err := testenv.Apply(ctx, local.Kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
@@ -149,7 +153,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	}
 	fmt.Println("    ClusterProviderConfig default: Ready (the provider checked the credentials against the cloud)")
 
-	if err := gameServerDemo(ctx, local, cloud, wait); err != nil {
+	if err := gameServerDemo(ctx, say, local, cloud, wait); err != nil {
 		return err
 	}
 
@@ -158,7 +162,7 @@ func run(ctx context.Context, wait time.Duration) (err error) {
 	for _, action := range slices.Sorted(maps.Keys(calls)) {
 		fmt.Printf("      %-28s %v\n", action, calls[action])
 	}
-	step("stopping the provider, the function, Crossplane, the registry, the emulator and the control plane")
+	say.step("stopping the provider, the function, Crossplane, the registry, the emulator and the control plane")
 	return nil
 }
 
