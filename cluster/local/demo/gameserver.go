@@ -5,7 +5,9 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,7 +154,8 @@ func (g *game) scale(ctx context.Context, n int) error {
 
 	// Released: the Pods that went, once the provider deregistered their
 	// targets (their PodAddress goes only after that).
-	for i, b := range before {
+	for _, i := range slices.Sorted(maps.Keys(before)) {
+		b := before[i]
 		if i < n {
 			continue
 		}
