@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-var build struct {
+// build is the one provider build of a process, shared by all its tests.
+var build struct { //nolint:gochecknoglobals // built once per process on purpose; RemoveProviderBinary clears it.
 	once sync.Once
 	dir  string
 	err  error
