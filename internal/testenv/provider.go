@@ -11,7 +11,7 @@ import (
 )
 
 // build is the one provider build of a process, shared by all its tests.
-var build struct { //nolint:gochecknoglobals // built once per process on purpose; RemoveProviderBinary clears it.
+var build struct { //nolint:gochecknoglobals // built once per process on purpose; RemoveProviderBinary deletes its output.
 	once sync.Once
 	dir  string
 	err  error
