@@ -43,7 +43,12 @@ func main() {
 	// Ctrl-C stops everything the demo started, as the end of a run does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, say, *wait)
+	interrupted := ctx.Err() != nil
 	stop()
+	if interrupted {
+		fmt.Fprintln(os.Stderr, "demo: interrupted; everything it started is stopped and its temporary files removed")
+		os.Exit(1)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
