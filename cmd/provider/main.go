@@ -8,6 +8,9 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -136,6 +139,7 @@ func run(o options) error {
 		},
 		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:     o.healthAddr,
+		Controller:                 config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 		LeaderElection:             o.leaderElection,
 		LeaderElectionID:           o.leaderElectionID,
 		LeaderElectionNamespace:    o.leaderElectionNS,

@@ -98,3 +98,9 @@ func waitMapped(mgr ctrl.Manager, gvks []schema.GroupVersionKind) error {
 		return true, nil
 	})
 }
+
+// UsePriorityQueue is what every manager of the provider sets in
+// config.Controller. controller-runtime v0.23 (up to v0.23.3) enables its
+// priority queue by default, and that queue can deadlock on shutdown
+// (kubernetes-sigs/controller-runtime#3538): a stopping provider then hangs.
+const UsePriorityQueue = false

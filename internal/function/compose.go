@@ -38,8 +38,8 @@ type target struct {
 	name      string
 }
 
-// A composed resource and the pipeline name it goes by.
-type desired struct {
+// A part is a composed resource and the pipeline name it goes by.
+type part struct {
 	name resource.Name
 	obj  runtime.Object
 }
@@ -47,11 +47,11 @@ type desired struct {
 // compose turns a PodPublicAddress spec into the load balancers, pool and
 // policy that implement it. Errors are the user's: a spec the resources
 // below cannot express.
-func compose(t target, s *PodPublicAddressSpec) ([]desired, error) {
+func compose(t target, s *PodPublicAddressSpec) ([]part, error) {
 	if err := validate(s); err != nil {
 		return nil, err
 	}
-	var out []desired
+	var out []part
 	pool := &clbv1alpha1.PortPool{
 		TypeMeta:   metav1.TypeMeta{APIVersion: clbv1alpha1.SchemeGroupVersion.String(), Kind: clbv1alpha1.PortPoolKind},
 		ObjectMeta: metav1.ObjectMeta{Namespace: t.namespace, Name: t.name},
@@ -71,14 +71,14 @@ func compose(t target, s *PodPublicAddressSpec) ([]desired, error) {
 			meta.SetExternalName(lb, id)
 			// Observe only: never changed or deleted by us.
 			lb.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
-			out = append(out, desired{nameExistingLB(id), lb})
+			out = append(out, part{nameExistingLB(id), lb})
 			pp.LoadBalancerIDRefs = append(pp.LoadBalancerIDRefs, xpv2.NamespacedReference{Name: lb.Name})
 		}
 	}
 	for i := range s.LoadBalancers.Count {
 		lb := loadBalancer(t, t.name+"-"+strconv.FormatInt(i, 10), s.ProviderConfigRef)
 		lb.Spec.ForProvider = *s.LoadBalancers.Template.DeepCopy()
-		out = append(out, desired{nameCreatedLB(i), lb})
+		out = append(out, part{nameCreatedLB(i), lb})
 		pp.LoadBalancerIDRefs = append(pp.LoadBalancerIDRefs, xpv2.NamespacedReference{Name: lb.Name})
 	}
 
@@ -93,7 +93,7 @@ func compose(t target, s *PodPublicAddressSpec) ([]desired, error) {
 			pp.AutoCreate.Template = *s.LoadBalancers.Template.DeepCopy()
 		}
 	}
-	out = append(out, desired{namePortPool, pool})
+	out = append(out, part{namePortPool, pool})
 
 	policy := &networkv1alpha1.PodAddressPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: networkv1alpha1.SchemeGroupVersion.String(), Kind: networkv1alpha1.PodAddressPolicyKind},
@@ -113,7 +113,7 @@ func compose(t target, s *PodPublicAddressSpec) ([]desired, error) {
 			AddressAnnotation: p.AddressAnnotation,
 		})
 	}
-	out = append(out, desired{namePolicy, policy})
+	out = append(out, part{namePolicy, policy})
 	return out, nil
 }
 

@@ -51,12 +51,15 @@ func New(log logging.Logger) (*Function, error) {
 // warnings for what it cannot honour.
 type kindSpec func(xr *composite.Unstructured) (*PodPublicAddressSpec, []string, error)
 
-// kinds maps every composite kind we serve to the reader of its spec.
-var kinds = map[schema.GroupKind]kindSpec{
-	{Group: GroupV2, Kind: KindPodPublicAddress}:         podPublicAddressSpec,
-	{Group: GroupLegacy, Kind: KindXPodPublicAddress}:    podPublicAddressSpec,
-	{Group: GroupV2, Kind: KindDedicatedCLBService}:      dedicatedCLBServiceSpec,
-	{Group: GroupLegacy, Kind: KindXDedicatedCLBService}: dedicatedCLBServiceSpec,
+// readerOf returns the reader of a composite kind we serve.
+func readerOf(gk schema.GroupKind) (kindSpec, bool) {
+	switch gk {
+	case schema.GroupKind{Group: GroupV2, Kind: KindPodPublicAddress}, schema.GroupKind{Group: GroupLegacy, Kind: KindXPodPublicAddress}:
+		return podPublicAddressSpec, true
+	case schema.GroupKind{Group: GroupV2, Kind: KindDedicatedCLBService}, schema.GroupKind{Group: GroupLegacy, Kind: KindXDedicatedCLBService}:
+		return dedicatedCLBServiceSpec, true
+	}
+	return nil, false
 }
 
 // RunFunction composes the observed composite's resources.
@@ -72,7 +75,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	gk := xr.GroupVersionKind().GroupKind()
 	log := f.log.WithValues("kind", gk.String(), "namespace", xr.GetNamespace(), "name", xr.GetName())
 
-	read, ok := kinds[gk]
+	read, ok := readerOf(gk)
 	if !ok {
 		response.Fatal(rsp, fmt.Errorf("%s is not a composite kind of %s", gk, Name))
 		return rsp, nil

@@ -10,9 +10,10 @@ import (
 )
 
 // CrossplaneBinary returns the path of a real Crossplane binary, "core"
-// (crossplane/v2 cmd/crossplane: core, rbac and the render engine) or
-// "cli" (the crossplane CLI), built once by cluster/local/crossplane.sh
-// into a cache outside the work tree.
+// (crossplane/v2 cmd/crossplane: core, rbac and the engine `composition
+// render` runs) or "cli" (the crossplane CLI), built once by
+// cluster/local/crossplane.sh from pinned modules into a cache outside the
+// work tree.
 func CrossplaneBinary(which string) (string, error) {
 	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "cluster", "local", "crossplane.sh"), which)
 	var out bytes.Buffer
@@ -21,4 +22,13 @@ func CrossplaneBinary(which string) (string, error) {
 		return "", fmt.Errorf("cannot build crossplane %s: %w", which, err)
 	}
 	return strings.TrimSpace(out.String()), nil
+}
+
+// CrossplaneBinaries returns the core and the CLI binaries.
+func CrossplaneBinaries() (core, cli string, err error) {
+	if core, err = CrossplaneBinary("core"); err != nil {
+		return "", "", err
+	}
+	cli, err = CrossplaneBinary("cli")
+	return core, cli, err
 }

@@ -108,15 +108,9 @@ func (l *Local) DeleteComposite(ctx context.Context, gvk schema.GroupVersionKind
 	if err := l.Kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
 		return nil, err
 	}
-	xr := u
-	if ref, found, _ := unstructured.NestedMap(u.Object, "spec", "resourceRef"); found {
-		// A claim: its composite holds the references.
-		xr = &unstructured.Unstructured{}
-		xr.SetAPIVersion(fmt.Sprint(ref["apiVersion"]))
-		xr.SetKind(fmt.Sprint(ref["kind"]))
-		if err := l.Kube.Get(ctx, client.ObjectKey{Name: fmt.Sprint(ref["name"])}, xr); err != nil {
-			return nil, err
-		}
+	xr, err := l.Composite(ctx, u)
+	if err != nil {
+		return nil, err
 	}
 	composed := Composed(xr)
 	if len(composed) == 0 {
@@ -137,7 +131,7 @@ func (l *Local) DeleteComposite(ctx context.Context, gvk schema.GroupVersionKind
 			return nil, err
 		}
 	}
-	err := testenv.Eventually(ctx, timeout, func() error {
+	err = testenv.Eventually(ctx, timeout, func() error {
 		var errs []error
 		for _, c := range composed {
 			errs = append(errs, l.gone(ctx, c))
@@ -145,6 +139,19 @@ func (l *Local) DeleteComposite(ctx context.Context, gvk schema.GroupVersionKind
 		return errors.Join(errs...)
 	})
 	return append(deleted, composed...), err
+}
+
+// Composite returns the composite of a claim (its spec.resourceRef), or u
+// itself when u is a composite.
+func (l *Local) Composite(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ref, found, _ := unstructured.NestedMap(u.Object, "spec", "resourceRef")
+	if !found {
+		return u, nil
+	}
+	xr := &unstructured.Unstructured{}
+	xr.SetAPIVersion(fmt.Sprint(ref["apiVersion"]))
+	xr.SetKind(fmt.Sprint(ref["kind"]))
+	return xr, l.Kube.Get(ctx, client.ObjectKey{Name: fmt.Sprint(ref["name"])}, xr)
 }
 
 func (l *Local) gone(ctx context.Context, u *unstructured.Unstructured) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
@@ -35,6 +36,25 @@ type CoreOptions struct {
 // Core is Crossplane core and its RBAC manager running as processes.
 type Core struct {
 	Core, RBAC *testenv.Process
+	lock       *os.File
+}
+
+// rbacLock is held while an RBAC manager runs: `crossplane rbac start` has
+// no option for its metrics address and always listens on :8080, so two
+// local Crossplanes (the demo and the e2e test, say) take turns.
+func rbacLock(ctx context.Context) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "xplocal-rbac-8080.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	err = testenv.Eventually(ctx, 10*time.Minute, func() error {
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	})
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("another local Crossplane holds :8080 for its RBAC manager: %w", err)
+	}
+	return f, nil
 }
 
 // StartCore runs `crossplane core init` (retried: its first run can fail
@@ -91,17 +111,24 @@ func StartCore(ctx context.Context, o CoreOptions) (*Core, error) {
 		core.Stop(10 * time.Second)
 		return nil, fmt.Errorf("crossplane did not become ready: %w", err)
 	}
-	rbac, err := testenv.StartProcess(o.Dir, "crossplane-rbac", o.Binary, env, "rbac", "start", "--debug")
+	lock, err := rbacLock(ctx)
 	if err != nil {
 		core.Stop(10 * time.Second)
 		return nil, err
 	}
-	return &Core{Core: core, RBAC: rbac}, nil
+	rbac, err := testenv.StartProcess(o.Dir, "crossplane-rbac", o.Binary, env, "rbac", "start", "--debug")
+	if err != nil {
+		core.Stop(10 * time.Second)
+		_ = lock.Close()
+		return nil, err
+	}
+	return &Core{Core: core, RBAC: rbac, lock: lock}, nil
 }
 
 // Stop ends core and the RBAC manager.
 func (c *Core) Stop() {
 	c.RBAC.Stop(10 * time.Second)
+	_ = c.lock.Close()
 	c.Core.Stop(30 * time.Second)
 }
 

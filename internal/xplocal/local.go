@@ -18,6 +18,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -142,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "provider", "rbac.yaml")); err != nil {
 		return fail(err)
 	}
-	bin, crds, err := coreBinary()
+	bin, crds, err := CoreBinary()
 	if err != nil {
 		return fail(err)
 	}
@@ -153,6 +154,10 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 		return fail(err)
 	}
 	fnBin, err := functionBinary(o.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	providerBin, err := testenv.BuildProvider(o.Dir)
 	if err != nil {
 		return fail(err)
 	}
@@ -168,7 +173,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 			if err := bindProvider(ctx, kube, rev); err != nil {
 				return nil, err
 			}
-			p, err := testenv.StartProvider(o.Dir, providerKubeconfig, o.ProviderFlags...)
+			p, err := testenv.StartProvider(o.Dir, providerBin, providerKubeconfig, o.ProviderFlags...)
 			if err != nil {
 				return nil, err
 			}
@@ -192,20 +197,22 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	return l, nil
 }
 
-// Install installs the Configuration package as a user would, with an
-// ImageConfig that points the packages' registry at the loopback one (as a
-// private mirror would be configured); the package manager resolves the
+// Install installs the Configuration package as docs/install.md tells
+// users to: the ImageConfigs and runtime config of examples/provider, the
+// registry prefix pointed at the loopback registry (as at a private
+// mirror), then the Configuration; the package manager resolves the
 // provider and the function as its dependencies.
 func (l *Local) Install(ctx context.Context, version string) error {
-	ic := &pkgv1beta1.ImageConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "loopback-mirror"},
-		Spec: pkgv1beta1.ImageConfigSpec{
-			MatchImages:  []pkgv1beta1.ImageMatch{{Type: pkgv1beta1.Prefix, Prefix: Registry + "/"}},
-			RewriteImage: &pkgv1beta1.ImageRewrite{Prefix: l.Registry + "/"},
-		},
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "provider")
+	mirror := func(u *unstructured.Unstructured) {
+		if _, found, _ := unstructured.NestedString(u.Object, "spec", "rewriteImage", "prefix"); found {
+			_ = unstructured.SetNestedField(u.Object, l.Registry+"/", "spec", "rewriteImage", "prefix")
+		}
 	}
-	if err := l.Kube.Create(ctx, ic); err != nil && !kerrors.IsAlreadyExists(err) {
-		return err
+	for _, f := range []string{"runtimeconfig.yaml", "imageconfig.yaml"} {
+		if _, err := testenv.Apply(ctx, l.Kube, filepath.Join(dir, f), mirror); err != nil {
+			return err
+		}
 	}
 	c := &pkgv1.Configuration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
@@ -274,9 +281,9 @@ func bindProvider(ctx context.Context, kube client.Client, rev string) error {
 	return nil
 }
 
-// coreBinary builds (once, cached) Crossplane core and returns it with the
+// CoreBinary builds (once, cached) Crossplane core and returns it with the
 // folder of its CRDs.
-func coreBinary() (bin, crds string, err error) {
+func CoreBinary() (bin, crds string, err error) {
 	bin, err = testenv.CrossplaneBinary("core")
 	if err != nil {
 		return "", "", err

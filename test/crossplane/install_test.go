@@ -44,6 +44,7 @@ func TestInstallAndCompose(t *testing.T) {
 		{"a claim with existing load balancers gives its Pods addresses", claimWithExisting},
 		{"a v2 composite with a template creates its load balancers", compositeWithTemplate},
 		{"a DedicatedCLBService with only apiVersion changed works", dedicatedCLBService},
+		{"Argo CD: what cannot become ready is Degraded, what waits for it Progressing", failingComposites},
 	} {
 		if !t.Run(s.name, s.fn) {
 			return
@@ -151,7 +152,7 @@ func claimWithExisting(t *testing.T) {
 			t.Errorf("rooms-%d: %s %+v", i, pa.Status.State, pa.Status.Bindings)
 		}
 	}
-	waitReady(t, claimPPA, ns, "rooms")
+	healthOfComposite(t, waitReady(t, claimPPA, ns, "rooms"))
 
 	// Another port on the claim reaches the policy and every Pod.
 	eventually(t, "add a port to the claim", func() error {
@@ -215,6 +216,7 @@ func compositeWithTemplate(t *testing.T) {
 		}
 		return nil
 	})
+	healthOfComposite(t, waitReady(t, xrPPA, ns, "battle"))
 	if got := len(cloud.Inventory().LoadBalancers) - before; got < 2 {
 		t.Errorf("%d load balancers created from the template, want at least 2", got)
 	}
@@ -256,7 +258,7 @@ func dedicatedCLBService(t *testing.T) {
 		}
 		return nil
 	})
-	waitReady(t, xrDedicated, ns, "gameserver")
+	healthOfComposite(t, waitReady(t, xrDedicated, ns, "gameserver"))
 	deleteComposite(t, xrDedicated, ns, "gameserver")
 	for _, id := range []string{x, y, z} {
 		if lb, ok := inventoryLB(id); !ok || len(lb.Listeners) != 0 {
@@ -273,6 +275,28 @@ func deleteComposite(t *testing.T, gvk schema.GroupVersionKind, ns, name string)
 	if _, err := local.DeleteComposite(context.Background(), gvk, ns, name, wait); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// compositeOf returns the composite of a claim, or u itself for a
+// composite.
+func compositeOf(t testing.TB, u *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	xr, err := local.Composite(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xr
+}
+
+func gone(u *unstructured.Unstructured) error {
+	err := kube.Get(context.Background(), client.ObjectKeyFromObject(u), u.DeepCopy())
+	switch {
+	case kerrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%s %s still there", u.GetKind(), u.GetName())
 }
 
 func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {

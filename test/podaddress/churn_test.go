@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -378,7 +376,10 @@ func TestDeleteWhileBinding(t *testing.T) {
 // provider, a real process, SIGKILLed once half the Pods were created; a
 // fresh provider process finishes the job.
 func TestDeleteWhileBindingProviderKilled(t *testing.T) {
-	bin := buildProvider(t)
+	bin, err := testenv.BuildProvider(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	first := startProviderProcess(t, bin, "first")
 	ns := namespace(t)
 	emu, slots := churnPool(t, ns)
@@ -386,69 +387,35 @@ func TestDeleteWhileBindingProviderKilled(t *testing.T) {
 
 	states := watchStates(ns)
 	start := time.Now()
-	var second *providerProcess
+	var second *testenv.Provider
 	churn(t, ns, "churn", 100, func() {
-		first.kill(t)
+		first.Kill()
 		t.Logf("provider SIGKILLed %s into the churn; %d targets in the cloud", time.Since(start).Round(time.Millisecond), len(targetsIn(emu)))
 		second = startProviderProcess(t, bin, "second")
 	})
 	t.Logf("100 Pods created and deleted in %s", time.Since(start).Round(time.Millisecond))
 	nothingLeft(t, ns, "churn", emu, slots, states)
-	second.stop(t)
-}
-
-// providerProcess is the provider binary running as its own process.
-type providerProcess struct {
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{} // closed once the process has been waited for
-}
-
-// buildProvider builds ./cmd/provider into the test's temporary folder.
-func buildProvider(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "provider")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/provider")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/provider: %v\n%s", err, out)
-	}
-	return bin
+	stopProcess(t, second)
 }
 
 // startProviderProcess runs the provider binary against the test control
 // plane; cloud endpoints come from the ProviderConfigs, as in a cluster.
-// Its log is kept in the test's temporary folder and shown if the test
-// fails.
-func startProviderProcess(t *testing.T, bin, name string) *providerProcess {
+// Its log is shown if the test fails.
+func startProviderProcess(t *testing.T, bin, name string) *testenv.Provider {
 	t.Helper()
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(kc, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &providerProcess{log: filepath.Join(dir, name+".log"), exited: make(chan struct{})}
-	f, err := os.Create(p.log)
+	p, err := testenv.StartProvider(dir, bin, kc, "--poll", "5s", "--max-reconcile-rate", "50")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, "--kubeconfig", kc, "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-		"--poll", "5s", "--max-reconcile-rate", "50")
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = p.cmd.Wait()
-		_ = f.Close()
-		close(p.exited)
-	}()
 	t.Cleanup(func() {
-		p.stop(t)
+		stopProcess(t, p)
 		if t.Failed() {
-			if out, err := os.ReadFile(p.log); err == nil {
+			if out, err := os.ReadFile(p.Log); err == nil {
 				const tail = 8000
 				if len(out) > tail {
 					out = out[len(out)-tail:]
@@ -460,32 +427,17 @@ func startProviderProcess(t *testing.T, bin, name string) *providerProcess {
 	return p
 }
 
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *providerProcess) kill(t *testing.T) {
+// stopProcess ends the provider with SIGTERM; one that needs SIGKILL
+// after 10 s fails the test.
+func stopProcess(t *testing.T, p *testenv.Provider) {
 	t.Helper()
-	p.signal(t, syscall.SIGKILL)
-}
-
-// stop ends the process with SIGTERM (SIGKILL after 10 s).
-func (p *providerProcess) stop(t *testing.T) {
-	t.Helper()
-	p.signal(t, syscall.SIGTERM)
-}
-
-func (p *providerProcess) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	select {
-	case <-p.exited:
+	if p.Exited() {
 		return
-	default:
 	}
-	_ = p.cmd.Process.Signal(sig)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		t.Errorf("the provider process did not end within 10 s of %v", sig)
+	start := time.Now()
+	p.Stop(10 * time.Second)
+	if time.Since(start) >= 10*time.Second {
+		t.Errorf("the provider process did not end within 10 s of SIGTERM")
 	}
 }
 

@@ -62,7 +62,11 @@ func TestSafeStart(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := testenv.StartProvider(dir, kubeconfig, "--debug")
+	bin, err := testenv.BuildProvider(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := testenv.StartProvider(dir, bin, kubeconfig, "--debug")
 	if err != nil {
 		t.Fatal(err)
 	}

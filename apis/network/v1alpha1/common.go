@@ -63,6 +63,13 @@ type PortRequest struct {
 	// +optional
 	NodePort *int32 `json:"nodePort,omitempty"`
 
+	// Backend, when set, is this port's backend in place of the one of the
+	// PodAddress (or policy): PodIP, HostPort or NodePort. A bcs
+	// "<port>/hostport" line sets HostPort on its port only.
+	// +kubebuilder:validation:Enum=PodIP;HostPort;NodePort
+	// +optional
+	Backend string `json:"backend,omitempty"`
+
 	// AddressAnnotation names a Pod annotation that the provider sets to
 	// this port's public address, "VIP:port" (VIP:port-endPort for a
 	// segment; several addresses, one per pool, joined by ","), as

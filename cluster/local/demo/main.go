@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -65,9 +64,6 @@ func (n narrator) step(format string, args ...any) {
 }
 
 func run(ctx context.Context, say narrator, wait time.Duration) (err error) {
-	if err := checkRBACPort(); err != nil {
-		return err
-	}
 	work, err := os.MkdirTemp("", "ptn-demo-")
 	if err != nil {
 		return err
@@ -108,14 +104,11 @@ func run(ctx context.Context, say narrator, wait time.Duration) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		local.Stop()
-		err = joinErr(err, testenv.RemoveProviderBinary())
-	}()
+	defer local.Stop()
 	fmt.Printf("    packages pushed to the registry on %s, Crossplane ready, in %s\n", local.Registry, since(began))
 
 	say.step("installing Configuration %s:%s; Crossplane pulls the Provider and the Function it depends on", xplocal.Registry+"/"+xplocal.ConfigurationName, version)
-	fmt.Printf("    (an ImageConfig rewrites %s/ to the loopback registry; the runtime starts the provider and the function as local processes)\n", xplocal.Registry)
+	fmt.Printf("    (examples/provider/imageconfig.yaml, its prefix pointed at the loopback registry, rewrites %s/;\n     the runtime starts the provider and the function as local processes)\n", xplocal.Registry)
 	began = time.Now()
 	if err := local.Install(ctx, version); err != nil {
 		return err
@@ -190,21 +183,6 @@ func printPackages(ctx context.Context, kube client.Client) error {
 	return nil
 }
 
-// rbacMetrics is where Crossplane's RBAC manager serves metrics: v2.4 has
-// no setting for it.
-const rbacMetrics = ":8080"
-
-// checkRBACPort fails early, with the reason, when the RBAC manager could
-// not start.
-func checkRBACPort() error {
-	l, err := net.Listen("tcp", rbacMetrics)
-	if err != nil {
-		return fmt.Errorf("crossplane's RBAC manager needs port %s for its metrics (it has no setting for it), "+
-			"and another program holds it (another demo or test/crossplane run?): %w", rbacMetrics, err)
-	}
-	return l.Close()
-}
-
 // waitHealthy waits for the packages, and fails as soon as core or its
 // RBAC manager has exited rather than when the wait runs out.
 func waitHealthy(ctx context.Context, local *xplocal.Local, wait time.Duration) error {
@@ -217,7 +195,9 @@ func waitHealthy(ctx context.Context, local *xplocal.Local, wait time.Duration) 
 		for {
 			for _, p := range []*testenv.Process{local.Core.Core, local.Core.RBAC} {
 				if p.Exited() {
-					exited <- fmt.Errorf("crossplane exited; its log: %s", p.Log)
+					// The RBAC manager always serves metrics on :8080;
+					// another program holding it ends it at once.
+					exited <- fmt.Errorf("crossplane exited (is port 8080 in use?); its log: %s", p.Log)
 					cancel()
 					return
 				}

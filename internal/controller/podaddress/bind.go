@@ -17,11 +17,19 @@ import (
 const bindTimeout = 2 * time.Minute
 
 // An op is a registration or deregistration of one PodAddress's targets on
-// one load balancer.
+// one load balancer of one pool. Load balancers of a pool may be in other
+// regions than its provider config's, so each op carries the client of its
+// pool's config and its load balancer's region.
 type op struct {
 	register bool
+	pool     string
+	region   string
 	lb       string
 	targets  []clb.Target
+
+	// c is resolved from pool and region when the op is sent; it is not
+	// part of the op's identity.
+	c *clb.Client
 }
 
 // A result is what the cloud answered to the operations of one PodAddress.
@@ -90,7 +98,7 @@ func (b *binder) NeedLeaderElection() bool { return true }
 // start sends ops for pa unless the same gen is already answered, or an
 // operation for pa is running (the same, or an older one that must end
 // first; its end wakes pa). It returns the answer once there is one.
-func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
+func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r, ok := b.results[pa]; ok && r.gen == gen {
@@ -107,7 +115,7 @@ func (b *binder) start(c *clb.Client, pa types.NamespacedName, gen string, ops [
 	delete(b.results, pa) // the answer to an older request
 	b.running[pa] = gen
 	b.ops.Add(1)
-	go b.run(c, pa, gen, ops)
+	go b.run(pa, gen, ops)
 	return false, nil
 }
 
@@ -126,21 +134,21 @@ func (b *binder) forget(pa types.NamespacedName) {
 	delete(b.results, pa)
 }
 
-func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []op) {
+func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
 	defer b.ops.Done()
 	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
 	defer cancel()
 	var err error
 	for _, o := range ops {
 		if o.register {
-			_, err = c.RegisterTargets(ctx, o.lb, o.targets)
+			_, err = o.c.RegisterTargets(ctx, o.lb, o.targets)
 			if err != nil {
-				err = confirm(ctx, c, o, true, err)
+				err = confirm(ctx, o, true, err)
 			}
 		} else {
-			_, err = c.DeregisterTargets(ctx, o.lb, o.targets)
+			_, err = o.c.DeregisterTargets(ctx, o.lb, o.targets)
 			if err != nil {
-				err = confirm(ctx, c, o, false, err)
+				err = confirm(ctx, o, false, err)
 			}
 		}
 		if err != nil {
@@ -163,12 +171,12 @@ func (b *binder) run(c *clb.Client, pa types.NamespacedName, gen string, ops []o
 // confirm turns a refused (de)registration into success when the cloud
 // already is as wanted: a target registered before a restart, or one that
 // is already gone. The API refuses a whole listener's group in both cases.
-func confirm(ctx context.Context, c *clb.Client, o op, wantBound bool, orig error) error {
+func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
 	if !clb.IsInvalid(orig) && !clb.IsNotFound(orig) {
 		return orig
 	}
 	for _, t := range o.targets {
-		backend, err := c.DescribeTargets(ctx, o.lb, t.ListenerID)
+		backend, err := o.c.DescribeTargets(ctx, o.lb, t.ListenerID)
 		if clb.IsNotFound(err) && !wantBound {
 			continue // the listener is gone, and its targets with it
 		}

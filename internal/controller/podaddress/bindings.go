@@ -31,16 +31,22 @@ import (
 // ordinalSuffix is the ordinal of a StatefulSet Pod name.
 var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
 
-// want is one address a PodAddress needs: a container port in a pool.
+// want is one address a PodAddress needs: a container port in a pool,
+// and what its targets are (backend, and the hostPort or nodePort it
+// uses).
 type want struct {
 	pool          string
 	containerPort int32
 	protocol      string
+	backend       string
 	hostPort      int32
 	nodePort      int32
 }
 
-// wants resolves a PodAddress's port requests against its Pod.
+// wants resolves a PodAddress's port requests against its Pod. A port
+// whose backend has no port to forward to (HostPort without a hostPort,
+// NodePort without a nodePort) is an error: forwarding to the node's
+// container port instead would look bound and carry nothing.
 func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 	var out []want
 	for _, pr := range pa.Spec.Ports {
@@ -48,12 +54,22 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		if err != nil {
 			return nil, err
 		}
+		backend := cmp.Or(pr.Backend, pa.Spec.Backend, v1alpha1.BackendPodIP)
+		var nodePort int32
+		if pr.NodePort != nil {
+			nodePort = *pr.NodePort
+		}
+		switch {
+		case backend == v1alpha1.BackendHostPort && hostPort == 0:
+			return nil, errors.Errorf("port %d/%s uses the HostPort backend, but no container port %d/%s of the Pod has a hostPort", port, proto, port, proto)
+		case backend == v1alpha1.BackendNodePort && nodePort == 0:
+			return nil, errors.Errorf("port %d/%s uses the NodePort backend, but its request names no nodePort", port, proto)
+		}
 		for _, p := range pr.Pools {
-			w := want{pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto, hostPort: hostPort}
-			if pr.NodePort != nil {
-				w.nodePort = *pr.NodePort
-			}
-			out = append(out, w)
+			out = append(out, want{
+				pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto,
+				backend: backend, hostPort: hostPort, nodePort: nodePort,
+			})
 		}
 	}
 	return out, nil
@@ -75,7 +91,13 @@ func listenerProtocols(protocol string) []string {
 // record it, register the targets, tell the Pod.
 func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
+	if err == nil {
+		err = r.servable(ctx, pa, ws)
+	}
 	if err != nil {
+		if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
+			r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
+		}
 		return r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{})
 	}
 	key := client.ObjectKeyFromObject(pa)
@@ -95,7 +117,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(drop) > 0 {
-		done, err := r.runOps(pa, deregisterOps(drop))
+		done, err := r.runOps(ctx, pa, deregisterOps(drop))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -132,7 +154,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 
 	// Where the load balancers forward to.
-	ip, instance, ready, err := r.backend(ctx, pa, pod)
+	ds, ready, err := r.dests(ctx, pod, ws)
 	if err != nil || !ready {
 		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
 		if err != nil {
@@ -150,7 +172,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	// or not its registration was answered. Targets that changed (a new
 	// Pod IP) are deregistered, and that recorded, before the new ones are.
 	// New allocations are recorded in the same write.
-	stale, record := setTargets(pa, ws, ip, instance)
+	stale, record := setTargets(pa, ws, ds)
 	if allocated || record {
 		msg := "registering the Pod as the target of its ports"
 		if len(stale) > 0 {
@@ -162,7 +184,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(stale) > 0 {
-		done, err := r.runOps(pa, deregisterOps(stale))
+		done, err := r.runOps(ctx, pa, deregisterOps(stale))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -185,7 +207,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(toRegister) > 0 {
-		done, err := r.runOps(pa, registerOps(toRegister))
+		done, err := r.runOps(ctx, pa, registerOps(toRegister))
 		if !done || err != nil {
 			if err != nil {
 				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
@@ -212,22 +234,47 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 
 // setTargets records the target of every binding that has none, and
 // returns the bindings whose recorded target is no longer the Pod's (to be
-// deregistered first) and whether it recorded any.
-func setTargets(pa *v1alpha1.PodAddress, ws []want, ip, instance string) (stale []v1alpha1.PortBinding, recorded bool) {
+// deregistered first) and whether it recorded any. ds[i] is where ws[i]
+// forwards to.
+func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1.PortBinding, recorded bool) {
 	for i := range pa.Status.Bindings {
 		b := &pa.Status.Bindings[i]
-		tip, tport := target(pa, *b, ws, ip)
-		if b.TargetIP == tip && b.TargetPort == tport && b.InstanceID == instance {
+		j := slices.IndexFunc(ws, func(w want) bool { return w.matches(*b) })
+		if j < 0 {
+			continue // not asked for any more; bind drops it first
+		}
+		d := ds[j]
+		if b.TargetIP == d.ip && b.TargetPort == d.port && b.InstanceID == d.instance {
 			continue
 		}
 		if hasTarget(*b) {
 			stale = append(stale, *b)
 			continue
 		}
-		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = tip, tport, instance, ""
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = d.ip, d.port, d.instance, ""
 		recorded = true
 	}
 	return stale, recorded
+}
+
+// servable refuses a port whose protocol its pool has no listeners for
+// (TCP_UDP on a TCP pool): it could never be registered. It is checked for
+// every port not yet bound before any takes a slot. A pool that cannot be
+// read is left to the allocation, which reports it.
+func (r *Reconciler) servable(ctx context.Context, pa *v1alpha1.PodAddress, ws []want) error {
+	for _, w := range ws {
+		if hasBinding(pa.Status.Bindings, w) {
+			continue
+		}
+		_, pp, err := r.pools.get(ctx, w.pool)
+		if err != nil {
+			continue
+		}
+		if err := unserved(pp, w.protocol); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // owns reports whether the allocator agrees that b's slot is pa's. It
@@ -334,28 +381,49 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 	return b
 }
 
-// backend returns where the load balancers forward to, and whether it is
-// known yet.
-func (r *Reconciler) backend(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) (ip, instance string, ready bool, err error) {
-	switch pa.Spec.Backend {
-	case v1alpha1.BackendHostPort:
-		return pod.Status.HostIP, "", pod.Status.HostIP != "", nil
-	case v1alpha1.BackendNodePort:
-		if pod.Spec.NodeName == "" {
-			return "", "", false, nil
+// A dest is where the targets of one want forward to.
+type dest struct {
+	ip       string
+	instance string // the CVM instance, for the NodePort backend
+	port     int32
+}
+
+// dests returns where each of ws forwards to, by its own backend, and
+// whether all of them are known yet (the Pod has its IP, or its node).
+func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]dest, bool, error) {
+	ds := make([]dest, len(ws))
+	instance := ""
+	for i, w := range ws {
+		switch w.backend {
+		case v1alpha1.BackendHostPort:
+			if pod.Status.HostIP == "" {
+				return nil, false, nil
+			}
+			ds[i] = dest{ip: pod.Status.HostIP, port: w.hostPort}
+		case v1alpha1.BackendNodePort:
+			if pod.Spec.NodeName == "" {
+				return nil, false, nil
+			}
+			if instance == "" {
+				node := &corev1.Node{}
+				if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+					return nil, false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
+				}
+				id, err := instanceID(node.Spec.ProviderID)
+				if err != nil {
+					return nil, false, errors.Wrapf(err, "node %s", node.GetName())
+				}
+				instance = id
+			}
+			ds[i] = dest{ip: pod.Status.HostIP, instance: instance, port: w.nodePort}
+		default:
+			if pod.Status.PodIP == "" {
+				return nil, false, nil
+			}
+			ds[i] = dest{ip: pod.Status.PodIP, port: w.containerPort}
 		}
-		node := &corev1.Node{}
-		if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
-			return "", "", false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
-		}
-		id, err := instanceID(node.Spec.ProviderID)
-		if err != nil {
-			return "", "", false, errors.Wrapf(err, "node %s", node.GetName())
-		}
-		return pod.Status.HostIP, id, true, nil
-	default:
-		return pod.Status.PodIP, "", pod.Status.PodIP != "", nil
 	}
+	return ds, true, nil
 }
 
 // instanceID is the CVM instance of a TKE node's providerID, e.g.
@@ -367,22 +435,6 @@ func instanceID(providerID string) (string, error) {
 		return "", errors.Errorf("providerID %q does not name a CVM instance (ins-…); the NodePort backend needs one", providerID)
 	}
 	return id, nil
-}
-
-// target is the IP and port a binding forwards to.
-func target(pa *v1alpha1.PodAddress, b v1alpha1.PortBinding, ws []want, ip string) (string, int32) {
-	for _, w := range ws {
-		if !w.matches(b) {
-			continue
-		}
-		switch {
-		case pa.Spec.Backend == v1alpha1.BackendHostPort && w.hostPort > 0:
-			return ip, w.hostPort
-		case pa.Spec.Backend == v1alpha1.BackendNodePort && w.nodePort > 0:
-			return ip, w.nodePort
-		}
-	}
-	return ip, b.ContainerPort
 }
 
 func address(b v1alpha1.PortBinding) string {
@@ -420,26 +472,31 @@ func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
 	return ts
 }
 
-// opsFor groups bindings' targets into one operation per load balancer.
-// Operations and their targets are sorted: an operation's generation must
-// depend only on what it does, or an unchanged registration would look
-// new and be sent again while the first is in flight.
+// opsFor groups bindings' targets into one operation per pool, region
+// and load balancer. Operations and their targets are sorted: an
+// operation's generation must depend only on what it does, or an unchanged
+// registration would look new and be sent again while the first is in
+// flight.
 func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
-	byLB := map[string]*op{}
-	var order []string
+	type key struct{ pool, region, lb string }
+	byKey := map[key]*op{}
+	var order []key
 	for _, b := range bs {
-		o, ok := byLB[b.LoadBalancerID]
+		k := key{pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
+		o, ok := byKey[k]
 		if !ok {
-			o = &op{register: register, lb: b.LoadBalancerID}
-			byLB[b.LoadBalancerID] = o
-			order = append(order, b.LoadBalancerID)
+			o = &op{register: register, pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
+			byKey[k] = o
+			order = append(order, k)
 		}
 		o.targets = append(o.targets, cloudTargets(b)...)
 	}
-	slices.Sort(order)
+	slices.SortFunc(order, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.region, b.region), cmp.Compare(a.pool, b.pool))
+	})
 	out := make([]op, 0, len(order))
-	for _, lb := range order {
-		o := byLB[lb]
+	for _, k := range order {
+		o := byKey[k]
 		slices.SortFunc(o.targets, compareTargets)
 		o.targets = slices.CompactFunc(o.targets, func(a, b clb.Target) bool { return compareTargets(a, b) == 0 })
 		out = append(out, *o)
@@ -486,7 +543,7 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (b
 		// an operation for pa runs.
 		return r.binder.idle(key), nil
 	}
-	done, err := r.runOps(pa, ops)
+	done, err := r.runOps(ctx, pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
@@ -502,27 +559,35 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (b
 	return true, nil
 }
 
-// runOps hands ops to the binder under a generation that identifies them,
-// using the cloud client of the pool of the first binding.
-func (r *Reconciler) runOps(pa *v1alpha1.PodAddress, ops []op) (bool, error) {
-	if len(ops) == 0 {
+// runOps gives each op the cloud client of its pool's provider config and
+// its load balancer's region, and hands them to the binder under a
+// generation that identifies them. A deregistration from a pool that is
+// gone is dropped: its listeners went with it, and their targets.
+func (r *Reconciler) runOps(ctx context.Context, pa *v1alpha1.PodAddress, ops []op) (bool, error) {
+	send := make([]op, 0, len(ops))
+	for _, o := range ops {
+		c, err := r.clientFor(ctx, o.pool, o.region)
+		if kerrors.IsNotFound(errors.Cause(err)) && !o.register {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		o.c = c
+		send = append(send, o)
+	}
+	if len(send) == 0 {
 		return true, nil
 	}
-	c, err := r.clientFor(context.Background(), pa)
-	if kerrors.IsNotFound(errors.Cause(err)) && !ops[0].register {
-		// The pool is gone, and its listeners with their targets.
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return r.binder.start(c, client.ObjectKeyFromObject(pa), generation(ops), ops)
+	return r.binder.start(client.ObjectKeyFromObject(pa), generation(send), send)
 }
 
+// generation identifies an op set by what it does, region included: the
+// same targets in another region are another operation.
 func generation(ops []op) string {
 	h := sha256.New()
 	for _, o := range ops {
-		_, _ = fmt.Fprintf(h, "%v|%s|", o.register, o.lb)
+		_, _ = fmt.Fprintf(h, "%v|%s|%s|%s|", o.register, o.pool, o.region, o.lb)
 		for _, t := range o.targets {
 			_, _ = fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
 		}
@@ -530,21 +595,22 @@ func generation(ops []op) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// clientFor returns the cloud client of the provider config of the pool
-// pa's first binding uses; every pool of one PodAddress is expected to be
-// reachable with its own config, and they normally share one.
-func (r *Reconciler) clientFor(ctx context.Context, pa *v1alpha1.PodAddress) (*clb.Client, error) {
-	if len(pa.Status.Bindings) == 0 {
-		return nil, errors.New("no bindings")
-	}
-	ns, name, _ := strings.Cut(pa.Status.Bindings[0].Pool, "/")
+// clientFor returns the cloud client of the provider config of pool, in
+// region (a load balancer the pool names as region:lb-…); an empty region
+// is the config's own.
+func (r *Reconciler) clientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
+	ns, name, _ := strings.Cut(pool, "/")
 	pp := &clbv1alpha1.PortPool{}
 	if err := r.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp); err != nil {
-		return nil, errors.Wrapf(err, "cannot get PortPool %s/%s", ns, name)
+		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
 	}
 	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)
 	if err != nil {
 		return nil, err
 	}
-	return r.clients.Client(cfg)
+	if region != "" {
+		cfg.Region = region
+	}
+	c, err := r.clients.Client(cfg)
+	return c, errors.Wrapf(err, "cannot build a client for region %s", cfg.Region)
 }

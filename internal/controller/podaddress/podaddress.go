@@ -245,7 +245,9 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
-	r.pools.release(pa, r.metrics.usage)
+	if err := r.pools.release(ctx, pa, r.metrics.usage); err != nil {
+		return reconcile.Result{}, err
+	}
 	r.told.forget(types.UID(pa.Spec.PodUID))
 	r.metrics.forget(pa)
 	meta.RemoveFinalizer(pa, Finalizer)

@@ -124,7 +124,7 @@ func TestBinderRetriesAfterAFailure(t *testing.T) {
 	b := newBinder()
 	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
 	b.results[key] = result{gen: "g1", err: errors.New("refused")}
-	if done, err := b.start(nil, key, "g1", nil); !done || err == nil {
+	if done, err := b.start(key, "g1", nil); !done || err == nil {
 		t.Fatalf("start: got %v, %v; want the recorded failure", done, err)
 	}
 	b.mu.Lock()
@@ -135,7 +135,7 @@ func TestBinderRetriesAfterAFailure(t *testing.T) {
 	}
 	b.results[key] = result{gen: "old", err: nil}
 	b.running[key] = "g2" // pretend g2 is running, so start does not launch
-	if done, _ := b.start(nil, key, "g2", nil); done {
+	if done, _ := b.start(key, "g2", nil); done {
 		t.Error("the answer to an older request was taken for the current one")
 	}
 }
@@ -147,7 +147,7 @@ func TestBinderRunsOneOperationAtATime(t *testing.T) {
 	b := newBinder()
 	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
 	b.running[key] = "register" // a registration in flight
-	if done, err := b.start(nil, key, "deregister", nil); done || err != nil {
+	if done, err := b.start(key, "deregister", nil); done || err != nil {
 		t.Fatalf("start while another operation runs: %v, %v; want to wait", done, err)
 	}
 	if b.idle(key) || b.running[key] != "register" {
@@ -159,7 +159,7 @@ func TestBinderRunsOneOperationAtATime(t *testing.T) {
 	delete(b.running, key)
 	b.results[key] = result{gen: "register"}
 	b.mu.Unlock()
-	if done, _ := b.start(nil, key, "deregister", nil); done {
+	if done, _ := b.start(key, "deregister", nil); done {
 		t.Fatal("the registration's answer was taken for the deregistration")
 	}
 	select {
@@ -170,7 +170,7 @@ func TestBinderRunsOneOperationAtATime(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the deregistration never ended")
 	}
-	if done, err := b.start(nil, key, "deregister", nil); !done || err != nil {
+	if done, err := b.start(key, "deregister", nil); !done || err != nil {
 		t.Fatalf("after it ended: %v, %v; want done", done, err)
 	}
 	if !b.idle(key) {
@@ -209,5 +209,57 @@ func TestGenerationIsDeterministic(t *testing.T) {
 	}
 	if generation(deregisterOps(bs)) == want {
 		t.Error("a registration and a deregistration of the same targets share a generation")
+	}
+}
+
+// TestOpsPerRegion: bindings on load balancers of two regions give one op
+// per region, each naming its region and pool, and the region is part of
+// the generation (the same targets in another region are another op).
+func TestOpsPerRegion(t *testing.T) {
+	bs := []v1alpha1.PortBinding{
+		{Pool: "ns/p", Region: "ap-chengdu", LoadBalancerID: "lb-far", ListenerIDs: map[string]string{"TCP": "lbl-1"}, TargetIP: "10.0.0.1", TargetPort: 7000},
+		{Pool: "ns/p", Region: "ap-guangzhou", LoadBalancerID: "lb-home", ListenerIDs: map[string]string{"TCP": "lbl-2"}, TargetIP: "10.0.0.1", TargetPort: 7001},
+	}
+	ops := registerOps(bs)
+	if len(ops) != 2 || ops[0].lb != "lb-far" || ops[0].region != "ap-chengdu" || ops[1].lb != "lb-home" || ops[1].region != "ap-guangzhou" {
+		t.Fatalf("ops = %+v; want lb-far in ap-chengdu, then lb-home in ap-guangzhou", ops)
+	}
+	for _, o := range ops {
+		if o.pool != "ns/p" {
+			t.Errorf("op on %s names pool %q, want ns/p", o.lb, o.pool)
+		}
+	}
+	moved := slices.Clone(bs)
+	moved[0].Region = "ap-shanghai"
+	if generation(registerOps(moved)) == generation(ops) {
+		t.Error("the same targets in another region share a generation")
+	}
+}
+
+func TestUnserved(t *testing.T) {
+	pp := func(protocols ...string) *clbv1alpha1.PortPool {
+		p := &clbv1alpha1.PortPool{}
+		p.SetNamespace("ns")
+		p.SetName("pool")
+		p.Spec.ForProvider.Protocols = protocols
+		return p
+	}
+	cases := map[string]struct {
+		pool     *clbv1alpha1.PortPool
+		protocol string
+		refused  bool
+	}{
+		"DefaultTCP":     {pp(), "TCP", false},
+		"UDPOnDefault":   {pp(), "UDP", true},
+		"TCPUDPOnTCP":    {pp("TCP"), v1alpha1.ProtocolTCPUDP, true},
+		"TCPUDPOnBoth":   {pp("TCP", "UDP"), v1alpha1.ProtocolTCPUDP, false},
+		"UDPOnBoth":      {pp("TCP", "UDP"), "UDP", false},
+		"QUICOnUDP":      {pp("UDP"), "QUIC", true},
+		"TCPSSLOnTCPSSL": {pp("TCP_SSL"), "TCP_SSL", false},
+	}
+	for name, tc := range cases {
+		if err := unserved(tc.pool, tc.protocol); (err != nil) != tc.refused {
+			t.Errorf("%s: unserved = %v, want refused %t", name, err, tc.refused)
+		}
 	}
 }

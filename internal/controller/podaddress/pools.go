@@ -3,8 +3,11 @@ package podaddress
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,10 +127,7 @@ func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) erro
 // apply tells the allocator which slots of each load balancer are usable:
 // those whose listeners exist for every protocol of the pool.
 func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
-	protocols := pp.Spec.ForProvider.Protocols
-	if len(protocols) == 0 {
-		protocols = []string{"TCP"}
-	}
+	protocols := poolProtocols(pp)
 	for _, lb := range pp.Status.AtProvider.LoadBalancers {
 		if lb.State == "NotFound" {
 			a.SetLB(lb.ID, nil)
@@ -146,6 +146,32 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 		ids = append(ids, id)
 	}
 	a.SetBlacklist(ids)
+}
+
+// poolProtocols are the protocols of the listeners a pool creates on
+// every port.
+func poolProtocols(pp *clbv1alpha1.PortPool) []string {
+	if len(pp.Spec.ForProvider.Protocols) == 0 {
+		return []string{"TCP"}
+	}
+	return pp.Spec.ForProvider.Protocols
+}
+
+// unserved returns an error naming the listener protocols of protocol
+// that pp has no listeners for; nil when it serves them all.
+func unserved(pp *clbv1alpha1.PortPool, protocol string) error {
+	have := poolProtocols(pp)
+	var missing []string
+	for _, p := range listenerProtocols(protocol) {
+		if !slices.Contains(have, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errors.Errorf("PortPool %s/%s has %s listeners only; a %s port needs %s listeners too (add them to the pool's protocols, or ask for another protocol)",
+		pp.GetNamespace(), pp.GetName(), strings.Join(have, " and "), protocol, strings.Join(missing, " and "))
 }
 
 // readyPorts lists the slot ports of lb whose listeners exist for every
@@ -177,15 +203,25 @@ func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int
 }
 
 // release returns every port a PodAddress holds, and reports the usage of
-// the pools it touched.
-func (p *pools) release(pa *v1alpha1.PodAddress, report func(pool string, st portalloc.Stats)) {
+// the pools it touched. A pool this process has not used yet is loaded
+// first, while pa still exists: loaded only after pa is gone, its rebuild
+// could read pa from a cache that has not yet seen it go, and pa's ports
+// would stay taken for good (seen after a restart mid-churn).
+func (p *pools) release(ctx context.Context, pa *v1alpha1.PodAddress, report func(pool string, st portalloc.Stats)) error {
 	key := client.ObjectKeyFromObject(pa)
 	for _, b := range pa.Status.Bindings {
-		if a, ok := p.loaded(b.Pool); ok {
-			a.Release(owner(key, b.ContainerPort, b.Protocol))
-			report(b.Pool, a.Stats())
+		a, _, err := p.get(ctx, b.Pool)
+		if kerrors.IsNotFound(errors.Cause(err)) {
+			// The pool is gone, and its allocation state with it.
+			continue
 		}
+		if err != nil {
+			return err
+		}
+		a.Release(owner(key, b.ContainerPort, b.Protocol))
+		report(b.Pool, a.Stats())
 	}
+	return nil
 }
 
 func (p *pools) loaded(key string) (*portalloc.Pool, bool) {

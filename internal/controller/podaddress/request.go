@@ -39,10 +39,10 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 	if asked {
 		return &ask{
 			spec: v1alpha1.PodAddressSpec{
-				Ports:        req.Ports,
+				Ports:        portsOf(req),
 				Strategy:     req.Strategy,
 				KeepDuration: req.KeepDuration,
-				Backend:      backendOf(req),
+				Backend:      req.Backend,
 				Source:       "annotation/" + req.Syntax,
 			},
 			syntax:        req.Syntax,
@@ -127,14 +127,16 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 	return reqs
 }
 
-// backendOf is the backend of an annotation request. A bcs "<port>/hostport"
-// line makes the whole Pod use its node and hostPorts: a PodAddress has one
-// backend.
-func backendOf(req *podannotation.Request) string {
-	for i := range req.Ports {
+// portsOf is the ports of an annotation request, each with its backend
+// where it is not the Pod's: a bcs "<port>/hostport" line makes that port,
+// and only it, use its node and hostPort.
+func portsOf(req *podannotation.Request) []v1alpha1.PortRequest {
+	ports := make([]v1alpha1.PortRequest, len(req.Ports))
+	for i, pr := range req.Ports {
 		if b := req.BackendFor(i); b != req.Backend {
-			return b
+			pr.Backend = b
 		}
+		ports[i] = pr
 	}
-	return req.Backend
+	return ports
 }
