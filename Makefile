@@ -42,8 +42,8 @@ test-race:
 
 reviewable: generate lint test-unit test-race
 
-## demo: start the local control plane, run the provider against it, apply the
-## examples and report what happened.
+## demo: real Crossplane installs the packages on the local control plane; one
+## PodPublicAddress gives a game server's Pods public addresses (README).
 demo:
 	$(GO) run ./cluster/local/demo
 

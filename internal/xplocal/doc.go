@@ -5,6 +5,6 @@
 // each installed provider and function as a local process.
 //
 // There is no kubelet, no garbage collector and no namespace controller
-// on the local control plane; callers clean up composed resources
-// themselves.
+// on the local control plane; DeleteComposite deletes what a composite
+// composed as the garbage collector would.
 package xplocal

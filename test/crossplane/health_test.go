@@ -11,6 +11,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
 )
 
 // health assesses a live object with the Argo CD health script of its kind
@@ -57,7 +58,7 @@ func healthOfComposite(t *testing.T, u *unstructured.Unstructured) {
 	if xr != u {
 		wantHealth(t, xr, argocdhealth.Healthy)
 	}
-	for _, c := range composedOf(xr) {
+	for _, c := range xplocal.Composed(xr) {
 		wantHealth(t, c, argocdhealth.Healthy)
 	}
 }
@@ -81,7 +82,7 @@ func failingComposites(t *testing.T) {
 			return err
 		}
 		xr := compositeOf(t, c)
-		for _, c := range composedOf(xr) {
+		for _, c := range xplocal.Composed(xr) {
 			if c.GetKind() == "LoadBalancer" {
 				lb = c
 				return nil

@@ -100,20 +100,9 @@ func pod(t testing.TB, ns, name, ip string, labels map[string]string, ports ...c
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server", Ports: ports}}},
 	}
-	ctx := context.Background()
-	if err := kube.Create(ctx, p); err != nil {
-		t.Fatal(err)
+	if err := testenv.RunPod(context.Background(), kube, p, ip, wait); err != nil {
+		t.Fatalf("run Pod %s: %v", name, err)
 	}
-	eventually(t, "set the IP of "+name, func() error {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-			return err
-		}
-		p.Status.Phase = corev1.PodRunning
-		p.Status.PodIP = ip
-		p.Status.PodIPs = []corev1.PodIP{{IP: ip}}
-		p.Status.HostIP = "10.0.0.1"
-		return kube.Status().Update(ctx, p)
-	})
 	return p
 }
 
@@ -164,28 +153,4 @@ func int64At(u *unstructured.Unstructured, fields ...string) int64 {
 		return int64(n)
 	}
 	return -1
-}
-
-// composedOf lists the resources a composite composed (spec.resourceRefs
-// for legacy XRs, spec.crossplane.resourceRefs for v2 ones).
-func composedOf(xr *unstructured.Unstructured) []*unstructured.Unstructured {
-	refs, found, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
-	if !found {
-		refs, _, _ = unstructured.NestedSlice(xr.Object, "spec", "resourceRefs")
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range refs {
-		m, _ := r.(map[string]any)
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(fmt.Sprint(m["apiVersion"]))
-		u.SetKind(fmt.Sprint(m["kind"]))
-		u.SetName(fmt.Sprint(m["name"]))
-		if ns, ok := m["namespace"].(string); ok {
-			u.SetNamespace(ns)
-		} else {
-			u.SetNamespace(xr.GetNamespace())
-		}
-		out = append(out, u)
-	}
-	return out
 }

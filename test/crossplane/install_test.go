@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,31 +92,18 @@ func activate(t *testing.T) {
 		t.Errorf("the LoadBalancer CRD exists before activation (%v)", err)
 	}
 
-	policy := &xpextv1alpha1.ManagedResourceActivationPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "tencentcloud-network"},
-		Spec: xpextv1alpha1.ManagedResourceActivationPolicySpec{Activations: []xpextv1alpha1.ActivationPolicy{
-			"*.clb.tencentcloud.m.crossplane.io", "*.network.tencentcloud.m.crossplane.io",
-		}},
-	}
-	if err := kube.Create(ctx, policy); err != nil {
+	activated, err := local.Activate(ctx, wait, "tencentcloud-network",
+		"*.clb.tencentcloud.m.crossplane.io", "*.network.tencentcloud.m.crossplane.io")
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{
 		"loadbalancers.clb.tencentcloud.m.crossplane.io", "portpools.clb.tencentcloud.m.crossplane.io",
 		"podaddresses.network.tencentcloud.m.crossplane.io", "podaddresspolicies.network.tencentcloud.m.crossplane.io",
 	} {
-		eventually(t, "CRD "+name+" established", func() error {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := kube.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
-				return err
-			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("not established")
-		})
+		if !slices.Contains(activated, name) {
+			t.Errorf("CRD %s not activated (activated: %v)", name, activated)
+		}
 	}
 
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
@@ -280,34 +268,12 @@ func dedicatedCLBService(t *testing.T) {
 }
 
 // deleteComposite deletes a claim or composite and then, since the local
-// control plane runs no garbage collector, deletes what it composed as
-// the collector would, and waits until all of it is gone.
+// control plane runs no garbage collector, what it composed, as the
+// collector would, and waits until all of it is gone.
 func deleteComposite(t *testing.T, gvk schema.GroupVersionKind, ns, name string) {
 	t.Helper()
-	ctx := context.Background()
-	u, err := get(gvk, ns, name)
-	if err != nil {
+	if _, err := local.DeleteComposite(context.Background(), gvk, ns, name, wait); err != nil {
 		t.Fatal(err)
-	}
-	xr := compositeOf(t, u)
-	composed := composedOf(xr)
-	if len(composed) == 0 {
-		t.Fatalf("%s %s composed nothing", gvk.Kind, name)
-	}
-	if err := kube.Delete(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, gvk.Kind+" "+name+" gone", func() error { return gone(u) })
-	if xr != u {
-		eventually(t, "its composite gone", func() error { return gone(xr) })
-	}
-	for _, c := range composed {
-		if err := kube.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, c := range composed {
-		eventually(t, c.GetKind()+" "+c.GetName()+" gone", func() error { return gone(c) })
 	}
 }
 
@@ -315,15 +281,7 @@ func deleteComposite(t *testing.T, gvk schema.GroupVersionKind, ns, name string)
 // composite.
 func compositeOf(t testing.TB, u *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
-	ref, found, _ := unstructured.NestedMap(u.Object, "spec", "resourceRef")
-	if !found {
-		return u
-	}
-	gv, err := schema.ParseGroupVersion(fmt.Sprint(ref["apiVersion"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	xr, err := get(gv.WithKind(fmt.Sprint(ref["kind"])), "", fmt.Sprint(ref["name"]))
+	xr, err := local.Composite(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,88 +1,92 @@
-// Command demo is what `make demo` runs: it starts the local control plane,
-// runs the provider binary against it as a user would, applies the examples
-// and reports what happened, then stops everything.
+// Command demo is what `make demo` runs: the product the way users get it.
+// Real Crossplane core installs this repository's packages from a
+// registry on loopback, one PodPublicAddress gives a game server's Pods
+// public addresses in the emulated cloud, and a real packet makes a round
+// trip through each address; the game server scales and the addresses
+// follow. Then everything is deleted, checked for leaks and stopped.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
+	"maps"
 	"os"
-	"os/exec"
+	"os/signal"
 	"path/filepath"
-	"strconv"
+	"slices"
+	"syscall"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
 )
+
+// version tags the packages the demo builds.
+const version = "v0.1.0"
 
 func main() {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
-	provider := fs.String("provider", "", "Path to the provider binary (built from ./cmd/provider when empty).")
-	timeout := fs.Duration("timeout", 2*time.Minute, "How long to wait for the provider to settle.")
+	wait := fs.Duration("wait", 3*time.Minute, "How long any one step may take.")
 	_ = fs.Parse(os.Args[1:])
-	if err := run(*provider, *timeout); err != nil {
+	say := narrator{start: time.Now()}
+	// Ctrl-C stops everything the demo started, as the end of a run does.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, say, *wait)
+	interrupted := ctx.Err() != nil
+	stop()
+	if interrupted {
+		fmt.Fprintln(os.Stderr, "demo: interrupted; everything it started is stopped and its temporary files removed")
+		os.Exit(1)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
+	say.step("done: everything stopped, temporary files removed")
 }
 
-func step(format string, args ...any) {
-	fmt.Printf("==> "+format+"\n", args...)
+// A narrator prints the demo's steps with the time since it started.
+type narrator struct{ start time.Time }
+
+func (n narrator) step(format string, args ...any) {
+	d := time.Since(n.start).Round(time.Second)
+	fmt.Printf("==> [%d:%02d] "+format+"\n", append([]any{int(d.Minutes()), int(d.Seconds()) % 60}, args...)...)
 }
 
-func run(provider string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+2*time.Minute)
-	defer cancel()
+func run(ctx context.Context, say narrator, wait time.Duration) (err error) {
 	work, err := os.MkdirTemp("", "ptn-demo-")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-
-	if provider == "" {
-		step("building the provider")
-		provider = filepath.Join(work, "provider")
-		b := exec.CommandContext(ctx, "go", "build", "-o", provider, "./cmd/provider")
-		b.Dir, b.Stdout, b.Stderr = testenv.RepoRoot(), os.Stdout, os.Stderr
-		if err := b.Run(); err != nil {
-			return fmt.Errorf("cannot build the provider: %w", err)
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			// Keep the logs of core, the provider and the function.
+			fmt.Fprintln(os.Stderr, "demo: logs of crossplane, the provider and the function are in", work)
+			return
 		}
-	}
+		err = joinErr(err, os.RemoveAll(work))
+	}()
 
-	step("starting the local control plane (etcd + kube-apiserver on loopback)")
-	env, err := testenv.Start()
+	say.step("starting the local control plane (etcd + kube-apiserver on loopback), without the provider's CRDs")
+	began := time.Now()
+	env, err := testenv.Start(testenv.WithCRDs())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
-	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
-		return err
-	}
-	kube := env.Client
-	crds := &apiextensionsv1.CustomResourceDefinitionList{}
-	if err := kube.List(ctx, crds); err != nil {
-		return err
-	}
-	fmt.Printf("    api server %s, %d CRDs installed:\n", env.Config.Host, len(crds.Items))
-	for _, c := range crds.Items {
-		fmt.Printf("      %s\n", c.Name)
-	}
+	fmt.Printf("    api server %s, up in %s\n", env.Config.Host, since(began))
 
-	step("starting the emulated Tencent Cloud (data plane on: VIPs forward real traffic)")
+	say.step("starting the emulated Tencent Cloud; its data plane is on: VIPs are loopback addresses that forward TCP and UDP to the registered targets")
 	plane := dataplane.New(nil)
 	defer func() { _ = plane.Close() }()
 	cfg := emulator.DefaultConfig()
@@ -92,116 +96,134 @@ func run(provider string, timeout time.Duration) error {
 		return err
 	}
 	defer func() { _ = cloud.Close() }()
-	fmt.Printf("    endpoint %s (scheme http)\n", endpoint)
+	fmt.Printf("    API endpoint http://%s\n", endpoint)
 
-	health, err := freePort()
+	say.step("building the provider, function and configuration packages; starting Crossplane core %s with the External package runtime", "v2.4.0")
+	began = time.Now()
+	local, err := xplocal.Start(ctx, xplocal.Options{Env: env, Dir: work, Version: version})
 	if err != nil {
 		return err
 	}
-	step("running the provider out of cluster (health on 127.0.0.1:%d)", health)
-	logPath := filepath.Join(work, "provider.log")
-	logFile, err := os.Create(logPath) //nolint:gosec // G304: a file in our own temporary folder.
+	defer local.Stop()
+	fmt.Printf("    packages pushed to the registry on %s, Crossplane ready, in %s\n", local.Registry, since(began))
+
+	say.step("installing Configuration %s:%s; Crossplane pulls the Provider and the Function it depends on", xplocal.Registry+"/"+xplocal.ConfigurationName, version)
+	fmt.Printf("    (examples/provider/imageconfig.yaml, its prefix pointed at the loopback registry, rewrites %s/;\n     the runtime starts the provider and the function as local processes)\n", xplocal.Registry)
+	began = time.Now()
+	if err := local.Install(ctx, version); err != nil {
+		return err
+	}
+	if err := waitHealthy(ctx, local, wait); err != nil {
+		return err
+	}
+	if err := printPackages(ctx, local.Kube); err != nil {
+		return err
+	}
+	fmt.Printf("    Installed and Healthy in %s\n", since(began))
+
+	say.step("activating the provider's managed resource kinds (safe-start: a ManagedResourceActivationPolicy)")
+	activated, err := local.Activate(ctx, wait, "tencentcloud-network",
+		"*.clb.tencentcloud.m.crossplane.io", "*.network.tencentcloud.m.crossplane.io")
 	if err != nil {
 		return err
 	}
-	p := exec.CommandContext(ctx, provider, "--kubeconfig", kubeconfig, "--metrics-bind-address", "0",
-		"--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(health), "--poll", "10s")
-	p.Stdout, p.Stderr = logFile, logFile
-	if err := p.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = p.Process.Signal(os.Interrupt)
-		_ = p.Wait()
-		_ = logFile.Close()
-	}()
-	if err := testenv.Eventually(ctx, 30*time.Second, func() error {
-		return get(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
-	}); err != nil {
-		return fmt.Errorf("provider never became ready (log: %s): %w", tail(logPath), err)
-	}
-	fmt.Println("    provider /readyz: ok")
+	fmt.Printf("    %d CRDs established: %v\n", len(activated), activated)
 
-	step("applying examples/providerconfig")
+	say.step("applying examples/providerconfig (the credentials Secret and ClusterProviderConfig default, pointed at the emulator)")
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml", "providerconfig.yaml"} {
-		objs, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint))
-		if err != nil {
+	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
+		if _, err := testenv.Apply(ctx, local.Kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
 			return err
 		}
-		for _, o := range objs {
-			fmt.Printf("    created %s %s\n", o.GetKind(), client.ObjectKeyFromObject(o))
+	}
+	pc := &clusterv1alpha1.ClusterProviderConfig{}
+	err = testenv.Eventually(ctx, wait, func() error {
+		if err := local.Kube.Get(ctx, client.ObjectKey{Name: "default"}, pc); err != nil {
+			return err
 		}
+		if c := pc.GetCondition(xpv2.TypeReady); c.Status != "True" {
+			return fmt.Errorf("ClusterProviderConfig default: Ready=%q %s", c.Status, c.Message)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Println("    ClusterProviderConfig default: Ready (the provider checked the credentials against the cloud)")
+
+	if err := gameServerDemo(ctx, say, local, cloud, wait); err != nil {
+		return err
 	}
 
-	step("waiting for the provider to check the credentials of each config")
-	configs := []struct {
-		obj interface {
-			client.Object
-			GetCondition(xpv2.ConditionType) xpv2.Condition
-		}
-		key client.ObjectKey
+	calls := cloud.Calls()
+	fmt.Println("    cloud API calls the provider made in all (action: result: count):")
+	for _, action := range slices.Sorted(maps.Keys(calls)) {
+		fmt.Printf("      %-28s %v\n", action, calls[action])
+	}
+	say.step("stopping the provider, the function, Crossplane, the registry, the emulator and the control plane")
+	return nil
+}
+
+// printPackages prints each installed package: what was asked for and
+// where Crossplane pulled it from.
+func printPackages(ctx context.Context, kube client.Client) error {
+	for _, p := range []struct {
+		kind string
+		obj  pkgv1.Package
 	}{
-		{&clusterv1alpha1.ClusterProviderConfig{}, client.ObjectKey{Name: "default"}},
-		{&v1alpha1.ProviderConfig{}, client.ObjectKey{Namespace: "team-a", Name: "team-a"}},
-	}
-	for _, c := range configs {
-		err := testenv.Eventually(ctx, timeout, func() error {
-			if err := kube.Get(ctx, c.key, c.obj); err != nil {
-				return err
-			}
-			if r := c.obj.GetCondition(xpv2.TypeReady); r.Status != "True" {
-				return fmt.Errorf("%s Ready=%q %s", c.key, r.Status, r.Message)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("%w (provider log: %s)", err, tail(logPath))
+		{"Configuration", &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: xplocal.ConfigurationName}}},
+		{"Provider", &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: xplocal.ProviderPackage}}},
+		{"Function", &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: xplocal.FunctionPackage}}},
+	} {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p.obj), p.obj); err != nil {
+			return err
 		}
-		fmt.Printf("    %T %s: Ready, finalizers %v\n", c.obj, c.key, c.obj.GetFinalizers())
-	}
-	if err := clbDemo(ctx, kube, cloud, timeout, logPath); err != nil {
-		return err
-	}
-	step("demo finished; stopping")
-	return nil
-}
-
-func get(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", url, resp.Status)
+		fmt.Printf("    %-13s %-34s %s (pulled from %s)\n", p.kind, p.obj.GetName(), p.obj.GetSource(), p.obj.GetResolvedSource())
 	}
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// waitHealthy waits for the packages, and fails as soon as core or its
+// RBAC manager has exited rather than when the wait runs out.
+func waitHealthy(ctx context.Context, local *xplocal.Local, wait time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited := make(chan error, 1)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			for _, p := range []*testenv.Process{local.Core.Core, local.Core.RBAC} {
+				if p.Exited() {
+					// The RBAC manager always serves metrics on :8080;
+					// another program holding it ends it at once.
+					exited <- fmt.Errorf("crossplane exited (is port 8080 in use?); its log: %s", p.Log)
+					cancel()
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := local.WaitHealthy(ctx, wait)
+	cancel()
+	select {
+	case e := <-exited:
+		return e
+	default:
+		return err
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil //nolint:forcetypeassert // a TCP listener always has a TCP address.
 }
 
-// tail returns the end of a log file for an error message.
-func tail(path string) string {
-	f, err := os.Open(path) //nolint:gosec // G304: a file in our own temporary folder.
+func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
+
+func joinErr(err, more error) error {
 	if err != nil {
-		return err.Error()
+		return err
 	}
-	defer func() { _ = f.Close() }()
-	b, _ := io.ReadAll(f)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
+	return more
 }
