@@ -29,7 +29,6 @@ var (
 	claimPPA    = schema.GroupVersionKind{Group: "claims.workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "PodPublicAddress"}
 	xrPPA       = schema.GroupVersionKind{Group: "workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "PodPublicAddress"}
 	xrDedicated = schema.GroupVersionKind{Group: "workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "DedicatedCLBService"}
-	policyGVK   = networkv1alpha1.PodAddressPolicyGroupVersionKind
 )
 
 // TestInstallAndCompose is one user's story, step by step: each step needs
@@ -307,5 +306,3 @@ func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
 	}
 	return false
 }
-
-var _ = policyGVK
