@@ -109,14 +109,15 @@ func TestPodIPReuse(t *testing.T) {
 	w := &reuseWatch{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var once sync.Once
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			l := &v1alpha1.PodAddressList{}
-			if err := kube.List(ctx, l, client.InNamespace(ns)); err == nil {
-				w.check(l.Items, "old", "new")
+			list := &v1alpha1.PodAddressList{}
+			if err := kube.List(ctx, list, client.InNamespace(ns)); err == nil {
+				w.check(list.Items, "old", "new")
 			}
 			select {
 			case <-ctx.Done():
@@ -126,10 +127,22 @@ func TestPodIPReuse(t *testing.T) {
 		}
 	}()
 	stopWatch := func() {
-		cancel()
-		<-done
+		once.Do(func() {
+			cancel()
+			<-done
+		})
 	}
-	t.Cleanup(stopWatch)
+	// Reported even when the test stops early, since the violations say
+	// what went wrong first.
+	t.Cleanup(func() {
+		stopWatch()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for _, v := range w.violations {
+			t.Error(v)
+		}
+		t.Logf("%d samples of the PodAddresses, %d violations", w.samples, len(w.violations))
+	})
 
 	// The cloud refuses every deregistration until told otherwise.
 	deregs := cloud.CallCount("BatchDeregisterTargets")
@@ -194,13 +207,7 @@ func TestPodIPReuse(t *testing.T) {
 	})
 
 	stopWatch()
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.samples < 10 {
 		t.Errorf("only %d samples of the PodAddresses were taken", w.samples)
 	}
-	for _, v := range w.violations {
-		t.Error(v)
-	}
-	t.Logf("%d samples of the PodAddresses, %d violations", w.samples, len(w.violations))
 }
