@@ -3,6 +3,7 @@ package podaddress
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -210,4 +211,94 @@ func TestPodIPReuse(t *testing.T) {
 	if w.samples < 10 {
 		t.Errorf("only %d samples of the PodAddresses were taken", w.samples)
 	}
+}
+
+// TestPodIPReuseSameName recreates a Pod of the same name and IP (a
+// StatefulSet Pod) while the old one's target cannot be deregistered yet:
+// the new Pod takes over the PodAddress, and once the cloud recovers its
+// own target is registered and stays, not removed by the old Pod's late
+// deregistration.
+func TestPodIPReuseSameName(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 31310, 31310)
+	const ip = "10.9.0.8"
+	ann := map[string]string{ourPorts: "game pool", keep: "1h"}
+
+	a := pod(t, ns, "web-0", ip, ann)
+	paA := bound(t, ns, "web-0")
+	listenerID := paA.Status.Bindings[0].ListenerIDs["TCP"]
+	want := []string{ip + ":7777"}
+	if got := cloudTargets(lbID(l), listenerID); !slices.Equal(got, want) {
+		t.Fatalf("listener %s targets %v, want %v", listenerID, got, want)
+	}
+
+	deregs := cloud.CallCount("BatchDeregisterTargets")
+	if err := cloud.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "BatchDeregisterTargets", Code: "InternalError"}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cloud.SetFaults(emulator.Faults{}) })
+	deletePod(t, a)
+	eventually(t, "old's deregistration refused twice", func() error {
+		if n := cloud.CallCount("BatchDeregisterTargets") - deregs; n < 2 {
+			return errors.Errorf("%d BatchDeregisterTargets calls since web-0 was deleted", n)
+		}
+		return nil
+	})
+	b := pod(t, ns, "web-0", ip, ann)
+	eventually(t, "web-0's PodAddress taken over", func() error {
+		pa := &v1alpha1.PodAddress{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web-0"}, pa); err != nil {
+			return err
+		}
+		if pa.Spec.PodUID != string(b.UID) {
+			return errors.Errorf("PodAddress is for Pod %s, want %s", pa.Spec.PodUID, b.UID)
+		}
+		return nil
+	})
+
+	if err := cloud.SetFaults(emulator.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	// Bound for the new Pod with the one port, and the cloud has its
+	// target once no deregistration is left to run.
+	eventually(t, "web-0 Bound for the new Pod with its target registered", func() error {
+		pa := &v1alpha1.PodAddress{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web-0"}, pa); err != nil {
+			return err
+		}
+		if pa.Spec.PodUID != string(b.UID) || pa.Status.State != v1alpha1.StateBound {
+			return errors.Errorf("PodAddress for %s is %q (%s)", pa.Spec.PodUID, pa.Status.State, pa.Status.Message)
+		}
+		if len(pa.Status.Bindings) != 1 || pa.Status.Bindings[0].ListenerIDs["TCP"] != listenerID {
+			return errors.Errorf("bindings %+v, want one on listener %s", pa.Status.Bindings, listenerID)
+		}
+		if got := cloudTargets(lbID(l), listenerID); !slices.Equal(got, want) {
+			return errors.Errorf("listener %s targets %v, want %v", listenerID, got, want)
+		}
+		return nil
+	})
+	// A deregistration left over from the old Pod (a retry, a queued
+	// batch) would run soon after the cloud recovers: the target must
+	// stay while the provider's target calls stand still for 2 s, longer
+	// than its batch window and its retry backoff at this point.
+	var last map[string]int
+	var still time.Time
+	eventually(t, "target stays with no target calls for 2 s", func() error {
+		now := map[string]int{
+			"BatchDeregisterTargets": cloud.CallCount("BatchDeregisterTargets"),
+			"BatchRegisterTargets":   cloud.CallCount("BatchRegisterTargets"),
+		}
+		if got := cloudTargets(lbID(l), listenerID); !slices.Equal(got, want) {
+			t.Fatalf("listener %s targets %v, want %v: the new Pod's target was removed", listenerID, got, want)
+		}
+		if !maps.Equal(last, now) {
+			last, still = now, time.Now()
+		}
+		if d := time.Since(still); d < 2*time.Second {
+			return errors.Errorf("target calls stood still for %s only", d)
+		}
+		return nil
+	})
 }
