@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -76,7 +78,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 			For(k.obj()).
 			Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kinds.Config.Kind}).
 			Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(k.secrets)).
-			Complete(r)
+			Complete(errors.WithSilentRequeueOnConflict(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)))
 		if err != nil {
 			return err
 		}

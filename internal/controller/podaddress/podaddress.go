@@ -33,6 +33,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -85,7 +86,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
 		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(ratelimiter.NewReconciler(controllerName, r, o.GlobalRateLimiter)))
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -60,7 +61,7 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfPod), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(ratelimiter.NewReconciler(policyControllerName, r, o.GlobalRateLimiter)))
 }
 
 // servingPolicy returns the policy of pols that serves pod: the first by
