@@ -33,7 +33,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -86,7 +85,10 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
 		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
-		Complete(errors.WithSilentRequeueOnConflict(ratelimiter.NewReconciler(controllerName, r, o.GlobalRateLimiter)))
+		// Not behind the global reconcile limiter the managed resources
+		// share: a burst of Pods would bind at --max-reconcile-rate per
+		// second. Cloud calls are rate limited in the client instead.
+		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.

@@ -21,7 +21,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -61,7 +60,10 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfPod), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		Complete(errors.WithSilentRequeueOnConflict(ratelimiter.NewReconciler(policyControllerName, r, o.GlobalRateLimiter)))
+		// Not behind the global reconcile limiter the managed resources
+		// share: a burst of Pods would bind at --max-reconcile-rate per
+		// second. Cloud calls are rate limited in the client instead.
+		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
 // servingPolicy returns the policy of pols that serves pod: the first by
