@@ -9,7 +9,7 @@ TEST_FLAGS  ?= -count=1 -timeout=30m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
 
-.PHONY: all build generate check-generated lint test test-unit test-race reviewable demo controlplane bench xpkg clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench xpkg clean
 
 all: build
 
@@ -25,13 +25,19 @@ check-generated: generate
 	@git diff --exit-code -- apis package || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- apis package)" || { git status --porcelain -- apis package; echo "generate left untracked files: run 'make generate' and commit"; exit 1; }
 
+## check-files: no tracked file over 1 MiB (a built binary committed by
+## mistake once made a whole submission too big to land).
+check-files:
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$2}'); \
+	test -z "$$big" || { echo "tracked files over 1 MiB (build outputs belong in _output/ or .gitignore):"; echo "$$big"; exit 1; }
+
 lint:
 	$(TOOL) golangci-lint run ./...
 
 ## test: what CI runs — generated code is current, lint passes, and all unit
 ## and integration tests pass (the local control plane is built or installed
 ## on first use by cluster/local/install.sh).
-test: check-generated lint test-unit test-race
+test: check-files check-generated lint test-unit test-race
 
 test-unit:
 	$(GO) test $(TEST_FLAGS) ./...
