@@ -3,6 +3,7 @@ package controller
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,11 +48,33 @@ func controllers() []kindController {
 		{setup: listener.Setup, needs: with(v1alpha1.ListenerGroupVersionKind)},
 		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
 		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
-		{setup: portpool.Setup, needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: podaddress.Setup, needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: withPoolIndex(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
+		{setup: withPoolIndex(podaddress.Setup), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }
+
+// withPoolIndex registers networkv1alpha1.PoolIndex before setup, once per
+// manager: the PortPool and PodAddress controllers both read it, and either
+// may start first under safe-start.
+func withPoolIndex(setup func(ctrl.Manager, controller.Options, *clb.Pool) error) func(ctrl.Manager, controller.Options, *clb.Pool) error {
+	return func(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+		poolIndexMu.Lock()
+		defer poolIndexMu.Unlock()
+		if !poolIndexed[mgr] {
+			if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf); err != nil {
+				return err
+			}
+			poolIndexed[mgr] = true
+		}
+		return setup(mgr, o, pool)
+	}
+}
+
+var (
+	poolIndexMu sync.Mutex
+	poolIndexed = map[ctrl.Manager]bool{}
+)
 
 // Setup adds all controllers to the manager. They share pool, so that one
 // cloud client per account, region and endpoint carries every call of the

@@ -67,7 +67,7 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		}
 		for _, p := range pr.Pools {
 			out = append(out, want{
-				pool: poolKey(pa.GetNamespace(), p), containerPort: port, protocol: proto,
+				pool: p.Key(pa.GetNamespace()), containerPort: port, protocol: proto,
 				backend: backend, hostPort: hostPort, nodePort: nodePort,
 			})
 		}
@@ -383,7 +383,7 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, lb.VIPs
 		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
 		for _, proto := range listenerProtocols(w.protocol) {
-			b.ListenerIDs[proto] = lb.Listeners[fmt.Sprintf("%s/%d", proto, slot.Port)]
+			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
 		}
 	}
 	return b
@@ -607,9 +607,9 @@ func generation(ops []op) string {
 // region (a load balancer the pool names as region:lb-…); an empty region
 // is the config's own.
 func (r *Reconciler) clientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
-	ns, name, _ := strings.Cut(pool, "/")
+	nn, _ := v1alpha1.ParsePoolKey(pool)
 	pp := &clbv1alpha1.PortPool{}
-	if err := r.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pp); err != nil {
+	if err := r.kube.Get(ctx, nn, pp); err != nil {
 		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
 	}
 	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)

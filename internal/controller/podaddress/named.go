@@ -28,7 +28,7 @@ func namedAddresses(pod *corev1.Pod, ports []v1alpha1.PortRequest, bs []v1alpha1
 		}
 		var addrs []string
 		for _, p := range pr.Pools {
-			w := want{pool: poolKey(pod.GetNamespace(), p), containerPort: port, protocol: proto}
+			w := want{pool: p.Key(pod.GetNamespace()), containerPort: port, protocol: proto}
 			for _, b := range bs {
 				if w.matches(b) && b.Address != "" {
 					addrs = append(addrs, b.Address)

@@ -62,9 +62,6 @@ const (
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexPool, poolsOf); err != nil {
-		return err
-	}
 	if err := setupPolicyStatus(mgr, o); err != nil {
 		return err
 	}

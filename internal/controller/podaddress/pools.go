@@ -20,38 +20,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
-// indexPool indexes PodAddresses by the pools they hold or ask for.
-const indexPool = "podaddress.pools"
-
-func poolsOf(o client.Object) []string {
-	pa, ok := o.(*v1alpha1.PodAddress)
-	if !ok {
-		return nil
-	}
-	seen := map[string]bool{}
-	for _, pr := range pa.Spec.Ports {
-		for _, p := range pr.Pools {
-			seen[poolKey(pa.GetNamespace(), p)] = true
-		}
-	}
-	for _, b := range pa.Status.Bindings {
-		seen[b.Pool] = true
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// poolKey is namespace/name of a pool a Pod of namespace ns refers to.
-func poolKey(ns string, p v1alpha1.PoolRef) string {
-	if p.Namespace != "" {
-		ns = p.Namespace
-	}
-	return ns + "/" + p.Name
-}
-
 // owner names one binding in its pool's allocator. It does not change when
 // a Pod is recreated with the same name, which is what lets a held binding
 // pass to the new Pod.
@@ -77,9 +45,9 @@ func newPools(kube client.Reader, reg *portalloc.Registry) *pools {
 // get returns the allocator and the PortPool of key, loading or refreshing
 // the allocator from the PortPool's status.
 func (p *pools) get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alpha1.PortPool, error) {
-	ns, name, _ := strings.Cut(key, "/")
+	nn, _ := v1alpha1.ParsePoolKey(key)
 	pp := &clbv1alpha1.PortPool{}
-	if err := p.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, pp); err != nil {
+	if err := p.kube.Get(ctx, nn, pp); err != nil {
 		return nil, nil, errors.Wrapf(err, "cannot get PortPool %s", key)
 	}
 	p.mu.Lock()
@@ -106,7 +74,7 @@ func (p *pools) get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alp
 // rebuild records every binding the PodAddresses hold in the pool.
 func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) error {
 	l := &v1alpha1.PodAddressList{}
-	if err := p.kube.List(ctx, l, client.MatchingFields{indexPool: key}); err != nil {
+	if err := p.kube.List(ctx, l, client.MatchingFields{v1alpha1.PoolIndex: key}); err != nil {
 		return errors.Wrapf(err, "cannot list the bindings of pool %s", key)
 	}
 	for _, pa := range l.Items {
@@ -129,7 +97,7 @@ func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) erro
 func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 	protocols := poolProtocols(pp)
 	for _, lb := range pp.Status.AtProvider.LoadBalancers {
-		if lb.State == "NotFound" {
+		if lb.State == clbv1alpha1.PoolLBNotFound {
 			a.SetLB(lb.ID, nil)
 			continue
 		}
@@ -137,15 +105,7 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 	}
 	// Blacklist entries may name a region (region:lb-…); status and the
 	// allocator know load balancers by id.
-	ids := make([]string, 0, len(pp.Spec.ForProvider.Blacklist))
-	for _, b := range pp.Spec.ForProvider.Blacklist {
-		_, id, found := strings.Cut(b, ":")
-		if !found {
-			id = b
-		}
-		ids = append(ids, id)
-	}
-	a.SetBlacklist(ids)
+	a.SetBlacklist(clbv1alpha1.LoadBalancerIDsOf(pp.Spec.ForProvider.Blacklist))
 }
 
 // poolProtocols are the protocols of the listeners a pool creates on
@@ -178,19 +138,10 @@ func unserved(pp *clbv1alpha1.PortPool, protocol string) error {
 // protocol.
 func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int32 {
 	count := map[int32]int{}
-	for k := range lb.Listeners {
-		proto, port, ok := strings.Cut(k, "/")
-		if !ok {
-			continue
-		}
-		var n int32
-		if _, err := fmt.Sscan(port, &n); err != nil {
-			continue
-		}
-		for _, p := range protocols {
-			if p == proto {
-				count[n]++
-			}
+	for s := range lb.Listeners {
+		k, ok := clbv1alpha1.ParseListenerKey(s)
+		if ok && slices.Contains(protocols, k.Protocol) {
+			count[k.Port]++
 		}
 	}
 	ports := make([]int32, 0, len(count))
@@ -238,7 +189,7 @@ func (p *pools) loaded(key string) (*portalloc.Pool, bool) {
 // wait for it.
 func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []reconcile.Request {
 	l := &v1alpha1.PodAddressList{}
-	if err := r.kube.List(ctx, l, client.MatchingFields{indexPool: o.GetNamespace() + "/" + o.GetName()}); err != nil {
+	if err := r.kube.List(ctx, l, client.MatchingFields{v1alpha1.PoolIndex: v1alpha1.PoolKey(o.GetNamespace(), o.GetName())}); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request

@@ -48,17 +48,9 @@ func (l *lbObs) found() bool { return l.lb != nil }
 // 1); before that it takes no listeners.
 func (l *lbObs) cloudReady() bool { return l.lb != nil && clbconv.Deref(l.lb.Status) == 1 }
 
-// lbRef is a load balancer id of the spec: lb-… or region:lb-….
-type lbRef struct{ region, id string }
-
-func parseRef(s string) lbRef {
-	if i := strings.LastIndex(s, ":"); i >= 0 {
-		return lbRef{region: s[:i], id: s[i+1:]}
-	}
-	return lbRef{id: s}
+func poolKey(cr *v1alpha1.PortPool) string {
+	return networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
 }
-
-func poolKey(cr *v1alpha1.PortPool) string { return cr.GetNamespace() + "/" + cr.GetName() }
 
 func (e *external) homeConfig(ctx context.Context, cr *v1alpha1.PortPool) (clients.Config, error) {
 	if e.cfg == nil {
@@ -121,24 +113,24 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	}
 	blacklist := map[string]bool{}
 	for _, b := range p.Blacklist {
-		blacklist[parseRef(b).id] = true
+		blacklist[v1alpha1.ParseLoadBalancerRef(b).ID] = true
 	}
 	seen := map[string]bool{}
 	for _, s := range p.LoadBalancerIDs {
-		ref := parseRef(s)
-		if ref.id == "" || seen[ref.id] {
+		ref := v1alpha1.ParseLoadBalancerRef(s)
+		if ref.ID == "" || seen[ref.ID] {
 			continue
 		}
-		seen[ref.id] = true
-		c, err := e.clientFor(ctx, cr, ref.region)
+		seen[ref.ID] = true
+		c, err := e.clientFor(ctx, cr, ref.Region)
 		if err != nil {
 			return nil, err
 		}
-		region := ref.region
+		region := ref.Region
 		if region == "" {
 			region = cfg.Region
 		}
-		o.lbs = append(o.lbs, &lbObs{id: ref.id, region: region, c: c, lb: autoByID[ref.id], auto: autoByID[ref.id] != nil})
+		o.lbs = append(o.lbs, &lbObs{id: ref.ID, region: region, c: c, lb: autoByID[ref.ID], auto: autoByID[ref.ID] != nil})
 	}
 	sort.SliceStable(auto, func(i, j int) bool {
 		a, b := clbconv.Deref(auto[i].CreateTime), clbconv.Deref(auto[j].CreateTime)
@@ -247,7 +239,7 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 // manager's cache, indexed by pool).
 func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *observation) error {
 	list := &networkv1alpha1.PodAddressList{}
-	if err := e.kube.List(ctx, list, client.MatchingFields{BindingsIndex: poolKey(cr)}); err != nil {
+	if err := e.kube.List(ctx, list, client.MatchingFields{networkv1alpha1.PoolIndex: poolKey(cr)}); err != nil {
 		return errors.Wrap(err, "cannot list the PodAddresses of the pool")
 	}
 	byID := map[string]*lbObs{}
@@ -322,13 +314,13 @@ func (o *observation) fillStatus() {
 		}
 		switch {
 		case !l.found():
-			st.State, st.Free = StateNotFound, 0
+			st.State, st.Free = v1alpha1.PoolLBNotFound, 0
 		case l.blacklisted:
-			st.State, st.Free = StateBlacklisted, 0
+			st.State, st.Free = v1alpha1.PoolLBBlacklisted, 0
 		case l.cloudReady() && o.shapeErr == nil && st.ListenersReady == st.ListenersWanted:
-			st.State = StateReady
+			st.State = v1alpha1.PoolLBReady
 		default:
-			st.State = StateCreating
+			st.State = v1alpha1.PoolLBCreating
 		}
 		l.status = st
 	}
@@ -339,7 +331,7 @@ func (o *observation) status() v1alpha1.PortPoolObservation {
 	for _, l := range o.lbs {
 		s.LoadBalancers = append(s.LoadBalancers, l.status)
 		s.Allocated += l.status.Allocated
-		if l.status.State == StateReady {
+		if l.status.State == v1alpha1.PoolLBReady {
 			s.Free += l.status.Free
 		}
 	}

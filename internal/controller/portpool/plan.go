@@ -127,8 +127,10 @@ func (s shape) slotOf(port int64) (int64, bool) {
 	return (port - s.start) / s.seg, true
 }
 
-// key names a listener in status: "PROTOCOL/port".
-func key(protocol string, port int64) string { return fmt.Sprintf("%s/%d", protocol, port) }
+// key names a listener in status.
+func key(protocol string, port int64) string {
+	return v1alpha1.ListenerKey{Protocol: protocol, Port: int32(port)}.String() //nolint:gosec // G115: ports are 1-65535.
+}
 
 // lbListeners is what one load balancer's listeners mean to the pool.
 type lbListeners struct {
@@ -310,13 +312,13 @@ func needLoadBalancer(ac *v1alpha1.PoolAutoCreate, slots int64, lbs []lbUsage) b
 	}
 	var auto, capacity int64
 	for _, lb := range lbs {
-		if lb.autoCreated && lb.state != StateNotFound {
+		if lb.autoCreated && lb.state != v1alpha1.PoolLBNotFound {
 			auto++
 		}
 		switch lb.state {
-		case StateReady:
+		case v1alpha1.PoolLBReady:
 			capacity += lb.free
-		case StateCreating:
+		case v1alpha1.PoolLBCreating:
 			capacity += max(0, slots-lb.allocated)
 		}
 	}

@@ -409,26 +409,26 @@ func TestNeedLoadBalancer(t *testing.T) {
 		"Off":   {"no autoCreate, no growth", nil, nil, false},
 		"Empty": {"a pool without load balancers grows", ac(2, nil), nil, true},
 		"Full": {"a full pool grows", ac(2, nil), []lbUsage{
-			{state: StateReady, autoCreated: true, free: 0, allocated: 10},
+			{state: v1alpha1.PoolLBReady, autoCreated: true, free: 0, allocated: 10},
 		}, true},
 		"HasFree": {"one free slot is enough by default", ac(2, nil), []lbUsage{
-			{state: StateReady, free: 1, allocated: 9},
+			{state: v1alpha1.PoolLBReady, free: 1, allocated: 9},
 		}, false},
 		"BeingMade": {"a load balancer still being prepared counts at its size, so one shortage makes one load balancer", ac(3, nil), []lbUsage{
-			{state: StateReady, free: 0, allocated: 10},
-			{state: StateCreating, autoCreated: true},
+			{state: v1alpha1.PoolLBReady, free: 0, allocated: 10},
+			{state: v1alpha1.PoolLBCreating, autoCreated: true},
 		}, false},
 		"Max": {"maxLoadBalancers stops the growth", ac(1, nil), []lbUsage{
-			{state: StateReady, autoCreated: true, free: 0, allocated: 10},
+			{state: v1alpha1.PoolLBReady, autoCreated: true, free: 0, allocated: 10},
 		}, false},
 		"MissingDoNotCount": {"a created load balancer that is gone does not count against the maximum", ac(1, nil), []lbUsage{
-			{state: StateNotFound, autoCreated: true},
+			{state: v1alpha1.PoolLBNotFound, autoCreated: true},
 		}, true},
 		"BlacklistedGiveNothing": {"blacklisted load balancers offer no slots", ac(2, nil), []lbUsage{
-			{state: StateBlacklisted, free: 0, allocated: 0},
+			{state: v1alpha1.PoolLBBlacklisted, free: 0, allocated: 0},
 		}, true},
 		"MinFree": {"minFreeSlots asks for headroom", ac(2, clbconv.Ptr(int64(5))), []lbUsage{
-			{state: StateReady, free: 4, allocated: 6},
+			{state: v1alpha1.PoolLBReady, free: 4, allocated: 6},
 		}, true},
 	}
 	for name, tc := range cases {

@@ -13,8 +13,6 @@ package portpool
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,14 +38,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// States of a pool's load balancer in status.atProvider.loadBalancers.
-const (
-	StateReady       = "Ready"
-	StateCreating    = "Creating"
-	StateNotFound    = "NotFound"
-	StateBlacklisted = "Blacklisted"
-)
-
 const (
 	// progressPoll is how soon a pool with work left (listeners to create,
 	// settings to fix, a load balancer being made) is looked at again: about
@@ -60,17 +50,11 @@ const (
 	parallelLBs = 8
 	// maxProblems bounds the problems an error message lists.
 	maxProblems = 5
-	// BindingsIndex is the field index of PodAddresses by the pools their
-	// bindings use ("namespace/name").
-	BindingsIndex = "portpool.clb.tencentcloud.m.crossplane.io/bindings"
 )
 
-// Setup adds the PortPool controller and the PodAddress index it counts
-// bindings with.
+// Setup adds the PortPool controller. It counts bindings with
+// networkv1alpha1.PoolIndex, which the caller registers.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkv1alpha1.PodAddress{}, BindingsIndex, PoolsOf); err != nil {
-		return errors.Wrap(err, "cannot index PodAddresses by pool")
-	}
 	sh := newShared(time.Now)
 	live := mgr.GetAPIReader()
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.PortPool]{
@@ -99,22 +83,6 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		// for every binding.
 		Watches: []mr.Watch{{Object: &networkv1alpha1.PodAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(poolsOfBinding)}},
 	})
-}
-
-// PoolsOf indexes a PodAddress by the pools ("namespace/name") its
-// bindings use.
-func PoolsOf(obj client.Object) []string {
-	pa, ok := obj.(*networkv1alpha1.PodAddress)
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, b := range pa.Status.Bindings {
-		if b.Pool != "" && !slices.Contains(out, b.Pool) {
-			out = append(out, b.Pool)
-		}
-	}
-	return out
 }
 
 // api is what this controller needs of the cloud client.
@@ -176,7 +144,7 @@ func (s *shared) pollInterval(mg resource.Managed, d time.Duration) time.Duratio
 // Create, Update or Delete that follows.
 type external struct {
 	home   api
-	kube   client.Reader // the manager's cache, with BindingsIndex
+	kube   client.Reader // the manager's cache, with networkv1alpha1.PoolIndex
 	live   client.Reader // the API server, for the check before deleting
 	shared *shared
 	// config resolves the provider config: the home region's name, and
@@ -221,7 +189,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 		if !l.found() {
 			continue
 		}
-		if l.status.State == StateCreating {
+		if l.status.State == v1alpha1.PoolLBCreating {
 			busy = true
 		}
 		if !l.cloudReady() || len(l.m.missing) > 0 || len(l.m.conflicts) > 0 || l.m.waiting > 0 ||
@@ -233,8 +201,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 
 	ready, creating := false, o.needLB
 	for _, l := range o.lbs {
-		ready = ready || l.status.State == StateReady
-		creating = creating || l.status.State == StateCreating
+		ready = ready || l.status.State == v1alpha1.PoolLBReady
+		creating = creating || l.status.State == v1alpha1.PoolLBCreating
 	}
 	switch {
 	case ready:
@@ -452,23 +420,9 @@ func poolsOfBinding(_ context.Context, o client.Object) []ctrlreconcile.Request 
 		return nil
 	}
 	var reqs []ctrlreconcile.Request
-	add := func(key string) {
-		ns, name, ok := strings.Cut(key, "/")
-		r := ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
-		if ok && !slices.Contains(reqs, r) {
-			reqs = append(reqs, r)
-		}
-	}
-	for _, b := range pa.Status.Bindings {
-		add(b.Pool)
-	}
-	for _, pr := range pa.Spec.Ports {
-		for _, p := range pr.Pools {
-			ns := p.Namespace
-			if ns == "" {
-				ns = pa.GetNamespace()
-			}
-			add(ns + "/" + p.Name)
+	for _, key := range networkv1alpha1.PoolsOf(pa) {
+		if nn, ok := networkv1alpha1.ParsePoolKey(key); ok {
+			reqs = append(reqs, ctrlreconcile.Request{NamespacedName: nn})
 		}
 	}
 	return reqs

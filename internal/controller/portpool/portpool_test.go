@@ -218,7 +218,7 @@ func kubeWith(t *testing.T, objs ...client.Object) client.Client {
 		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
-		WithIndex(&networkv1alpha1.PodAddress{}, BindingsIndex, PoolsOf).Build()
+		WithIndex(&networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf).Build()
 }
 
 // newExternal serves the home region ap-guangzhou from home and other
@@ -289,9 +289,9 @@ func TestObserveStatus(t *testing.T) {
 	}
 	want := v1alpha1.PortPoolObservation{
 		LoadBalancers: []v1alpha1.PoolLoadBalancerStatus{
-			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: StateReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, Free: 4, Listeners: map[string]string{"count": "5"}},
-			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"10.0.0.2"}, ISP: "BGP", State: StateBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"}},
-			{ID: "lb-gone", Region: "ap-guangzhou", State: StateNotFound, ListenersWanted: 5, Listeners: map[string]string{"count": "0"}},
+			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: v1alpha1.PoolLBReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, Free: 4, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"10.0.0.2"}, ISP: "BGP", State: v1alpha1.PoolLBBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-gone", Region: "ap-guangzhou", State: v1alpha1.PoolLBNotFound, ListenersWanted: 5, Listeners: map[string]string{"count": "0"}},
 		},
 		Allocated: 1, Free: 4, Bindings: 1, SlotsPerLoadBalancer: 5,
 	}
@@ -408,7 +408,7 @@ func TestAutoCreate(t *testing.T) {
 	if diff := cmp.Diff(want, home.log()); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || !s[0].AutoCreated || s[0].State != StateReady {
+	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || !s[0].AutoCreated || s[0].State != v1alpha1.PoolLBReady {
 		t.Errorf("status: %+v", s)
 	}
 	// Deleting the pool deletes the load balancer it made.
@@ -494,7 +494,7 @@ func TestOtherRegion(t *testing.T) {
 	if diff := cmp.Diff([]string{"CreateListener lb-sh TCP 100..102 end=0"}, sh.log()); diff != "" {
 		t.Errorf("the other region's client, capped by its quota of 3: -want +got:\n%s", diff)
 	}
-	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || s[0].Region != "ap-shanghai" || s[0].State != StateReady {
+	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || s[0].Region != "ap-shanghai" || s[0].State != v1alpha1.PoolLBReady {
 		t.Errorf("status: %+v", s)
 	}
 

@@ -1,0 +1,93 @@
+package v1alpha1
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The contract between a PortPool and the PodAddresses that bind to it:
+// how a pool's status names its listeners and load balancers, and how its
+// spec names load balancers. Both controllers use these helpers, so the
+// strings are built and parsed in one place.
+
+// States of a pool's load balancer in status.atProvider.loadBalancers.
+const (
+	// PoolLBReady: every listener of the pool exists here.
+	PoolLBReady = "Ready"
+	// PoolLBCreating: listeners (or the load balancer) are being created.
+	PoolLBCreating = "Creating"
+	// PoolLBNotFound: the load balancer does not exist in the cloud.
+	PoolLBNotFound = "NotFound"
+	// PoolLBBlacklisted: no new bindings; existing ones stay.
+	PoolLBBlacklisted = "Blacklisted"
+	// PoolLBDraining: listed in drain; its bindings move to other load
+	// balancers of the pool.
+	PoolLBDraining = "Draining"
+	// PoolLBRemoved: no longer in the pool's spec; shown until its
+	// bindings have moved and the pool's listeners there are deleted.
+	PoolLBRemoved = "Removed"
+)
+
+// TakesBindings reports whether bindings may stay on a load balancer in
+// state s. Those on one that does not are moved elsewhere.
+func TakesBindings(s string) bool {
+	return s != PoolLBNotFound && s != PoolLBDraining && s != PoolLBRemoved
+}
+
+// A ListenerKey names one listener of a pool on a load balancer: its
+// protocol and first port. Its string form "PROTOCOL/port" keys
+// PoolLoadBalancerStatus.Listeners.
+// +k8s:deepcopy-gen=false
+type ListenerKey struct {
+	Protocol string
+	Port     int32
+}
+
+func (k ListenerKey) String() string {
+	return k.Protocol + "/" + strconv.FormatInt(int64(k.Port), 10)
+}
+
+// ParseListenerKey parses "PROTOCOL/port".
+func ParseListenerKey(s string) (ListenerKey, bool) {
+	proto, port, ok := strings.Cut(s, "/")
+	if !ok || proto == "" {
+		return ListenerKey{}, false
+	}
+	n, err := strconv.ParseInt(port, 10, 32)
+	if err != nil || n < 1 || n > 65535 {
+		return ListenerKey{}, false
+	}
+	return ListenerKey{Protocol: proto, Port: int32(n)}, true
+}
+
+// ListenerID returns the id of the pool's listener k on lb, "" if none.
+func (lb *PoolLoadBalancerStatus) ListenerID(k ListenerKey) string {
+	return lb.Listeners[k.String()]
+}
+
+// A LoadBalancerRef is a load balancer as the spec names it: lb-… in the
+// provider config's region, or region:lb-… in another.
+// +k8s:deepcopy-gen=false
+type LoadBalancerRef struct {
+	// Region is "" for the provider config's region.
+	Region string
+	ID     string
+}
+
+// ParseLoadBalancerRef parses lb-… or region:lb-….
+func ParseLoadBalancerRef(s string) LoadBalancerRef {
+	if i := strings.LastIndex(s, ":"); i >= 0 {
+		return LoadBalancerRef{Region: s[:i], ID: s[i+1:]}
+	}
+	return LoadBalancerRef{ID: s}
+}
+
+// LoadBalancerIDsOf returns the ids of refs (lb-… or region:lb-…), in
+// order, without regions.
+func LoadBalancerIDsOf(refs []string) []string {
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, ParseLoadBalancerRef(r).ID)
+	}
+	return ids
+}
