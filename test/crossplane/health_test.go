@@ -81,7 +81,11 @@ func failingComposites(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		xr := compositeOf(t, c)
+		// The claim names its composite before the composite exists.
+		xr, err := local.Composite(ctx, c)
+		if err != nil {
+			return err
+		}
 		for _, c := range xplocal.Composed(xr) {
 			if c.GetKind() == "LoadBalancer" {
 				lb = c
