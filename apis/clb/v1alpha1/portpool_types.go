@@ -66,17 +66,19 @@ type PoolAutoCreate struct {
 type PortPoolParameters struct {
 	// LoadBalancerIDs are the load balancers of the pool: lb-… in the
 	// provider config's region, or region:lb-… for another region.
-	// +crossplane:generate:reference:type=LoadBalancer
-	// +crossplane:generate:reference:refFieldName=LoadBalancerIDRefs
-	// +crossplane:generate:reference:selectorFieldName=LoadBalancerIDSelector
 	// +optional
 	LoadBalancerIDs []string `json:"loadBalancerIds,omitempty"`
 
-	// LoadBalancerIDRefs reference LoadBalancers to add to loadBalancerIds.
+	// LoadBalancerIDRefs reference LoadBalancers of the pool, besides
+	// loadBalancerIds. They are resolved at every reconcile and never
+	// copied into loadBalancerIds, so removing a reference removes its
+	// load balancer from the pool; one not Ready yet is left out until it
+	// is.
 	// +optional
 	LoadBalancerIDRefs []xpv2.NamespacedReference `json:"loadBalancerIdRefs,omitempty"`
 
-	// LoadBalancerIDSelector selects LoadBalancers to add.
+	// LoadBalancerIDSelector selects LoadBalancers of the pool, like
+	// loadBalancerIdRefs, at every reconcile.
 	// +optional
 	LoadBalancerIDSelector *xpv2.NamespacedSelector `json:"loadBalancerIdSelector,omitempty"`
 
@@ -122,6 +124,13 @@ type PortPoolParameters struct {
 	// +optional
 	Blacklist []string `json:"blacklist,omitempty"`
 
+	// Drain lists load balancers of the pool that get no new bindings and
+	// whose bindings move to the pool's other load balancers: each Pod is
+	// given a new address there and told. The pool's listeners stay, so
+	// taking a load balancer off this list makes it usable again.
+	// +optional
+	Drain []string `json:"drain,omitempty"`
+
 	// External is an opaque string passed to every bound Pod in its
 	// address annotation, e.g. a region label for a matchmaker.
 	// +optional
@@ -151,8 +160,10 @@ type PoolLoadBalancerStatus struct {
 	ISP string `json:"isp,omitempty"`
 	// AutoCreated is true for load balancers the pool created itself.
 	AutoCreated bool `json:"autoCreated,omitempty"`
-	// State is Ready (all listeners exist), Creating, NotFound or
-	// Blacklisted.
+	// State is Ready (all listeners exist), Creating, NotFound,
+	// Blacklisted, Draining (in drain: its bindings move) or Removed (no
+	// longer in the pool: shown until its bindings have moved and the
+	// pool's listeners there are deleted).
 	State string `json:"state"`
 	// ListenersReady counts the pool's listeners that exist.
 	ListenersReady int64 `json:"listenersReady"`

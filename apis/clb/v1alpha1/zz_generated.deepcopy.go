@@ -736,6 +736,11 @@ func (in *PortPoolParameters) DeepCopyInto(out *PortPoolParameters) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Drain != nil {
+		in, out := &in.Drain, &out.Drain
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.External != nil {
 		in, out := &in.External, &out.External
 		*out = new(string)

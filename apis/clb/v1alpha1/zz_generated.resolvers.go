@@ -52,33 +52,6 @@ func (mg *Listener) ResolveReferences(ctx context.Context, c client.Reader) erro
 	return nil
 }
 
-// ResolveReferences of this PortPool.
-func (mg *PortPool) ResolveReferences(ctx context.Context, c client.Reader) error {
-	r := reference.NewAPINamespacedResolver(c, mg)
-
-	var mrsp reference.MultiNamespacedResolutionResponse
-	var err error
-
-	mrsp, err = r.ResolveMultiple(ctx, reference.MultiNamespacedResolutionRequest{
-		CurrentValues: mg.Spec.ForProvider.LoadBalancerIDs,
-		Extract:       reference.ExternalName(),
-		Namespace:     mg.GetNamespace(),
-		References:    mg.Spec.ForProvider.LoadBalancerIDRefs,
-		Selector:      mg.Spec.ForProvider.LoadBalancerIDSelector,
-		To: reference.To{
-			List:    &LoadBalancerList{},
-			Managed: &LoadBalancer{},
-		},
-	})
-	if err != nil {
-		return errors.Wrap(err, "mg.Spec.ForProvider.LoadBalancerIDs")
-	}
-	mg.Spec.ForProvider.LoadBalancerIDs = mrsp.ResolvedValues
-	mg.Spec.ForProvider.LoadBalancerIDRefs = mrsp.ResolvedReferences
-
-	return nil
-}
-
 // ResolveReferences of this Rule.
 func (mg *Rule) ResolveReferences(ctx context.Context, c client.Reader) error {
 	r := reference.NewAPINamespacedResolver(c, mg)

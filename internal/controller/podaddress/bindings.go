@@ -106,16 +106,22 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	key := client.ObjectKeyFromObject(pa)
 
 	// Ports no longer asked for go back once their targets are gone.
-	// So do bindings whose slot the allocator gives to someone else.
-	var keep, drop []v1alpha1.PortBinding
+	// So do bindings whose slot the allocator gives to someone else, and
+	// those on a load balancer that left their pool: they are given a new
+	// address below.
+	var keep, drop, moved []v1alpha1.PortBinding
 	for _, b := range pa.Status.Bindings {
 		asked := false
 		for _, w := range ws {
 			asked = asked || w.matches(b)
 		}
-		if asked && r.owns(ctx, key, b) {
+		switch {
+		case asked && r.hasLeft(ctx, b):
+			moved = append(moved, b)
+			drop = append(drop, b)
+		case asked && r.owns(ctx, key, b):
 			keep = append(keep, b)
-		} else {
+		default:
 			drop = append(drop, b)
 		}
 	}
@@ -123,6 +129,10 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		done, err := r.runOps(ctx, pa, deregisterOps(drop))
 		if !done || err != nil {
 			return reconcile.Result{}, err
+		}
+		for _, b := range moved {
+			r.record.Event(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
+				b.LoadBalancerID, b.Pool, b.Protocol, b.ContainerPort, cmp.Or(b.Address, "(none)"))))
 		}
 		for _, b := range drop {
 			if al, ok := r.pools.loaded(b.Pool); ok {
@@ -302,6 +312,16 @@ func (r *Reconciler) owns(ctx context.Context, pa client.ObjectKey, b v1alpha1.P
 	return al.Assign(o, slot) == nil
 }
 
+// hasLeft reports whether b's load balancer has left its pool (see
+// departed). A pool that cannot be read says nothing: b stays.
+func (r *Reconciler) hasLeft(ctx context.Context, b v1alpha1.PortBinding) bool {
+	_, pp, err := r.pools.get(ctx, b.Pool)
+	if err != nil {
+		return false
+	}
+	return departed(pp, b)
+}
+
 func hasBinding(bs []v1alpha1.PortBinding, w want) bool {
 	for _, b := range bs {
 		if w.matches(b) {
@@ -356,8 +376,16 @@ func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w wa
 	if err != nil {
 		return b, false, v1alpha1.StatePending, err
 	}
+	b = binding(pp, w, slot)
+	if departed(pp, b) {
+		// A slot without its listeners could never be registered; the
+		// allocator only hands out slots whose listeners exist, so this is
+		// a status read between two writes. Try again shortly.
+		al.Release(o)
+		return v1alpha1.PortBinding{}, false, v1alpha1.StatePending, errors.Errorf("pool %s: the listeners of %s port %d are not in its status yet", w.pool, slot.LB, slot.Port)
+	}
 	r.metrics.usage(w.pool, al.Stats())
-	return binding(pp, w, slot), !held, "", nil
+	return b, !held, "", nil
 }
 
 // binding describes the address slot gives w.

@@ -35,11 +35,21 @@ type pools struct {
 	registry *portalloc.Registry
 
 	mu     sync.Mutex
-	synced map[string]string // pool key → PortPool resourceVersion applied
+	synced map[string]string    // pool key → PortPool resourceVersion applied
+	uids   map[string]types.UID // pool key → the PortPool the allocator is of
 }
 
 func newPools(kube client.Reader, reg *portalloc.Registry) *pools {
-	return &pools{kube: kube, registry: reg, synced: map[string]string{}}
+	return &pools{kube: kube, registry: reg, synced: map[string]string{}, uids: map[string]types.UID{}}
+}
+
+// forget drops the allocation state of a pool that is gone, so that a
+// pool created again under its name starts from its own load balancers.
+// Caller holds p.mu.
+func (p *pools) forget(key string) {
+	p.registry.Delete(key)
+	delete(p.synced, key)
+	delete(p.uids, key)
 }
 
 // get returns the allocator and the PortPool of key, loading or refreshing
@@ -48,10 +58,19 @@ func (p *pools) get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alp
 	nn, _ := v1alpha1.ParsePoolKey(key)
 	pp := &clbv1alpha1.PortPool{}
 	if err := p.kube.Get(ctx, nn, pp); err != nil {
+		if kerrors.IsNotFound(err) {
+			p.mu.Lock()
+			p.forget(key)
+			p.mu.Unlock()
+		}
 		return nil, nil, errors.Wrapf(err, "cannot get PortPool %s", key)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if uid, ok := p.uids[key]; ok && uid != pp.GetUID() {
+		p.forget(key) // deleted and created again: another pool
+	}
+	p.uids[key] = pp.GetUID()
 	policy := portalloc.Policy(clbv1alpha1.PolicyLeastUsed)
 	if pp.Spec.ForProvider.AllocationPolicy != nil {
 		policy = portalloc.Policy(*pp.Spec.ForProvider.AllocationPolicy)
@@ -93,15 +112,24 @@ func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) erro
 }
 
 // apply tells the allocator which slots of each load balancer are usable:
-// those whose listeners exist for every protocol of the pool.
+// those whose listeners exist for every protocol of the pool, on load
+// balancers that take bindings. A load balancer the pool no longer lists
+// leaves the allocator; its owners keep nothing there and bind moves them.
 func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 	protocols := poolProtocols(pp)
+	listed := map[string]bool{}
 	for _, lb := range pp.Status.AtProvider.LoadBalancers {
-		if lb.State == clbv1alpha1.PoolLBNotFound {
+		listed[lb.ID] = true
+		if !clbv1alpha1.TakesBindings(lb.State) {
 			a.SetLB(lb.ID, nil)
 			continue
 		}
 		a.SetLB(lb.ID, readyPorts(lb, protocols))
+	}
+	for _, st := range a.Stats().LBs {
+		if !listed[st.LB] {
+			a.RemoveLB(st.LB)
+		}
 	}
 	// Blacklist entries may name a region (region:lb-…); status and the
 	// allocator know load balancers by id.
@@ -193,10 +221,36 @@ func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []recon
 		return nil
 	}
 	var reqs []reconcile.Request
+	pp, _ := o.(*clbv1alpha1.PortPool)
 	for _, pa := range l.Items {
-		if pa.Status.State != v1alpha1.StateBound {
+		if pa.Status.State != v1alpha1.StateBound || pp == nil || anyDeparted(pp, pa.Status.Bindings) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
 		}
 	}
 	return reqs
+}
+
+// departed reports whether b's load balancer has left pp: not listed in
+// its status (removed, or the pool was made again with others), or in a
+// state that takes no bindings (NotFound, Draining, Removed). A binding
+// without a listener for each of its protocols has nowhere to go either.
+func departed(pp *clbv1alpha1.PortPool, b v1alpha1.PortBinding) bool {
+	if b.Pool != v1alpha1.PoolKey(pp.GetNamespace(), pp.GetName()) {
+		return false
+	}
+	for _, proto := range listenerProtocols(b.Protocol) {
+		if b.ListenerIDs[proto] == "" {
+			return true
+		}
+	}
+	for _, lb := range pp.Status.AtProvider.LoadBalancers {
+		if lb.ID == b.LoadBalancerID {
+			return !clbv1alpha1.TakesBindings(lb.State)
+		}
+	}
+	return true
+}
+
+func anyDeparted(pp *clbv1alpha1.PortPool, bs []v1alpha1.PortBinding) bool {
+	return slices.ContainsFunc(bs, func(b v1alpha1.PortBinding) bool { return departed(pp, b) })
 }

@@ -20,6 +20,7 @@ const (
 	reasonInvalidRequest event.Reason = "InvalidAddressRequest"
 	reasonBound          event.Reason = "AddressBound"
 	reasonNoPort         event.Reason = "NoPortAvailable"
+	reasonMoved          event.Reason = "AddressMoved"
 )
 
 // An ask is what a Pod asks for, from its annotations or a policy.

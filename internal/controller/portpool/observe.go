@@ -1,6 +1,7 @@
 package portpool
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -35,6 +36,11 @@ type lbObs struct {
 	c           api
 	auto        bool
 	blacklisted bool
+	// draining: in spec.drain; its bindings move elsewhere.
+	draining bool
+	// removed: no longer in the spec, kept while the pool's bindings or
+	// listeners remain on it.
+	removed bool
 	lb          *clbsdk.LoadBalancer // nil: NotFound
 	listeners   []*clbsdk.Listener
 	m           lbListeners
@@ -111,12 +117,19 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 			autoByID[id] = lb
 		}
 	}
-	blacklist := map[string]bool{}
+	blacklist, drain := map[string]bool{}, map[string]bool{}
 	for _, b := range p.Blacklist {
 		blacklist[v1alpha1.ParseLoadBalancerRef(b).ID] = true
 	}
+	for _, b := range p.Drain {
+		drain[v1alpha1.ParseLoadBalancerRef(b).ID] = true
+	}
+	named, err := e.specLoadBalancers(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
-	for _, s := range p.LoadBalancerIDs {
+	for _, s := range named {
 		ref := v1alpha1.ParseLoadBalancerRef(s)
 		if ref.ID == "" || seen[ref.ID] {
 			continue
@@ -147,8 +160,23 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 		seen[id] = true
 		o.lbs = append(o.lbs, &lbObs{id: id, region: cfg.Region, c: e.home, lb: lb, auto: true})
 	}
+	// A load balancer that left the spec stays, as Removed, while the
+	// pool's bindings or listeners are on it: the bindings move, then the
+	// listeners are deleted. Status is what remembers it.
+	for _, st := range cr.Status.AtProvider.LoadBalancers {
+		if seen[st.ID] || st.AutoCreated || st.ID == "" {
+			continue
+		}
+		seen[st.ID] = true
+		c, err := e.clientFor(ctx, cr, st.Region)
+		if err != nil {
+			return nil, err
+		}
+		o.lbs = append(o.lbs, &lbObs{id: st.ID, region: cmp.Or(st.Region, cfg.Region), c: c, removed: true})
+	}
 	for _, l := range o.lbs {
 		l.blacklisted = blacklist[l.id]
+		l.draining = drain[l.id]
 	}
 
 	// The listener quota sets the slots; the smallest of the regions used.
@@ -313,8 +341,13 @@ func (o *observation) fillStatus() {
 			}
 		}
 		switch {
+		case l.removed:
+			st.State, st.Free = v1alpha1.PoolLBRemoved, 0
+			st.ListenersWanted, st.ListenersReady = 0, int64(len(o.ownListeners(l)))
 		case !l.found():
 			st.State, st.Free = v1alpha1.PoolLBNotFound, 0
+		case l.draining:
+			st.State, st.Free = v1alpha1.PoolLBDraining, 0
 		case l.blacklisted:
 			st.State, st.Free = v1alpha1.PoolLBBlacklisted, 0
 		case l.cloudReady() && o.shapeErr == nil && st.ListenersReady == st.ListenersWanted:
@@ -329,6 +362,9 @@ func (o *observation) fillStatus() {
 func (o *observation) status() v1alpha1.PortPoolObservation {
 	s := v1alpha1.PortPoolObservation{Bindings: o.bindings, SlotsPerLoadBalancer: o.shape.slots}
 	for _, l := range o.lbs {
+		if l.removed && !l.holdsAnything(o) {
+			continue // gone from the pool for good
+		}
 		s.LoadBalancers = append(s.LoadBalancers, l.status)
 		s.Allocated += l.status.Allocated
 		if l.status.State == v1alpha1.PoolLBReady {
@@ -342,6 +378,12 @@ func (o *observation) status() v1alpha1.PortPoolObservation {
 func (o *observation) diff() string {
 	var d []string
 	for _, l := range o.lbs {
+		if l.removed {
+			if n := len(o.removable(l)); n > 0 {
+				d = append(d, fmt.Sprintf("%s: removed from the pool; %d listeners of the pool to delete", l.id, n))
+			}
+			continue
+		}
 		if !l.found() {
 			continue
 		}
@@ -389,4 +431,21 @@ func (o *observation) deletableStale(l *lbObs) []string {
 		}
 	}
 	return ids
+}
+
+// holdsAnything reports whether the pool's bindings or listeners are still
+// on l.
+func (l *lbObs) holdsAnything(o *observation) bool {
+	return len(l.bound) > 0 || len(o.ownListeners(l)) > 0
+}
+
+// removable returns the pool's listeners on a removed load balancer once
+// no binding is left there: the bindings move first (the PodAddress
+// controller deregisters them), so no Pod loses its address to a
+// listener deleted under it.
+func (o *observation) removable(l *lbObs) []string {
+	if !l.removed || len(l.bound) > 0 {
+		return nil
+	}
+	return o.ownListeners(l)
 }

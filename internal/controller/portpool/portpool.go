@@ -186,6 +186,13 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 
 	upToDate, busy := !o.needLB, o.needLB
 	for _, l := range o.lbs {
+		if l.removed {
+			// Only its listeners go, once its bindings have moved.
+			if len(o.removable(l)) > 0 {
+				upToDate = false
+			}
+			continue
+		}
 		if !l.found() {
 			continue
 		}
@@ -266,6 +273,9 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 		}
 	}
 	for _, l := range o.lbs {
+		if l.removed {
+			continue
+		}
 		for _, c := range l.m.conflicts {
 			problems = append(problems, fmt.Sprintf("%s: %s; delete that listener or take the load balancer out of the pool", l.id, c))
 		}
@@ -285,6 +295,16 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 // give the pool capacity), then settings, then the removal of listeners
 // no slot wants.
 func (o *observation) next(ctx context.Context, l *lbObs, settings *v1alpha1.PoolListenerSettings) error {
+	if l.removed {
+		if ids := o.removable(l); len(ids) > 0 {
+			_, err := l.c.DeleteListeners(ctx, l.id, deleteBatches(ids)[0])
+			if clb.IsNotFound(err) {
+				return nil
+			}
+			return errors.Wrap(err, "cannot delete the pool's listeners on a load balancer removed from it")
+		}
+		return nil
+	}
 	if batches := createBatches(o.shape, l.id, o.owner, settings, l.m.missing); len(batches) > 0 {
 		_, _, err := l.c.CreateListener(ctx, batches[0])
 		if clb.IsQuota(err) {
