@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
@@ -16,6 +17,9 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
 
 // inOrder puts every binding on the pool's first load balancer while it
@@ -240,4 +244,44 @@ func TestPoolRecreated(t *testing.T) {
 		boundOn(t, ns, name, b, ip)
 	}
 	noTargets(t, a)
+}
+
+// TestLoadBalancerDeletedInCloud deletes a load balancer of a pool behind
+// the provider's back: the pool reports it NotFound and its Pods move to
+// the pool's other load balancer.
+func TestLoadBalancerDeletedInCloud(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	a := lbIn(t, emulator.DefaultRegion, "doomed-"+ns)
+	b := lbID(lb(t, ns, "b", "BGP"))
+	pp := pool(t, ns, "pool", nil, 44300, 44304, inOrder, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.LoadBalancerIDs = []string{a, b}
+	})
+	for i := range 2 {
+		name, ip := fmt.Sprintf("p-%d", i), fmt.Sprintf("10.44.3.%d", i+1)
+		pod(t, ns, name, ip, map[string]string{bcsEnabled: "true", bcsPorts: "pool TCP 7777"})
+		boundOn(t, ns, name, a, ip)
+	}
+
+	sdk := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, emulator.DefaultRegion)
+	req := clbsdk.NewDeleteLoadBalancerRequest()
+	req.LoadBalancerIds = []*string{clbconv.Ptr(a)}
+	eventually(t, "delete "+a+" in the cloud", func() error {
+		_, err := sdk.DeleteLoadBalancer(req)
+		return err
+	})
+	for i := range 2 {
+		name := fmt.Sprintf("p-%d", i)
+		boundOn(t, ns, name, b, fmt.Sprintf("10.44.3.%d", i+1))
+		podEvent(t, ns, name, "AddressMoved")
+	}
+	eventually(t, a+" NotFound in the pool", func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pp), pp); err != nil {
+			return err
+		}
+		if l, _ := poolLB(pp, a); l.State != clbv1alpha1.PoolLBNotFound || l.Allocated != 0 {
+			return errors.Errorf("%+v", l)
+		}
+		return nil
+	})
 }
