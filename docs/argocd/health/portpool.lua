@@ -1,6 +1,7 @@
 -- Health of a PortPool: the managed-resource conditions, then its load
 -- balancers: one that is missing makes the pool Degraded, listeners still
--- being created make it Progressing. Exhaustion (no free port) is left to
+-- being created make it Progressing, and so do bindings moving off a
+-- load balancer that left the pool or drains. Exhaustion (no free port) is left to
 -- the PodAddressPolicy and PodAddress of the Pods that wait.
 local meta = obj.metadata or {}
 local annotations = meta.annotations or {}
@@ -42,5 +43,13 @@ for _, lb in ipairs(at.loadBalancers or {}) do
 end
 if creating ~= nil then
   return {status = "Progressing", message = creating}
+end
+for _, lb in ipairs(at.loadBalancers or {}) do
+  if (lb.state == "Removed" or lb.state == "Draining") and (lb.allocated or 0) > 0 then
+    return {status = "Progressing", message = "Load balancer " .. lb.id .. " (" .. lb.state .. "): " .. lb.allocated .. " bindings moving"}
+  end
+  if lb.state == "Removed" then
+    return {status = "Progressing", message = "Load balancer " .. lb.id .. " left the pool: deleting its listeners"}
+  end
 end
 return {status = "Healthy", message = (at.free or 0) .. " free, " .. (at.allocated or 0) .. " allocated"}
