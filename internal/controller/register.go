@@ -34,6 +34,7 @@ type kindController struct {
 }
 
 func controllers() []kindController {
+	idx := &poolIndex{}
 	configKinds := []schema.GroupVersionKind{
 		configv1alpha1.ProviderConfigGroupVersionKind,
 		configv1alpha1.ProviderConfigUsageGroupVersionKind,
@@ -48,33 +49,31 @@ func controllers() []kindController {
 		{setup: listener.Setup, needs: with(v1alpha1.ListenerGroupVersionKind)},
 		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
 		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
-		{setup: withPoolIndex(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: withPoolIndex(podaddress.Setup), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: idx.before(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
+		{setup: idx.before(podaddress.Setup), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }
 
-// withPoolIndex registers networkv1alpha1.PoolIndex before setup, once per
-// manager: the PortPool and PodAddress controllers both read it, and either
-// may start first under safe-start.
-func withPoolIndex(setup func(ctrl.Manager, controller.Options, *clb.Pool) error) func(ctrl.Manager, controller.Options, *clb.Pool) error {
+// poolIndex registers networkv1alpha1.PoolIndex once, before the first
+// controller that reads it: the PortPool and PodAddress controllers both
+// do, and either may start first under safe-start.
+type poolIndex struct {
+	once sync.Once
+	err  error
+}
+
+func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Pool) error) func(ctrl.Manager, controller.Options, *clb.Pool) error {
 	return func(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-		poolIndexMu.Lock()
-		defer poolIndexMu.Unlock()
-		if !poolIndexed[mgr] {
-			if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf); err != nil {
-				return err
-			}
-			poolIndexed[mgr] = true
+		p.once.Do(func() {
+			p.err = mgr.GetFieldIndexer().IndexField(context.Background(), &networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf)
+		})
+		if p.err != nil {
+			return p.err
 		}
 		return setup(mgr, o, pool)
 	}
 }
-
-var (
-	poolIndexMu sync.Mutex
-	poolIndexed = map[ctrl.Manager]bool{}
-)
 
 // Setup adds all controllers to the manager. They share pool, so that one
 // cloud client per account, region and endpoint carries every call of the

@@ -40,12 +40,12 @@ type lbObs struct {
 	draining bool
 	// removed: no longer in the spec, kept while the pool's bindings or
 	// listeners remain on it.
-	removed bool
-	lb          *clbsdk.LoadBalancer // nil: NotFound
-	listeners   []*clbsdk.Listener
-	m           lbListeners
-	bound       map[int64]bool // allocated start ports
-	status      v1alpha1.PoolLoadBalancerStatus
+	removed   bool
+	lb        *clbsdk.LoadBalancer // nil: NotFound
+	listeners []*clbsdk.Listener
+	m         lbListeners
+	bound     map[int64]bool // allocated start ports
+	status    v1alpha1.PoolLoadBalancerStatus
 }
 
 func (l *lbObs) found() bool { return l.lb != nil }
