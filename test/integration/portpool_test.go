@@ -97,7 +97,7 @@ func everyLBComplete(p *v1alpha1.PortPool, lbs int) error {
 		return errors.Errorf("%d load balancers in status, want %d", len(st.LoadBalancers), lbs)
 	}
 	for _, lb := range st.LoadBalancers {
-		if lb.State != portpool.StateReady || lb.ListenersReady != lb.ListenersWanted {
+		if lb.State != v1alpha1.PoolLBReady || lb.ListenersReady != lb.ListenersWanted {
 			return errors.Errorf("%s: state %s, %d/%d listeners", lb.ID, lb.State, lb.ListenersReady, lb.ListenersWanted)
 		}
 	}
@@ -240,7 +240,7 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 	}
 	waitPool(t, p, func() error {
 		s, _ := poolLB(p, ids[1])
-		if s.State != portpool.StateBlacklisted || s.Free != 0 || p.Status.AtProvider.Free != slots-1 {
+		if s.State != v1alpha1.PoolLBBlacklisted || s.Free != 0 || p.Status.AtProvider.Free != slots-1 {
 			return errors.Errorf("%s: state %s free %d; pool free %d", ids[1], s.State, s.Free, p.Status.AtProvider.Free)
 		}
 		return nil
@@ -347,7 +347,7 @@ func TestPortPoolSegmentsAndProtocols(t *testing.T) {
 		c := clash.GetCondition(xpv2.TypeSynced)
 		s, _ := poolLB(clash, id)
 		if c.Status != "False" || !strings.Contains(c.Message, "TCP/33002 is taken by listener") || len(poolListeners(id, ns, "clash")) != 4 ||
-			s.State != portpool.StateCreating || s.ListenersReady != 4 || s.Free != 4 {
+			s.State != v1alpha1.PoolLBCreating || s.ListenersReady != 4 || s.Free != 4 {
 			return errors.Errorf("Synced=%s %q, %d listeners in the cloud; status: state %s, %d listeners, %d free (want Creating, 4, 4)",
 				c.Status, c.Message, len(poolListeners(id, ns, "clash")), s.State, s.ListenersReady, s.Free)
 		}
