@@ -295,3 +295,32 @@ func waitOutsiderTask(ctx context.Context, t *testing.T, c *clb.Client, task str
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestTargetAuditDuringChurn is TestDeleteWhileBinding with the audit
+// every 200 ms: while registrations and deregistrations are in flight and
+// the cache lags, the audit must take none of the provider's own targets
+// for foreign or missing. It repairs nothing, and nothing leaks.
+func TestTargetAuditDuringChurn(t *testing.T) {
+	startProviderOpts(t, env.Config, 10, clb.Options{}, podaddress.Options{TargetAuditInterval: 200 * time.Millisecond})
+	ns := namespace(t)
+	emu, slots := churnPool(t, ns)
+	emu.ResetCounters()
+	before := driftCounts(t)
+	rounds := counterValue(t, "podaddress_target_audits_total", "")
+
+	states := watchStates(ns)
+	churn(t, ns, "churn", 100, nil)
+	nothingLeft(t, ns, "churn", emu, slots, states)
+
+	rounds = counterValue(t, "podaddress_target_audits_total", "") - rounds
+	t.Logf("%.0f audit rounds during the churn", rounds)
+	if rounds < 10 {
+		t.Errorf("only %.0f audit rounds ran; the test proves little", rounds)
+	}
+	after := driftCounts(t)
+	for kind, n := range after {
+		if d := n - before[kind]; d != 0 {
+			t.Errorf("the audit counted %v %s targets during a churn that changed nothing behind the provider's back", d, kind)
+		}
+	}
+}
