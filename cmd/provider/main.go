@@ -36,6 +36,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 )
 
 type options struct {
@@ -54,6 +55,7 @@ type options struct {
 	renewDeadline      time.Duration
 	apiRate            float64
 	targetBatchWindow  time.Duration
+	targetAudit        time.Duration
 }
 
 func parseFlags(args []string) (options, error) {
@@ -74,6 +76,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
+	fs.DurationVar(&o.targetAudit, "target-audit-interval", podaddress.DefaultTargetAuditInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -82,6 +85,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.apiRate <= 0 {
 		return o, fmt.Errorf("--api-rate must be positive, got %v", o.apiRate)
+	}
+	if o.targetAudit < 0 {
+		return o, fmt.Errorf("--target-audit-interval must not be negative, got %s", o.targetAudit)
 	}
 	if o.pollInterval < time.Second {
 		return o, fmt.Errorf("--poll must be at least 1s, got %s", o.pollInterval)
@@ -179,7 +185,7 @@ func run(o options) error {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
 	pool := clb.NewPool(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
-	if err := pcontroller.Setup(mgr, copts, pool); err != nil {
+	if err := pcontroller.Setup(mgr, copts, pool, podaddress.Options{TargetAuditInterval: o.targetAudit}); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
 	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection)

@@ -33,7 +33,7 @@ type kindController struct {
 	needs []schema.GroupVersionKind
 }
 
-func controllers() []kindController {
+func controllers(po podaddress.Options) []kindController {
 	idx := &poolIndex{}
 	configKinds := []schema.GroupVersionKind{
 		configv1alpha1.ProviderConfigGroupVersionKind,
@@ -50,7 +50,7 @@ func controllers() []kindController {
 		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
 		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
 		{setup: idx.before(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: idx.before(podaddress.Setup), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p *clb.Pool) error { return podaddress.Setup(m, o, p, po) }), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }
@@ -84,8 +84,10 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Poo
 // safe-start provider only as a ManagedResourceActivationPolicy activates
 // them, and a controller whose kind is not served would fail the manager.
 // Without a gate every controller is added now.
-func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	for _, c := range controllers() {
+//
+// po configures the PodAddress controller (the target audit).
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po podaddress.Options) error {
+	for _, c := range controllers(po) {
 		if o.Gate == nil {
 			if err := c.setup(mgr, o, pool); err != nil {
 				return err

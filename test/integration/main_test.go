@@ -27,6 +27,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -91,7 +92,7 @@ func run(m *testing.M) int {
 		MaxConcurrentReconciles: 10,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{})); err != nil {
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{}), podaddress.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -94,6 +95,14 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 // with co (e.g. another target batch window).
 func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Options) (stop func()) {
 	t.Helper()
+	return startProviderOpts(t, cfg, workers, co, podaddress.Options{})
+}
+
+// startProviderOpts is startProviderClients with PodAddress options (the
+// target audit, off unless po sets it, so that no other test has its
+// cloud state repaired behind its back).
+func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, po podaddress.Options) (stop func()) {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     env.Scheme,
@@ -112,7 +121,7 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 		MaxConcurrentReconciles: workers,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(co)); err != nil {
+	if err := pcontroller.Setup(mgr, o, clb.NewPool(co), po); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

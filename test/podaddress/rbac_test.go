@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -22,6 +23,10 @@ import (
 	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -119,7 +124,8 @@ func createOrKeep(t *testing.T, obj client.Object) {
 // examples/provider/rbac.yaml, and drives the paths that touch core
 // resources: Pods watched and annotated, a readiness-gate condition, a
 // Node looked up for a NodePort backend, and a PodAddress deleted when its
-// Pod goes. Any permission missing from rbac.yaml stalls one of them.
+// Pod goes, and the target audit's uncached read and PortPool Event. Any
+// permission missing from rbac.yaml stalls one of them.
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
 	createOrKeep(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: providerSANamespace}})
@@ -151,10 +157,10 @@ func TestLeastPrivilege(t *testing.T) {
 		return saKube.List(ctx, &corev1.PodList{}, client.Limit(1))
 	})
 
-	startProviderWith(t, sa, 10)
+	startProviderOpts(t, sa, 10, clb.Options{}, podaddress.Options{TargetAuditInterval: time.Second})
 	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 44000, 44009)
+	lbCR := lb(t, ns, "lb", "BGP")
+	pp := pool(t, ns, "pool", []string{"lb"}, 44000, 44009)
 
 	// Annotated Pod with a readiness gate: Pod patch and pods/status patch.
 	gated := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated", Annotations: map[string]string{ourPorts: "7777 pool"}}}
@@ -213,5 +219,31 @@ func TestLeastPrivilege(t *testing.T) {
 			return nil
 		}
 		return errors.Errorf("still there (%v)", err)
+	})
+	// The target audit: an uncached read of the PodAddresses and an Event
+	// on the PortPool, for a foreign target it deregisters.
+	foreignListener := pp.Status.AtProvider.LoadBalancers[0].Listeners["TCP/44009"]
+	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.RegisterTargets(ctx, lbID(lbCR), []clb.Target{{ListenerID: foreignListener, EniIP: "10.44.9.9", Port: 9000}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the foreign target deregistered, with an Event on the PortPool", func() error {
+		if ts := cloudTargets(lbID(lbCR), foreignListener); len(ts) > 0 {
+			return errors.Errorf("targets %v", ts)
+		}
+		l := &corev1.EventList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Kind == "PortPool" && e.Reason == "ForeignTargetRemoved" {
+				return nil
+			}
+		}
+		return errors.New("no ForeignTargetRemoved Event")
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -401,5 +402,48 @@ func TestDeregisterNotStalledBySharedRefusal(t *testing.T) {
 	// 9 targets on one listener: 1 + 2·ceil(log2 9) calls at most.
 	if calls := e.CallCount("BatchRegisterTargets"); calls > 9 {
 		t.Errorf("%d BatchRegisterTargets calls", calls)
+	}
+}
+
+// TestDescribeListenersTargets: the targets of 45 listeners of one load
+// balancer come in ceil(45/20) = 3 DescribeTargets calls, each listener
+// with its own targets, and a listener that does not exist is absent.
+func TestDescribeListenersTargets(t *testing.T) {
+	e, c := start(t, emulator.DefaultConfig(), Options{})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "audit")
+	var ls []string
+	for first := int64(1000); first < 1045; first += 15 {
+		var ports []int64
+		for p := first; p < first+15; p++ {
+			ports = append(ports, p)
+		}
+		ls = append(ls, createListeners(t, c, lb, "TCP", ports...)...)
+	}
+	var ts []Target
+	for i, l := range ls {
+		ts = append(ts, Target{ListenerID: l, EniIP: fmt.Sprintf("10.1.0.%d", i+1), Port: 80})
+	}
+	_, err := c.RegisterTargets(ctx, lb, ts)
+	must(t, err)
+	e.ResetCounters()
+
+	got, err := c.DescribeListenersTargets(ctx, lb, append(slices.Clone(ls), "lbl-missing"))
+	must(t, err)
+	if n := e.CallCount("DescribeTargets"); n != 3 {
+		t.Errorf("%d DescribeTargets calls for %d listeners, want 3", n, len(ls)+1)
+	}
+	if len(got) != len(ls) {
+		t.Fatalf("%d listeners answered, want %d", len(got), len(ls))
+	}
+	for i, l := range ls {
+		b := got[l]
+		if b == nil || len(b.Targets) != 1 || len(b.Targets[0].PrivateIpAddresses) != 1 ||
+			*b.Targets[0].PrivateIpAddresses[0] != fmt.Sprintf("10.1.0.%d", i+1) {
+			t.Errorf("listener %s: %+v", l, b)
+		}
+	}
+	if _, err := c.DescribeListenersTargets(ctx, "lb-missing", ls[:1]); !IsNotFound(err) {
+		t.Errorf("a missing load balancer: %v, want NotFound", err)
 	}
 }

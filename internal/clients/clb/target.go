@@ -407,6 +407,38 @@ func (c *Client) flushDescribeTargets(lbID string, reqs []*pending[string, *clbs
 	}, func(ids []string, err error) { replyAll(byID, ids, err) })
 }
 
+// DescribeListenersTargets returns the backends of listeners of one load
+// balancer by listener id, in one DescribeTargets call per 20 listeners
+// (the API's limit), whatever else is being described: a periodic audit
+// of many listeners costs a known number of calls. A listener that does
+// not exist is absent from the answer.
+func (c *Client) DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error) {
+	const op, action = "describe targets", "DescribeTargets"
+	if lbID == "" {
+		return nil, localErr(op, Invalid, "no load balancer id given")
+	}
+	out := map[string]*clbsdk.ListenerBackend{}
+	for _, ids := range chunks(listenerIDs, maxDescribeTargetsIDs) {
+		req := clbsdk.NewDescribeTargetsRequest()
+		req.LoadBalancerId = &lbID
+		req.ListenerIds = ptrs(ids)
+		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
+		if err != nil {
+			return nil, wrapErr(op, err)
+		}
+		if resp.Response == nil {
+			return nil, errEmptyAnswer(op)
+		}
+		for _, l := range resp.Response.Listeners {
+			if l != nil && l.ListenerId != nil {
+				out[*l.ListenerId] = l
+			}
+		}
+	}
+	return out, nil
+}
+
 // ModifyTargetWeight sets the weights of bound targets of one load
 // balancer in one BatchModifyTargetWeight task and returns the task id.
 // Every target needs a Weight. The API takes at most 100 listener or rule

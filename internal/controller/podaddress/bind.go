@@ -183,21 +183,7 @@ func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
 		if err != nil {
 			return orig
 		}
-		bound := false
-		for _, tg := range backend.Targets {
-			if tg == nil || tg.Port == nil || *tg.Port != t.Port {
-				continue
-			}
-			for _, ip := range tg.PrivateIpAddresses {
-				if ip != nil && *ip == t.EniIP {
-					bound = true
-				}
-			}
-			if t.InstanceID != "" && tg.InstanceId != nil && *tg.InstanceId == t.InstanceID {
-				bound = true
-			}
-		}
-		if bound != wantBound {
+		if bound := findBackend(backend.Targets, t) != nil; bound != wantBound {
 			return orig
 		}
 	}

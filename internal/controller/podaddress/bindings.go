@@ -237,6 +237,12 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 
+	// Targets the audit found missing are registered again, through the
+	// binder as any registration.
+	if done, err := r.repair(ctx, pa); !done || err != nil {
+		return reconcile.Result{}, err
+	}
+
 	if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil {
 		now := metaTime(r.clock())
 		pa.Status.BoundAt = now

@@ -18,6 +18,8 @@ type recorder struct {
 	bindLatency prometheus.Histogram
 	pending     prometheus.Gauge
 	slots       *prometheus.GaugeVec
+	drift       *prometheus.CounterVec
+	audits      prometheus.Counter
 
 	mu     sync.Mutex
 	states map[types.NamespacedName]string
@@ -38,12 +40,22 @@ func newRecorder(reg prometheus.Registerer) *recorder {
 			Name: "portpool_slots",
 			Help: "Slots (ports or segments) of a pool's load balancer, by state: allocated or free.",
 		}, []string{"pool", "loadbalancer", "state"}),
+		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podaddress_target_drift_total",
+			Help: "Targets the audit found changed behind the provider's back and repaired, by drift: missing (re-registered), weight (reset) or foreign (deregistered).",
+		}, []string{"drift"}),
+		audits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "podaddress_target_audits_total",
+			Help: "Target audit rounds completed.",
+		}),
 		states: map[types.NamespacedName]string{},
 	}
 	if reg != nil {
 		r.bindLatency = register(reg, r.bindLatency)
 		r.pending = register(reg, r.pending)
 		r.slots = register(reg, r.slots)
+		r.drift = register(reg, r.drift)
+		r.audits = register(reg, r.audits)
 	}
 	return r
 }

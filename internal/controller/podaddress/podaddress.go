@@ -57,9 +57,9 @@ const (
 	minWorkers = 32
 )
 
-// Setup adds the PodAddress controller and the PodAddressPolicy status
-// controller.
-func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+// Setup adds the PodAddress controller, the PodAddressPolicy status
+// controller and, unless po disables it, the target audit.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) error {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	if err := setupPolicyStatus(mgr, o); err != nil {
@@ -67,6 +67,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	}
 	if err := mgr.Add(r.binder); err != nil {
 		return err
+	}
+	if po.TargetAuditInterval > 0 {
+		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
+			return err
+		}
 	}
 	copts := o.ForControllerRuntime()
 	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
@@ -82,6 +87,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
 		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.repairs.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
@@ -94,6 +100,7 @@ type Reconciler struct {
 	clients  *clb.Pool
 	pools    *pools
 	binder   *binder
+	repairs  *repairs
 	record   event.Recorder
 	log      logging.Logger
 	clock    func() time.Time
@@ -110,6 +117,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		clients:  clients,
 		pools:    newPools(kube, portalloc.NewRegistry()),
 		binder:   newBinder(),
+		repairs:  newRepairs(),
 		record:   rec,
 		log:      log,
 		clock:    time.Now,
@@ -260,6 +268,7 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	}
 	r.told.forget(types.UID(pa.Spec.PodUID))
 	r.metrics.forget(pa)
+	r.repairs.drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
 	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pa))
 }

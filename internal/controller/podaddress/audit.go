@@ -1,0 +1,543 @@
+package podaddress
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+)
+
+// The drift label values of podaddress_target_drift_total.
+const (
+	driftMissing = "missing"
+	driftWeight  = "weight"
+	driftForeign = "foreign"
+)
+
+const (
+	reasonTargetRepaired       = "TargetRepaired"
+	reasonForeignTargetRemoved = "ForeignTargetRemoved"
+
+	// boundWeight is the weight of every target the provider registers:
+	// it sends none, so the API gives its default.
+	boundWeight = 10
+
+	// DefaultTargetAuditInterval is how often bound targets are compared
+	// with the cloud unless configured otherwise.
+	DefaultTargetAuditInterval = 5 * time.Minute
+)
+
+// Options configure the PodAddress controller beyond crossplane-runtime's
+// controller options.
+type Options struct {
+	// TargetAuditInterval is how often the targets of bound PodAddresses
+	// and the pools' listeners are compared with the cloud; 0 disables the
+	// audit.
+	TargetAuditInterval time.Duration
+}
+
+// An auditor compares, every interval, what the PodAddresses recorded with
+// what the pools' listeners hold, and repairs the difference: a recorded
+// target of a Bound PodAddress that is missing is re-registered (by the
+// PodAddress's own reconcile, through the binder, as any registration), a
+// weight changed behind our back is reset, and a target that no PodAddress
+// recorded is deregistered once it is confirmed foreign. Listeners are
+// described per load balancer in calls of 20 (the API's limit), never per
+// Pod.
+//
+// It is a manager Runnable that needs the leader, like the binder: only
+// the provider that registers targets audits them.
+type auditor struct {
+	r        *Reconciler
+	api      client.Reader // uncached: what confirms a target is foreign
+	interval time.Duration
+
+	// suspects are the foreign targets of the previous round. A target is
+	// deregistered only when two consecutive rounds saw it, so that one
+	// seen while its registration and its record were in flight (and the
+	// cache behind) is never taken for foreign.
+	suspects map[string]bool
+}
+
+// NeedLeaderElection: only the leader audits.
+func (a *auditor) NeedLeaderElection() bool { return true }
+
+// Start audits every interval until the manager stops. A round runs under
+// the manager's context, so a shutdown cuts its calls short.
+func (a *auditor) Start(ctx context.Context) error {
+	t := time.NewTicker(a.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := a.round(ctx); err != nil && ctx.Err() == nil {
+			a.r.log.Info("Target audit incomplete", "error", err)
+		}
+		a.r.metrics.audits.Inc()
+	}
+}
+
+// expected is a target a Bound PodAddress recorded.
+type expected struct {
+	pa *v1alpha1.PodAddress
+	t  clb.Target
+}
+
+// lbAudit is what one round looks at on one load balancer.
+type lbAudit struct {
+	c  *clb.Client
+	lb string
+	// listeners maps each listener to describe to its pool (a PoolKey).
+	listeners map[string]string
+	expect    []expected
+}
+
+// suspect is a target on a pool's listener that no PodAddress recorded.
+type suspect struct {
+	g    *lbAudit
+	t    clb.Target
+	pool string
+}
+
+func (s suspect) key() string {
+	return strings.Join([]string{s.g.lb, s.t.ListenerID, s.t.EniIP, s.t.InstanceID, fmt.Sprint(s.t.Port)}, "|")
+}
+
+// round audits once: one DescribeTargets per 20 listeners of each load
+// balancer that holds a pool's listeners or a bound target.
+func (a *auditor) round(ctx context.Context) error {
+	r := a.r
+	pps := &clbv1alpha1.PortPoolList{}
+	if err := r.kube.List(ctx, pps); err != nil {
+		return errors.Wrap(err, "cannot list PortPools")
+	}
+	pas := &v1alpha1.PodAddressList{}
+	if err := r.kube.List(ctx, pas); err != nil {
+		return errors.Wrap(err, "cannot list PodAddresses")
+	}
+
+	type clientKey struct{ pool, region string }
+	type groupKey struct {
+		c  *clb.Client
+		lb string
+	}
+	clientsOf := map[clientKey]*clb.Client{}
+	groups := map[groupKey]*lbAudit{}
+	group := func(pool, region, lb string) *lbAudit {
+		ck := clientKey{pool, region}
+		c, ok := clientsOf[ck]
+		if !ok {
+			var err error
+			if c, err = r.clientFor(ctx, pool, region); err != nil {
+				r.log.Debug("Target audit skips a pool whose cloud client cannot be built", "pool", pool, "error", err)
+			}
+			clientsOf[ck] = c
+		}
+		if c == nil {
+			return nil
+		}
+		gk := groupKey{c, lb}
+		g := groups[gk]
+		if g == nil {
+			g = &lbAudit{c: c, lb: lb, listeners: map[string]string{}}
+			groups[gk] = g
+		}
+		return g
+	}
+
+	pools := map[string]*clbv1alpha1.PortPool{}
+	for i := range pps.Items {
+		pp := &pps.Items[i]
+		key := v1alpha1.PoolKey(pp.GetNamespace(), pp.GetName())
+		pools[key] = pp
+		for _, lb := range pp.Status.AtProvider.LoadBalancers {
+			if lb.State == clbv1alpha1.PoolLBNotFound || len(lb.Listeners) == 0 {
+				continue
+			}
+			if g := group(key, lb.Region, lb.ID); g != nil {
+				for _, id := range lb.Listeners {
+					g.listeners[id] = key
+				}
+			}
+		}
+	}
+	recorded := recordedTargets(pas.Items)
+	for i := range pas.Items {
+		pa := &pas.Items[i]
+		if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil || pa.GetDeletionTimestamp() != nil {
+			continue
+		}
+		for _, b := range pa.Status.Bindings {
+			if !hasTarget(b) {
+				continue
+			}
+			g := group(b.Pool, b.Region, b.LoadBalancerID)
+			if g == nil {
+				continue
+			}
+			for _, t := range cloudTargets(b) {
+				if t.ListenerID == "" {
+					continue
+				}
+				if _, ok := g.listeners[t.ListenerID]; !ok {
+					g.listeners[t.ListenerID] = b.Pool
+				}
+				g.expect = append(g.expect, expected{pa: pa, t: t})
+			}
+		}
+	}
+
+	missing := map[types.NamespacedName]*repair{}
+	next := map[string]bool{}
+	var foreign []suspect
+	var errs []error
+	for _, g := range slices.SortedFunc(maps.Values(groups), func(x, y *lbAudit) int { return cmp.Compare(x.lb, y.lb) }) {
+		if len(g.listeners) == 0 {
+			continue
+		}
+		cloud, err := g.c.DescribeListenersTargets(ctx, g.lb, slices.Sorted(maps.Keys(g.listeners)))
+		if err != nil {
+			errs = append(errs, errors.Wrapf(err, "load balancer %s", g.lb))
+			continue
+		}
+		var reweigh []expected
+		for _, e := range g.expect {
+			l := cloud[e.t.ListenerID]
+			if l == nil {
+				continue // the listener is gone; not a target's drift
+			}
+			be := findBackend(l.Targets, e.t)
+			switch {
+			case be == nil:
+				key := client.ObjectKeyFromObject(e.pa)
+				rp := missing[key]
+				if rp == nil {
+					rp = &repair{boundAt: *e.pa.Status.BoundAt}
+					missing[key] = rp
+				}
+				rp.targets = append(rp.targets, e.t)
+			case be.Weight != nil && *be.Weight != boundWeight:
+				reweigh = append(reweigh, e)
+			}
+		}
+		if len(reweigh) > 0 {
+			a.reweigh(ctx, g, reweigh)
+		}
+		for id, pool := range g.listeners {
+			l := cloud[id]
+			if l == nil {
+				continue
+			}
+			for _, be := range l.Targets {
+				if findTarget(recorded[id], be) {
+					continue
+				}
+				t, ok := backendTarget(id, be)
+				if !ok {
+					continue
+				}
+				s := suspect{g: g, t: t, pool: pool}
+				next[s.key()] = true
+				if a.suspects[s.key()] {
+					foreign = append(foreign, s)
+				}
+			}
+		}
+	}
+	a.suspects = next
+
+	for key, rp := range missing {
+		r.repairs.add(ctx, key, *rp)
+	}
+	if len(foreign) > 0 {
+		if err := a.removeForeign(ctx, foreign, pools); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reweigh resets the weight of bound targets, in calls within the API's
+// limits per load balancer.
+func (a *auditor) reweigh(ctx context.Context, g *lbAudit, es []expected) {
+	slices.SortFunc(es, func(x, y expected) int { return compareTargets(x.t, y.t) })
+	for _, chunk := range weightChunks(es) {
+		ts := make([]clb.Target, len(chunk))
+		for i, e := range chunk {
+			ts[i] = e.t
+			ts[i].Weight = ptrTo(int64(boundWeight))
+		}
+		if _, err := g.c.ModifyTargetWeight(ctx, g.lb, ts); err != nil {
+			a.r.log.Info("Target audit cannot reset target weights", "loadBalancer", g.lb, "error", err)
+			continue // the next round tries again
+		}
+		a.r.metrics.drift.WithLabelValues(driftWeight).Add(float64(len(chunk)))
+		for _, e := range chunk {
+			a.r.record.Event(e.pa, event.Normal(reasonTargetRepaired,
+				fmt.Sprintf("reset the weight of target %s on listener %s to %d: it was changed behind the provider's back", targetString(e.t), e.t.ListenerID, boundWeight)))
+		}
+	}
+}
+
+// weightChunks splits es (sorted by listener) into BatchModifyTargetWeight
+// calls: at most 500 targets, 100 listeners and 50 targets per listener.
+func weightChunks(es []expected) [][]expected {
+	const maxTotal, maxListeners, maxPerListener = 500, 100, 50
+	var out [][]expected
+	var cur []expected
+	listeners, perListener := 0, 0
+	for i, e := range es {
+		newListener := i == 0 || es[i-1].t.ListenerID != e.t.ListenerID
+		if len(cur) == maxTotal || (newListener && listeners == maxListeners) || (!newListener && perListener == maxPerListener) {
+			out, cur, listeners, perListener = append(out, cur), nil, 0, 0
+			newListener = true
+		}
+		if newListener {
+			listeners++
+			perListener = 0
+		}
+		perListener++
+		cur = append(cur, e)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// removeForeign deregisters the suspects that an uncached read of every
+// PodAddress confirms nobody recorded. A target is recorded before its
+// registration is sent, and the read comes after the describe that saw it,
+// so a target of ours in flight is always in the read.
+func (a *auditor) removeForeign(ctx context.Context, ss []suspect, pools map[string]*clbv1alpha1.PortPool) error {
+	pas := &v1alpha1.PodAddressList{}
+	if err := a.api.List(ctx, pas); err != nil {
+		return errors.Wrap(err, "cannot confirm foreign targets")
+	}
+	recorded := recordedTargets(pas.Items)
+	byLB := map[*lbAudit][]suspect{}
+	for _, s := range ss {
+		ours := slices.ContainsFunc(recorded[s.t.ListenerID], func(t clb.Target) bool { return compareTargets(t, s.t) == 0 })
+		if !ours {
+			byLB[s.g] = append(byLB[s.g], s)
+		}
+	}
+	var errs []error
+	for g, ss := range byLB {
+		ts := make([]clb.Target, len(ss))
+		for i, s := range ss {
+			ts[i] = s.t
+		}
+		if _, err := g.c.DeregisterTargets(ctx, g.lb, ts); err != nil {
+			errs = append(errs, errors.Wrapf(err, "cannot deregister foreign targets from load balancer %s", g.lb))
+			continue
+		}
+		a.r.metrics.drift.WithLabelValues(driftForeign).Add(float64(len(ss)))
+		for _, s := range ss {
+			delete(a.suspects, s.key())
+			if pp := pools[s.pool]; pp != nil {
+				a.r.record.Event(pp, event.Warning(reasonForeignTargetRemoved, errors.Errorf(
+					"deregistered target %s from listener %s of load balancer %s: no PodAddress recorded it", targetString(s.t), s.t.ListenerID, g.lb)))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordedTargets indexes by listener every target the PodAddresses
+// recorded, whatever their state: none of them is foreign.
+func recordedTargets(pas []v1alpha1.PodAddress) map[string][]clb.Target {
+	out := map[string][]clb.Target{}
+	for _, pa := range pas {
+		for _, b := range pa.Status.Bindings {
+			if !hasTarget(b) {
+				continue
+			}
+			for _, t := range cloudTargets(b) {
+				out[t.ListenerID] = append(out[t.ListenerID], t)
+			}
+		}
+	}
+	return out
+}
+
+// matchesBackend reports whether be is the binding of t (on its listener):
+// the same port and the same instance, or the same private IP.
+func matchesBackend(t clb.Target, be *clbsdk.Backend) bool {
+	if be == nil || be.Port == nil || *be.Port != t.Port {
+		return false
+	}
+	if t.InstanceID != "" {
+		return be.InstanceId != nil && *be.InstanceId == t.InstanceID
+	}
+	for _, ip := range be.PrivateIpAddresses {
+		if ip != nil && *ip == t.EniIP {
+			return true
+		}
+	}
+	return false
+}
+
+func findBackend(bes []*clbsdk.Backend, t clb.Target) *clbsdk.Backend {
+	for _, be := range bes {
+		if matchesBackend(t, be) {
+			return be
+		}
+	}
+	return nil
+}
+
+func findTarget(ts []clb.Target, be *clbsdk.Backend) bool {
+	return slices.ContainsFunc(ts, func(t clb.Target) bool { return matchesBackend(t, be) })
+}
+
+// backendTarget is the target to deregister be with: by instance for a
+// CVM bound by instance, by IP otherwise.
+func backendTarget(listenerID string, be *clbsdk.Backend) (clb.Target, bool) {
+	if be == nil || be.Port == nil {
+		return clb.Target{}, false
+	}
+	t := clb.Target{ListenerID: listenerID, Port: *be.Port}
+	if be.Type != nil && *be.Type == "CVM" && be.InstanceId != nil && *be.InstanceId != "" {
+		t.InstanceID = *be.InstanceId
+		return t, true
+	}
+	for _, ip := range be.PrivateIpAddresses {
+		if ip != nil && *ip != "" {
+			t.EniIP = *ip
+			return t, true
+		}
+	}
+	return clb.Target{}, false
+}
+
+func targetString(t clb.Target) string {
+	return fmt.Sprintf("%s:%d", cmp.Or(t.InstanceID, t.EniIP), t.Port)
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A repair is the targets the audit found missing from a Bound
+// PodAddress. It holds while the PodAddress stays bound as it was
+// (boundAt): bound anew, its targets were registered since.
+type repair struct {
+	boundAt metav1.Time
+	targets []clb.Target
+}
+
+// repairs hands the audit's findings to the PodAddress reconciles, which
+// re-register the targets through the binder, so that a repair never races
+// the PodAddress's own registrations and deregistrations.
+type repairs struct {
+	mu   sync.Mutex
+	m    map[types.NamespacedName]repair
+	wake chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress]
+}
+
+func newRepairs() *repairs {
+	return &repairs{m: map[types.NamespacedName]repair{}, wake: make(chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress], 1024)}
+}
+
+// add records rp for key and wakes its reconcile.
+func (rs *repairs) add(ctx context.Context, key types.NamespacedName, rp repair) {
+	rs.mu.Lock()
+	rs.m[key] = rp
+	rs.mu.Unlock()
+	obj := &v1alpha1.PodAddress{}
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	select {
+	case rs.wake <- ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+func (rs *repairs) get(key types.NamespacedName) (repair, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rp, ok := rs.m[key]
+	return rp, ok
+}
+
+func (rs *repairs) drop(key types.NamespacedName) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.m, key)
+}
+
+// repair re-registers the targets the audit found missing from a Bound
+// PodAddress, as one more operation of its binder; done is false while it
+// runs.
+func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+	key := client.ObjectKeyFromObject(pa)
+	rp, ok := r.repairs.get(key)
+	if !ok {
+		return true, nil
+	}
+	if pa.Status.State != v1alpha1.StateBound || !pa.Status.BoundAt.Equal(&rp.boundAt) {
+		r.repairs.drop(key) // bound anew since, or on its way out
+		return true, nil
+	}
+	ops := missingOps(pa.Status.Bindings, rp.targets)
+	if len(ops) == 0 {
+		r.repairs.drop(key)
+		return true, nil
+	}
+	done, err := r.runOps(ctx, pa, ops)
+	if !done || err != nil {
+		return false, err
+	}
+	r.binder.forget(key)
+	r.repairs.drop(key)
+	var ts []string
+	for _, o := range ops {
+		for _, t := range o.targets {
+			ts = append(ts, targetString(t)+" on listener "+t.ListenerID)
+		}
+	}
+	r.metrics.drift.WithLabelValues(driftMissing).Add(float64(len(ts)))
+	r.record.Event(pa, event.Normal(reasonTargetRepaired,
+		"re-registered targets removed behind the provider's back: "+strings.Join(ts, ", ")))
+	return true, nil
+}
+
+// missingOps are the registrations of the targets among want that bs
+// still record; those no longer recorded are not the binding's any more.
+func missingOps(bs []v1alpha1.PortBinding, want []clb.Target) []op {
+	var recorded []v1alpha1.PortBinding
+	for _, b := range bs {
+		if hasTarget(b) {
+			recorded = append(recorded, b)
+		}
+	}
+	var out []op
+	for _, o := range registerOps(recorded) {
+		o.targets = slices.DeleteFunc(o.targets, func(t clb.Target) bool {
+			return !slices.ContainsFunc(want, func(w clb.Target) bool { return compareTargets(t, w) == 0 })
+		})
+		if len(o.targets) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
