@@ -200,6 +200,11 @@ func TestHealthOfLiveObjects(t *testing.T) {
 		"network.tencentcloud.crossplane.io/ports":         "game rooms",
 		"network.tencentcloud.crossplane.io/keep-duration": "1h",
 	})
+	// Isolated from the start: a port and an address, no target.
+	pod(t, "quiet-0", "quiet", "10.50.4.1", map[string]string{
+		"network.tencentcloud.crossplane.io/ports":    "game rooms",
+		"network.tencentcloud.crossplane.io/isolated": "true",
+	})
 
 	capture(t, groupNetwork, "PodAddressPolicy", ns, "battle", "all-bound", argocdhealth.Healthy, pods(2, 2, "True"))
 	capture(t, groupNetwork, "PodAddressPolicy", ns, "crowd", "no-free-port", argocdhealth.Degraded, pods(2, 1, "False"))
@@ -209,6 +214,7 @@ func TestHealthOfLiveObjects(t *testing.T) {
 	capture(t, groupNetwork, "PodAddress", ns, "starting-0", "waiting-for-pod-ip", argocdhealth.Progressing, state("WaitBackend"))
 	capture(t, groupNetwork, "PodAddress", ns, "typo-0", "unknown-port-name", argocdhealth.Degraded, state("Invalid"))
 	capture(t, groupNetwork, "PodAddress", ns, "keeper-0", "bound", argocdhealth.Healthy, state("Bound"))
+	capture(t, groupNetwork, "PodAddress", ns, "quiet-0", "isolated", argocdhealth.Suspended, state("Isolated"))
 	keeper := &corev1.Pod{}
 	keeper.SetNamespace(ns)
 	keeper.SetName("keeper-0")

@@ -27,6 +27,9 @@ const (
 	// StateInvalid: the request cannot be served (e.g. an unknown port
 	// name); the message says why.
 	StateInvalid = "Invalid"
+	// StateIsolated: the Pod is out of service by request: its ports stay
+	// allocated and its addresses recorded, but no target is registered.
+	StateIsolated = "Isolated"
 )
 
 // PodAddressSpec is what one Pod asked for.
@@ -55,6 +58,12 @@ type PodAddressSpec struct {
 	// +kubebuilder:validation:Enum=PodIP;HostPort;NodePort
 	// +optional
 	Backend string `json:"backend,omitempty"`
+
+	// Isolated takes the Pod out of service: its targets are deregistered
+	// while its ports and addresses are kept, and registered again when
+	// it is false. Set from the Pod's isolation annotations.
+	// +optional
+	Isolated bool `json:"isolated,omitempty"`
 
 	// Source says what asked for the addresses: an annotation syntax or a
 	// PodAddressPolicy.

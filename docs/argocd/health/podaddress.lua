@@ -16,6 +16,9 @@ end
 if state == "Held" then
   return {status = "Suspended", message = message or "The Pod is gone; its ports are held for a Pod of the same name"}
 end
+if state == "Isolated" then
+  return {status = "Suspended", message = message or "Out of service by request; the ports and addresses are kept"}
+end
 if state == "NoPortAvailable" or state == "PoolNotFound" or state == "Invalid" then
   return {status = "Degraded", message = state .. ": " .. (message or "")}
 end

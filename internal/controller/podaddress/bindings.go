@@ -165,6 +165,9 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
+	if pa.Spec.Isolated {
+		return r.isolate(ctx, pa, pod, a, fresh)
+	}
 	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 
 	// Where the load balancers forward to.
@@ -254,6 +257,48 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateBound, "")
+}
+
+// isolate takes a live Pod out of service and keeps its addresses: every
+// recorded target is deregistered through the binder, as any other, and
+// then each binding is recorded with its address and no target. That
+// record is what a restarted provider reads: it has nothing to deregister,
+// and registers nothing while the Pod stays isolated. Once the Pod is no
+// longer isolated, bind records and registers its targets again. fresh
+// are the slots this reconcile allocated.
+func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, fresh []want) (reconcile.Result, error) {
+	const msg = "isolated: no target is registered; the ports and addresses are kept"
+	key := client.ObjectKeyFromObject(pa)
+	if ops := deregisterOps(pa.Status.Bindings); len(ops) > 0 {
+		if len(fresh) > 0 {
+			// New slots are recorded before any cloud call.
+			if _, err := r.setState(ctx, pa, pa.Status.State, pa.Status.Message, reconcile.Result{}); err != nil {
+				r.undo(pa, fresh)
+				return reconcile.Result{}, err
+			}
+			fresh = nil
+		}
+		done, err := r.runOps(ctx, pa, ops)
+		if !done || err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	for i := range pa.Status.Bindings {
+		b := &pa.Status.Bindings[i]
+		clearTarget(b)
+		b.Address = address(*b)
+	}
+	was := pa.Status.State
+	if _, err := r.setState(ctx, pa, v1alpha1.StateIsolated, msg, reconcile.Result{}); err != nil {
+		r.undo(pa, fresh)
+		return reconcile.Result{}, err
+	}
+	// The deregistration is recorded; its answer is spent.
+	r.binder.forget(key)
+	if was != v1alpha1.StateIsolated {
+		r.record.Event(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
+	}
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateIsolated, msg)
 }
 
 // setTargets records the target of every binding that has none, and

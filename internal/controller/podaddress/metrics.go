@@ -34,7 +34,7 @@ func newRecorder(reg prometheus.Registerer) *recorder {
 		}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "podaddress_pending_bindings",
-			Help: "PodAddresses not Bound (waiting for ports, a backend or the cloud).",
+			Help: "PodAddresses not Bound, Held or Isolated (waiting for ports, a backend or the cloud).",
 		}),
 		slots: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "portpool_slots",
@@ -95,7 +95,7 @@ func (r *recorder) forget(pa *v1alpha1.PodAddress) {
 func (r *recorder) refresh() {
 	n := 0
 	for _, s := range r.states {
-		if s != v1alpha1.StateBound && s != v1alpha1.StateHeld {
+		if s != v1alpha1.StateBound && s != v1alpha1.StateHeld && s != v1alpha1.StateIsolated {
 			n++
 		}
 	}

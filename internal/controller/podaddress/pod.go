@@ -68,14 +68,14 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 // each only when it changed.
 //
 // Bound is always told. So is a state that waits on something other than
-// the provider (no free port, no pool, an invalid request), with status
-// NotReady and the reason. A Pod on its way to Bound (Allocated,
+// the provider (no free port, no pool, an invalid request) and Isolated,
+// with status NotReady and the reason. A Pod on its way to Bound (Allocated,
 // WaitBackend) is told only if it was told before, so that what it was
 // told follows the state; a burst of thousands of Pods should not pay a
 // write per Pod for a NotReady that lasts a second.
 func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, state, msg string) error {
 	ready := state == v1alpha1.StateBound
-	always := ready || waitsOnOthers(state)
+	always := ready || waitsOnOthers(state) || state == v1alpha1.StateIsolated
 	if always || toldBefore(pod) {
 		if err := r.annotatePod(ctx, pod, a, bs, ready); err != nil {
 			return err

@@ -21,6 +21,7 @@ const (
 	reasonBound          event.Reason = "AddressBound"
 	reasonNoPort         event.Reason = "NoPortAvailable"
 	reasonMoved          event.Reason = "AddressMoved"
+	reasonIsolated       event.Reason = "AddressIsolated"
 )
 
 // An ask is what a Pod asks for, from its annotations or a policy.
@@ -37,8 +38,9 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 	if err != nil {
 		return nil, err
 	}
+	var a *ask
 	if asked {
-		return &ask{
+		a = &ask{
 			spec: v1alpha1.PodAddressSpec{
 				Ports:        portsOf(req),
 				Strategy:     req.Strategy,
@@ -48,22 +50,31 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			},
 			syntax:        req.Syntax,
 			readinessGate: req.ReadinessGate,
-		}, nil
+		}
+	} else {
+		pol, err := r.policies.match(ctx, pod)
+		if err != nil || pol == nil {
+			return nil, err
+		}
+		a = &ask{
+			spec: v1alpha1.PodAddressSpec{
+				Ports:        pol.Spec.Ports,
+				Strategy:     pol.Spec.Strategy,
+				KeepDuration: pol.Spec.KeepDuration,
+				Backend:      pol.Spec.Backend,
+				Source:       v1alpha1.PolicySource(pol.GetName()),
+			},
+			syntax: podannotation.SyntaxNative,
+		}
 	}
-	pol, err := r.policies.match(ctx, pod)
-	if err != nil || pol == nil {
+	// Isolation is the Pod's own switch, whatever serves its request; it
+	// is read only from Pods that ask, so a stray value on another Pod is
+	// nobody's error.
+	a.spec.Isolated, err = podannotation.Isolated(pod)
+	if err != nil {
 		return nil, err
 	}
-	return &ask{
-		spec: v1alpha1.PodAddressSpec{
-			Ports:        pol.Spec.Ports,
-			Strategy:     pol.Spec.Strategy,
-			KeepDuration: pol.Spec.KeepDuration,
-			Backend:      pol.Spec.Backend,
-			Source:       v1alpha1.PolicySource(pol.GetName()),
-		},
-		syntax: podannotation.SyntaxNative,
-	}, nil
+	return a, nil
 }
 
 // sameRequest reports whether a PodAddress already asks for what the Pod
