@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
@@ -33,7 +34,7 @@ type kindController struct {
 	needs []schema.GroupVersionKind
 }
 
-func controllers() []kindController {
+func controllers(adm *podaddress.Admission) []kindController {
 	configKinds := []schema.GroupVersionKind{
 		configv1alpha1.ProviderConfigGroupVersionKind,
 		configv1alpha1.ProviderConfigUsageGroupVersionKind,
@@ -49,7 +50,7 @@ func controllers() []kindController {
 		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
 		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
 		{setup: withPoolIndex(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: withPoolIndex(podaddress.Setup), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: withPoolIndex(podaddress.SetupWith(adm)), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }
@@ -86,7 +87,18 @@ var (
 // them, and a controller whose kind is not served would fail the manager.
 // Without a gate every controller is added now.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	for _, c := range controllers() {
+	return SetupWithAdmission(mgr, o, pool, nil)
+}
+
+// SetupWithAdmission is Setup that also serves adm, the Pod admission
+// webhook, on the manager's webhook server. The webhook is served at once;
+// until the PodAddress controller starts (safe-start) it only adds
+// readiness gates.
+func SetupWithAdmission(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, adm *podaddress.Admission) error {
+	if adm != nil {
+		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: adm})
+	}
+	for _, c := range controllers(adm) {
 		if o.Gate == nil {
 			if err := c.setup(mgr, o, pool); err != nil {
 				return err

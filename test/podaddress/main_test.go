@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -32,6 +33,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -94,11 +96,19 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 // with co (e.g. another target batch window).
 func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Options) (stop func()) {
 	t.Helper()
+	return startProviderFull(t, cfg, workers, co, nil, nil)
+}
+
+// startProviderFull is startProviderClients that also serves the Pod
+// admission webhook adm on ws, when both are set.
+func startProviderFull(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, adm *podaddress.Admission) (stop func()) {
+	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
+		Scheme:        env.Scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		Controller:    config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
+		WebhookServer: ws,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +122,7 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 		MaxConcurrentReconciles: workers,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(co)); err != nil {
+	if err := pcontroller.SetupWithAdmission(mgr, o, clb.NewPool(co), adm); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
