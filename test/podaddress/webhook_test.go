@@ -5,14 +5,17 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -65,6 +68,24 @@ func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 	return stop
 }
 
+// admissionExample reads examples/network/admission.yaml: its Namespace
+// and its Deployment.
+func admissionExample(t *testing.T) (*corev1.Namespace, *appsv1.Deployment) {
+	t.Helper()
+	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "network", "admission.yaml"))
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("admission example: %d objects, %v", len(objs), err)
+	}
+	ns, deploy := &corev1.Namespace{}, &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[0].Object, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(objs[1].Object, deploy); err != nil {
+		t.Fatal(err)
+	}
+	return ns, deploy
+}
+
 // labelledNamespace is namespace with labels.
 func labelledNamespace(t *testing.T, labels map[string]string) string {
 	t.Helper()
@@ -99,22 +120,25 @@ func hasGate(p *corev1.Pod) bool {
 // run is mutated alike but allocates nothing.
 func TestWebhookAllocatesAtAdmission(t *testing.T) {
 	startWebhookProvider(t, time.Minute)
-	ns := labelledNamespace(t, map[string]string{podannotation.BCSNamespaceLabelInject: "true"})
+	// The namespace label and the Pod are those of the example, with the
+	// example's pool replaced by this test's.
+	exNS, deploy := admissionExample(t)
+	ns := labelledNamespace(t, exNS.Labels)
 	l := lb(t, ns, "lb", "BGP")
 	pool(t, ns, "pool1", []string{"lb"}, 31000, 31009)
 	ctx := context.Background()
-	annotations := map[string]string{bcsEnabled: "true", bcsPorts: "pool1 TCP 7777", bcsReadiness: "true"}
+	tmpl := deploy.Spec.Template
+	tmpl.Annotations[bcsPorts] = strings.Replace(tmpl.Annotations[bcsPorts], "rooms-tcp.examples", "pool1", 1)
+	tmpl.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "example/init"}}
 	newPod := func() *corev1.Pod {
 		return &corev1.Pod{
 			// generateName, as a Deployment's Pods: the webhook names it.
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "web-", Annotations: annotations},
-			Spec: corev1.PodSpec{
-				InitContainers: []corev1.Container{{Name: "init", Image: "example/init"}},
-				Containers:     []corev1.Container{{Name: "server", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}},
-			},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: deploy.Name + "-", Annotations: tmpl.Annotations, Labels: tmpl.Labels},
+			Spec:       *tmpl.Spec.DeepCopy(),
 		}
 	}
-	envName := podannotation.EnvVarName("TCP", 7777)
+	port := tmpl.Spec.Containers[0].Ports[0].ContainerPort
+	envName := podannotation.EnvVarName("TCP", port)
 
 	dry := newPod()
 	if err := kube.Create(ctx, dry, client.DryRunAll); err != nil {
@@ -154,8 +178,8 @@ func TestWebhookAllocatesAtAdmission(t *testing.T) {
 	if pa.Spec.PodUID != string(p.UID) || pa.Annotations[podaddress.AnnotationAdmittedUntil] != "" {
 		t.Errorf("PodAddress not taken over by its Pod: podUID %q (Pod %s), annotations %v", pa.Spec.PodUID, p.UID, pa.Annotations)
 	}
-	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); len(got) != 1 || got[0] != "10.1.0.1:7777" {
-		t.Errorf("cloud targets %v, want [10.1.0.1:7777]", got)
+	if got, want := cloudTargets(lbID(l), b.ListenerIDs["TCP"]), fmt.Sprintf("10.1.0.1:%d", port); len(got) != 1 || got[0] != want {
+		t.Errorf("cloud targets %v, want [%s]", got, want)
 	}
 	eventually(t, "address condition True", func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
