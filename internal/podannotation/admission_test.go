@@ -27,7 +27,9 @@ func TestEnvVars(t *testing.T) {
 }
 
 func TestAllocateAtAdmission(t *testing.T) {
-	pod := func(a map[string]string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}} }
+	pod := func(a map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
 	for _, c := range []struct {
 		a      map[string]string
 		syntax string
