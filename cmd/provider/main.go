@@ -5,7 +5,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -25,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -56,7 +59,14 @@ type options struct {
 	apiRate            float64
 	targetBatchWindow  time.Duration
 	targetAudit        time.Duration
+	webhookAddr        string
+	webhookCertDir     string
+	admissionGrace     time.Duration
 }
+
+// webhookCertDirEnv is set by Crossplane on a provider whose revision has a
+// TLS server certificate: the directory holds its tls.crt and tls.key.
+const webhookCertDirEnv = "WEBHOOK_TLS_CERT_DIR"
 
 func parseFlags(args []string) (options, error) {
 	o := options{}
@@ -77,8 +87,19 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
 	fs.DurationVar(&o.targetAudit, "target-audit-interval", podaddress.DefaultTargetAuditInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
+	certDir := os.Getenv(webhookCertDirEnv)
+	webhookAddr := ""
+	if certDir != "" {
+		webhookAddr = ":9443"
+	}
+	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
+	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
+	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.admissionGrace <= 0 {
+		return o, fmt.Errorf("--webhook-admission-grace must be positive, got %s", o.admissionGrace)
 	}
 	if o.maxReconcileRate < 1 {
 		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
@@ -133,8 +154,17 @@ func run(o options) error {
 		return err
 	}
 
+	var webhookServer webhook.Server
+	if o.webhookAddr != "" {
+		host, port, err := splitHostPort(o.webhookAddr)
+		if err != nil {
+			return fmt.Errorf("--webhook-bind-address: %w", err)
+		}
+		webhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: o.webhookCertDir})
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
+		WebhookServer: webhookServer,
+		Scheme:        scheme,
 		Cache: cache.Options{
 			SyncPeriod: &o.syncInterval,
 			// The safe-start gate watches every CRD of the cluster; it
@@ -185,9 +215,26 @@ func run(o options) error {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
 	pool := clb.NewPool(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
-	if err := pcontroller.Setup(mgr, copts, pool, podaddress.Options{TargetAuditInterval: o.targetAudit}); err != nil {
+	po := podaddress.Options{TargetAuditInterval: o.targetAudit}
+	if webhookServer != nil {
+		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
+	}
+	if err := pcontroller.Setup(mgr, copts, pool, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
-	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection)
+	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// splitHostPort splits a bind address such as ":9443" or "127.0.0.1:9443".
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("invalid port %q", p)
+	}
+	return host, port, nil
 }

@@ -31,3 +31,21 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookFlags: the webhook is off unless Crossplane gives the provider
+// a certificate directory, and then serves on Crossplane's port 9443.
+func TestWebhookFlags(t *testing.T) {
+	t.Setenv(webhookCertDirEnv, "")
+	o, err := parseFlags(nil)
+	if err != nil || o.webhookAddr != "" {
+		t.Errorf("without %s: addr %q, err %v; want off", webhookCertDirEnv, o.webhookAddr, err)
+	}
+	t.Setenv(webhookCertDirEnv, "/tls/server")
+	o, err = parseFlags(nil)
+	if err != nil || o.webhookAddr != ":9443" || o.webhookCertDir != "/tls/server" || o.admissionGrace != time.Minute {
+		t.Errorf("with %s: %+v, err %v", webhookCertDirEnv, o, err)
+	}
+	if _, err := parseFlags([]string{"--webhook-admission-grace", "0s"}); err == nil {
+		t.Error("a zero grace: want an error")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
@@ -85,8 +86,14 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Poo
 // them, and a controller whose kind is not served would fail the manager.
 // Without a gate every controller is added now.
 //
-// po configures the PodAddress controller (the target audit).
+// po configures the PodAddress controller: the target audit, and the Pod
+// admission webhook, which is registered on the manager's webhook server at
+// once when po.Admission is set; until the PodAddress controller starts
+// (safe-start) it only adds readiness gates.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po podaddress.Options) error {
+	if po.Admission != nil {
+		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: po.Admission})
+	}
 	for _, c := range controllers(po) {
 		if o.Gate == nil {
 			if err := c.setup(mgr, o, pool); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	admv1 "k8s.io/api/admissionregistration/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
@@ -34,6 +35,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser"
 	xpyaml "github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser/yaml"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 )
 
 const repoRoot = "../.."
@@ -220,12 +223,20 @@ func TestProviderPackage(t *testing.T) {
 		t.Errorf("capabilities %v lack safe-start", meta.Spec.Capabilities)
 	}
 	var got []string
+	hooks := 0
 	for _, o := range pkg.GetObjects() {
-		crd, ok := o.(*extv1.CustomResourceDefinition)
-		if !ok {
+		switch o := o.(type) {
+		case *extv1.CustomResourceDefinition:
+			got = append(got, o.GetName())
+		case *admv1.MutatingWebhookConfiguration:
+			hooks++
+			checkPodWebhook(t, o)
+		default:
 			t.Fatalf("object %T in the Provider package", o)
 		}
-		got = append(got, crd.GetName())
+	}
+	if hooks != 1 {
+		t.Errorf("%d MutatingWebhookConfigurations in the Provider package, want the Pod address one", hooks)
 	}
 	sort.Strings(got)
 	if want := crdNames(t, filepath.Join(repoRoot, "package", "crds")); !slices.Equal(got, want) {
@@ -386,5 +397,35 @@ func checkStaticBinary(t *testing.T, b []byte, arch string) {
 	out, _ := exec.Command(path, "-h").CombinedOutput() //nolint:gosec // the binary just built
 	if !strings.Contains(string(out), "-kubeconfig") {
 		t.Errorf("the entrypoint binary does not print the provider's flags:\n%s", out)
+	}
+}
+
+// checkPodWebhook checks what the docs promise of the Pod admission
+// webhook: fail-open, no side effects on dry run, Pod creations of opted-in
+// namespaces only, served at the path the provider serves it on.
+func checkPodWebhook(t *testing.T, c *admv1.MutatingWebhookConfiguration) {
+	t.Helper()
+	if len(c.Webhooks) != 2 {
+		t.Fatalf("%d webhooks, want 2 (our namespace label, bcs's)", len(c.Webhooks))
+	}
+	for _, w := range c.Webhooks {
+		if w.FailurePolicy == nil || *w.FailurePolicy != admv1.Ignore {
+			t.Errorf("%s: failurePolicy %v, want Ignore", w.Name, w.FailurePolicy)
+		}
+		if w.SideEffects == nil || *w.SideEffects != admv1.SideEffectClassNoneOnDryRun {
+			t.Errorf("%s: sideEffects %v, want NoneOnDryRun", w.Name, w.SideEffects)
+		}
+		if s := w.ClientConfig.Service; s == nil || s.Path == nil || *s.Path != podaddress.WebhookPath {
+			t.Errorf("%s: clientConfig.service %+v, want path %s", w.Name, s, podaddress.WebhookPath)
+		}
+		if len(w.Rules) != 1 || !slices.Equal(w.Rules[0].Operations, []admv1.OperationType{admv1.Create}) || !slices.Equal(w.Rules[0].Resources, []string{"pods"}) {
+			t.Errorf("%s: rules %+v, want Pod CREATE only", w.Name, w.Rules)
+		}
+		if w.NamespaceSelector == nil || (len(w.NamespaceSelector.MatchLabels) == 0 && len(w.NamespaceSelector.MatchExpressions) == 0) {
+			t.Errorf("%s: no namespaceSelector: the webhook must be opt-in", w.Name)
+		}
+		if len(w.MatchConditions) != 1 {
+			t.Errorf("%s: %d matchConditions, want 1", w.Name, len(w.MatchConditions))
+		}
 	}
 }

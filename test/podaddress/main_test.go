@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -95,19 +96,21 @@ func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()
 // with co (e.g. another target batch window).
 func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Options) (stop func()) {
 	t.Helper()
-	return startProviderOpts(t, cfg, workers, co, podaddress.Options{})
+	return startProviderOpts(t, cfg, workers, co, nil, podaddress.Options{})
 }
 
-// startProviderOpts is startProviderClients with PodAddress options (the
-// target audit, off unless po sets it, so that no other test has its
-// cloud state repaired behind its back).
-func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, po podaddress.Options) (stop func()) {
+// startProviderOpts is startProviderClients with PodAddress options: the
+// target audit (off unless po sets it, so that no other test has its cloud
+// state repaired behind its back) and the Pod admission webhook
+// (po.Admission, served on ws).
+func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, po podaddress.Options) (stop func()) {
 	t.Helper()
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
+		Scheme:        env.Scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		Controller:    config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
+		WebhookServer: ws,
 	})
 	if err != nil {
 		t.Fatal(err)

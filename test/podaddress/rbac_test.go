@@ -157,7 +157,7 @@ func TestLeastPrivilege(t *testing.T) {
 		return saKube.List(ctx, &corev1.PodList{}, client.Limit(1))
 	})
 
-	startProviderOpts(t, sa, 10, clb.Options{}, podaddress.Options{TargetAuditInterval: time.Second})
+	startProviderOpts(t, sa, 10, clb.Options{}, nil, podaddress.Options{TargetAuditInterval: time.Second})
 	ns := namespace(t)
 	lbCR := lb(t, ns, "lb", "BGP")
 	pp := pool(t, ns, "pool", []string{"lb"}, 44000, 44009)

@@ -51,6 +51,8 @@ type Options struct {
 	// and the pools' listeners are compared with the cloud; 0 disables the
 	// audit.
 	TargetAuditInterval time.Duration
+	// Admission is the Pod admission webhook, nil when it is not served.
+	Admission *Admission
 }
 
 // An auditor compares, every interval, what the PodAddresses recorded with

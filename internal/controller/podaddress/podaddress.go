@@ -58,24 +58,35 @@ const (
 )
 
 // Setup adds the PodAddress controller, the PodAddressPolicy status
-// controller and, unless po disables it, the target audit.
+// controller and, unless po disables it, the target audit. With
+// po.Admission set, the Pod admission webhook allocates with this
+// controller's allocator.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) error {
+	r, err := setup(mgr, o, pool, po)
+	if err != nil || po.Admission == nil {
+		return err
+	}
+	po.Admission.state.Store(&admissionState{r: r, elected: mgr.Elected()})
+	return nil
+}
+
+func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (*Reconciler, error) {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	if err := setupPolicyStatus(mgr, o); err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Add(r.binder); err != nil {
-		return err
+		return nil, err
 	}
 	if po.TargetAuditInterval > 0 {
 		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	copts := o.ForControllerRuntime()
 	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
-	return ctrl.NewControllerManagedBy(mgr).
+	return r, ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(copts).
 		For(&v1alpha1.PodAddress{}).
@@ -163,6 +174,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case meta.WasDeleted(pa):
 		return r.finalize(ctx, pa)
 	case !live:
+		if left, admitted := admittedWait(pa, r.clock()); admitted && pod == nil {
+			// Admitted, never created (yet): wait for the Pod until the
+			// grace ends, then give the ports back.
+			if left > 0 {
+				return reconcile.Result{RequeueAfter: left}, nil
+			}
+			return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+		}
 		return r.podGone(ctx, pa)
 	case want == nil:
 		// The Pod no longer asks: its addresses go.
@@ -213,6 +232,8 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	}
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
+	// A PodAddress made at admission now has its Pod.
+	meta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
 	if err := r.kube.Update(ctx, pa); err != nil {
 		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
 	}
