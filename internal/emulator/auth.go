@@ -18,8 +18,9 @@ const (
 	serviceName   = "clb"
 )
 
-// signingKeys caches the derived TC3 signing key per secret and UTC date:
-// deriving it costs three HMACs and every request of a day shares it.
+// signingKeys caches the derived TC3 signing key per secret, UTC date and
+// scope service: deriving it costs three HMACs and every request of a day
+// shares it.
 type signingKeys struct {
 	mu   sync.Mutex
 	keys map[signingKeyID][]byte
@@ -28,10 +29,11 @@ type signingKeys struct {
 type signingKeyID struct {
 	secretKey string
 	date      string
+	service   string
 }
 
-func (s *signingKeys) get(secretKey, date string) []byte {
-	id := signingKeyID{secretKey, date}
+func (s *signingKeys) get(secretKey, date, service string) []byte {
+	id := signingKeyID{secretKey, date, service}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k, ok := s.keys[id]; ok {
@@ -40,7 +42,7 @@ func (s *signingKeys) get(secretKey, date string) []byte {
 	if len(s.keys) > 1024 { // a long-running emulator sees one date per day per key
 		clear(s.keys)
 	}
-	k := deriveSigningKey(secretKey, date)
+	k := deriveSigningKey(secretKey, date, service)
 	s.keys[id] = k
 	return k
 }
@@ -51,10 +53,29 @@ func hmacSHA256(key []byte, msg string) []byte {
 	return m.Sum(nil)
 }
 
-func deriveSigningKey(secretKey, date string) []byte {
+func deriveSigningKey(secretKey, date, service string) []byte {
 	k := hmacSHA256([]byte("TC3"+secretKey), date)
-	k = hmacSHA256(k, serviceName)
+	k = hmacSHA256(k, service)
 	return hmacSHA256(k, tc3Terminator)
+}
+
+// hostService is the credential scope service a client derives from the
+// endpoint it sends to: the Host header up to its first dot. The cloud serves
+// clb at clb.tencentcloudapi.com and clb.<region>.tencentcloudapi.com, where
+// this is "clb". The Node.js SDK (and Python SDK releases that split their
+// endpoint the same way) sign with it whatever the host, so at
+// 127.0.0.1:9443 they sign "127", and at localhost:9443 (no dot)
+// "localhost:9443", port included.
+func hostService(host string) string {
+	label, _, _ := strings.Cut(host, ".")
+	return label
+}
+
+// scopeServiceOK tells whether a credential scope's service is one the
+// cloud would accept for a request to host: clb itself (the Go SDK and
+// current Python SDKs name their service) or the host's own service.
+func scopeServiceOK(service, host string) bool {
+	return service == serviceName || (service != "" && service == hostService(host))
 }
 
 func sha256Hex(b []byte) string {
@@ -123,25 +144,40 @@ func (e *Emulator) authenticate(r *http.Request, body []byte, now time.Time) (st
 		return a.secretID, errorf(codeAuthSecretIDNotFound, "The SecretId is not found, please ensure that your SecretId is correct.")
 	}
 	date := time.Unix(ts, 0).UTC().Format("2006-01-02")
-	if a.date != date || a.service != serviceName || a.terminator != tc3Terminator {
+	if a.date != date || !scopeServiceOK(a.service, r.Host) || a.terminator != tc3Terminator {
 		return a.secretID, errorf(codeAuthSignatureFailure,
-			"The credential scope %s/%s/%s does not match the request (expected %s/%s/%s).",
-			a.date, a.service, a.terminator, date, serviceName, tc3Terminator)
+			"The credential scope %s/%s/%s does not match the request (expected %s/%s/%s, or service %q derived from host %q).",
+			a.date, a.service, a.terminator, date, serviceName, tc3Terminator, hostService(r.Host), r.Host)
 	}
 	if r.Header.Get("X-TC-Token") != cred.Token {
 		return a.secretID, errorf(codeAuthTokenFailure, "The token is invalid or does not belong to the SecretId.")
 	}
-	expected, ok := e.signature(r, body, a, tsHeader, cred.SecretKey)
-	if !ok || !hmac.Equal([]byte(expected), []byte(strings.ToLower(a.signature))) {
+	if !e.signatureMatches(r, body, a, tsHeader, cred.SecretKey, r.Host) &&
+		!e.signatureMatches(r, body, a, tsHeader, cred.SecretKey, hostWithoutPort(r.Host)) {
 		return a.secretID, errorf(codeAuthSignatureFailure,
 			"The provided credentials could not be validated. Please check your signature is correct.")
 	}
 	return a.secretID, nil
 }
 
+// hostWithoutPort drops a trailing ":port" from a Host header ("[::1]:80"
+// gives "[::1]"). The Node.js SDK signs the host name alone while it sends
+// the port in the Host header; the cloud, on port 443, never sees a port.
+func hostWithoutPort(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i > strings.LastIndexByte(host, ']') {
+		return host[:i]
+	}
+	return host
+}
+
+func (e *Emulator) signatureMatches(r *http.Request, body []byte, a authorization, ts, secretKey, host string) bool {
+	expected, ok := e.signature(r, body, a, ts, secretKey, host)
+	return ok && hmac.Equal([]byte(expected), []byte(strings.ToLower(a.signature)))
+}
+
 // signature recomputes the TC3 signature of r over the exact body received,
-// with the Host exactly as sent (including the port).
-func (e *Emulator) signature(r *http.Request, body []byte, a authorization, ts, secretKey string) (string, bool) {
+// with host as the signed host header.
+func (e *Emulator) signature(r *http.Request, body []byte, a authorization, ts, secretKey, host string) (string, bool) {
 	if !sort.StringsAreSorted(a.signedHeaders) {
 		return "", false
 	}
@@ -158,7 +194,7 @@ func (e *Emulator) signature(r *http.Request, body []byte, a authorization, ts, 
 		var v string
 		switch name {
 		case "host":
-			v, hasHost = r.Host, true
+			v, hasHost = host, true
 		case "content-type":
 			v = r.Header.Get("Content-Type")
 		default:
@@ -182,8 +218,9 @@ func (e *Emulator) signature(r *http.Request, body []byte, a authorization, ts, 
 	}
 	canonical := sb.String()
 
-	toSign := tc3Algorithm + "\n" + ts + "\n" + a.date + "/" + serviceName + "/" + tc3Terminator + "\n" +
+	// The scope's service was checked by authenticate; it is part of what was signed.
+	toSign := tc3Algorithm + "\n" + ts + "\n" + a.date + "/" + a.service + "/" + tc3Terminator + "\n" +
 		sha256Hex([]byte(canonical))
-	key := e.signing.get(secretKey, a.date)
+	key := e.signing.get(secretKey, a.date, a.service)
 	return hex.EncodeToString(hmacSHA256(key, toSign)), true
 }

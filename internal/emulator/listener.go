@@ -248,14 +248,18 @@ func listenerTemplate(proto string, req *clb.CreateListenerRequestParams) (*list
 		}
 		l.IdleConnectTimeout = *v
 	}
+	// TCP_SSL and HTTPS without SNI must have a certificate. QUIC, the other
+	// protocol the CLB terminates TLS for, may have one (ModifyListener and
+	// ProxyProtocol name it with TCP_SSL); nothing says it must.
 	needsCert := proto == "TCP_SSL" || (proto == "HTTPS" && l.SniSwitch == 0)
+	takesCert := needsCert || proto == "QUIC"
 	switch {
 	case req.Certificate == nil && req.MultiCertInfo == nil:
 		if needsCert {
 			return nil, missing("Certificate")
 		}
-	case !needsCert:
-		return nil, errorf(codeInvalidValue, "Certificate applies to TCP_SSL listeners and HTTPS listeners without SNI.")
+	case !takesCert:
+		return nil, errorf(codeInvalidValue, "Certificate applies to TCP_SSL and QUIC listeners and HTTPS listeners without SNI.")
 	default:
 		cert, err := certificate(req.Certificate, req.MultiCertInfo)
 		if err != nil {

@@ -302,3 +302,48 @@ func newClientInRegion(t *testing.T, endpoint, region string) *clb.Client {
 	t.Helper()
 	return newClient(t, endpoint, emulator.DefaultSecretID, region)
 }
+
+// CreateListener and ModifyListener agree on which listeners take a
+// certificate: TCP_SSL (required), QUIC (optional), never TCP or UDP.
+func TestQUICListenerCertificate(t *testing.T) {
+	_, _, c := env(t, instant())
+	lb := createLB(t, c, "quic-cert")
+	cert := func() *clb.CertificateInput {
+		return &clb.CertificateInput{SSLMode: common.StringPtr("UNIDIRECTIONAL"), CertId: common.StringPtr("cert-quic")}
+	}
+
+	withCert := newCreateListener(lb, "QUIC", 443)
+	withCert.Certificate = cert()
+	resp, err := c.CreateListener(withCert)
+	must(t, err)
+	waitTask(t, c, *resp.Response.RequestId)
+	l := describeListener(t, c, lb, *resp.Response.ListenerIds[0])
+	if l.Certificate == nil || l.Certificate.CertId == nil || *l.Certificate.CertId != "cert-quic" {
+		t.Fatalf("QUIC listener created with a certificate reports %+v", l.Certificate)
+	}
+
+	bare := createListeners(t, c, lb, "QUIC", 444)[0] // a certificate is optional
+	if l := describeListener(t, c, lb, bare); l.Certificate != nil {
+		t.Fatalf("QUIC listener created without a certificate reports %+v", l.Certificate)
+	}
+	mod := clb.NewModifyListenerRequest()
+	mod.LoadBalancerId, mod.ListenerId, mod.Certificate = &lb, &bare, cert()
+	mr, err := c.ModifyListener(mod)
+	must(t, err)
+	waitTask(t, c, *mr.Response.RequestId)
+	if l := describeListener(t, c, lb, bare); l.Certificate == nil || *l.Certificate.CertId != "cert-quic" {
+		t.Fatalf("QUIC listener after ModifyListener reports %+v", l.Certificate)
+	}
+
+	ssl := newCreateListener(lb, "TCP_SSL", 443)
+	_, err = c.CreateListener(ssl)
+	wantCode(t, err, "MissingParameter")
+	for _, proto := range []string{"UDP", "TCP"} {
+		req := newCreateListener(lb, proto, 445)
+		req.Certificate = cert()
+		_, err = c.CreateListener(req)
+		if msg := wantCode(t, err, "InvalidParameterValue"); !strings.Contains(msg, "QUIC") {
+			t.Fatalf("%s with a certificate: message %q does not name the protocols that take one", proto, msg)
+		}
+	}
+}

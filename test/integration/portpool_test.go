@@ -371,6 +371,50 @@ func TestPortPoolSegmentsAndProtocols(t *testing.T) {
 	}
 }
 
+// TestPortPoolQUICCertificate: a QUIC pool with a certificate creates its
+// listeners with that certificate in CreateListener and becomes Ready (the
+// cloud takes a certificate on QUIC listeners, as on TCP_SSL ones).
+func TestPortPoolQUICCertificate(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	lb := readyLB(t, ns, "lb")
+	id := meta.GetExternalName(lb)
+	modified := cloud.Calls()["ModifyListener"]["OK"]
+
+	p := newPool(ns, "quic", 34000, 34004, overLBs("lb"), func(p *v1alpha1.PortPool) {
+		p.Spec.ForProvider.Protocols = []string{"QUIC"}
+		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Certificate: &v1alpha1.Certificate{CertID: "cert-quic"}}
+	})
+	if err := kube.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitPool(t, p, func() error { return everyLBComplete(p, 1) })
+
+	if got := poolListeners(id, ns, "quic"); len(got) != 5 || p.Status.AtProvider.Free != 5 {
+		t.Fatalf("QUIC pool: %d listeners, %d free; want 5 and 5", len(got), p.Status.AtProvider.Free)
+	}
+	req := clbsdk.NewDescribeListenersRequest()
+	req.LoadBalancerId, req.Protocol = &id, clbconv.Ptr("QUIC")
+	resp, err := sdk(t).DescribeListeners(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range resp.Response.Listeners {
+		if c := l.Certificate; c == nil || clbconv.Deref(c.CertId) != "cert-quic" || clbconv.Deref(c.SSLMode) != "UNIDIRECTIONAL" {
+			t.Errorf("QUIC listener %d carries certificate %+v, want cert-quic UNIDIRECTIONAL", clbconv.Deref(l.Port), c)
+		}
+	}
+	// Created with it, not patched on afterwards.
+	if n := cloud.Calls()["ModifyListener"]["OK"] - modified; n != 0 {
+		t.Errorf("%d ModifyListener calls; the certificate belongs in CreateListener", n)
+	}
+
+	if err := kube.Delete(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, p)
+}
+
 // autoLBs returns the load balancers tagged with a pool's UID.
 func autoLBs(uid string) []emulator.InventoryLoadBalancer {
 	var out []emulator.InventoryLoadBalancer

@@ -35,7 +35,9 @@ type PoolListenerSettings struct {
 	// +optional
 	SessionExpireTime *int64 `json:"sessionExpireTime,omitempty"`
 
-	// Certificate of TCP_SSL and QUIC listeners.
+	// Certificate of the pool's TCP_SSL listeners (the cloud requires one)
+	// and QUIC listeners (optional there); it is sent when the listeners are
+	// created, and other protocols get none.
 	// +optional
 	Certificate *Certificate `json:"certificate,omitempty"`
 }

@@ -54,7 +54,8 @@ func shortHash(s string) string {
 	return hex.EncodeToString(h[:])[:hashLen]
 }
 
-// withCertificate reports whether protocol takes the pool's certificate.
+// withCertificate reports whether protocol takes the pool's certificate,
+// in CreateListener as in ModifyListener: TCP_SSL must have one, QUIC may.
 func withCertificate(protocol string) bool { return protocol == "TCP_SSL" || protocol == "QUIC" }
 
 func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
