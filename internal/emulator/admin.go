@@ -18,7 +18,7 @@ import (
 //	GET  /_emulator/faults                   Faults; POST sets, DELETE clears
 //	GET  /_emulator/latency                  LatencyJSON; POST sets
 //	GET  /_emulator/ratelimit                RateLimitJSON; POST sets
-//	GET  /_emulator/policy                   policies; POST PolicyJSON sets one
+//	GET  /_emulator/policy                   CAM policies by SecretId; POST PolicyJSON sets one
 //	POST /_emulator/health                   TargetHealthJSON
 //	POST /_emulator/save                     write the state file now
 //	POST /_emulator/reset[?scope=counters]   Reset (or ResetCounters)
@@ -36,10 +36,12 @@ type RateLimitJSON struct {
 	PerAction map[string]float64 `json:"PerAction,omitempty"`
 }
 
-// PolicyJSON is the admin form of SetPolicy; a null Actions removes the policy.
+// PolicyJSON is the admin form of SetCAMPolicy (Policy, a CAM document)
+// or else SetPolicy (Actions); with neither, the policy is removed.
 type PolicyJSON struct {
-	SecretID string   `json:"SecretId"`
-	Actions  []string `json:"Actions"`
+	SecretID string          `json:"SecretId"`
+	Policy   json.RawMessage `json:"Policy,omitempty"`
+	Actions  []string        `json:"Actions"`
 }
 
 // TargetHealthJSON is the admin form of SetTargetHealth.
@@ -167,7 +169,16 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 				fail(http.StatusBadRequest, "SecretId is required")
 				return
 			}
-			e.SetPolicy(p.SecretID, p.Actions)
+			if len(p.Policy) > 0 && string(p.Policy) != "null" {
+				pol, err := ParseCAMPolicy(p.Policy)
+				if err != nil {
+					fail(http.StatusBadRequest, "%v", err)
+					return
+				}
+				e.SetCAMPolicy(p.SecretID, pol)
+			} else {
+				e.SetPolicy(p.SecretID, p.Actions)
+			}
 		}
 		reply(e.Policies())
 	case "health":

@@ -1,21 +1,30 @@
 package emulator
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
 const (
 	maxCountedActions = 256
 	otherActions      = "(other)"
 )
 
-// callCounters counts answered calls per action and result code.
+// callCounters counts answered calls per action and result code, and
+// apart per SecretId for the calls that were authenticated (so known keys
+// and actions only: the map stays bounded).
 type callCounters struct {
 	mu     sync.Mutex
 	counts map[string]map[string]int
+	byKey  map[string]map[string]map[string]int
 }
 
-func (cc *callCounters) init() { cc.counts = map[string]map[string]int{} }
+func (cc *callCounters) init() {
+	cc.counts = map[string]map[string]int{}
+	cc.byKey = map[string]map[string]map[string]int{}
+}
 
-func (cc *callCounters) add(action, code string) {
+func (cc *callCounters) add(secretID, action, code string) {
 	if len(action) > maxCountedActionNameSize {
 		action = action[:maxCountedActionNameSize] // bounded keys, whatever clients send
 	}
@@ -30,12 +39,24 @@ func (cc *callCounters) add(action, code string) {
 		cc.counts[action] = m
 	}
 	m[code]++
+	if secretID != "" {
+		k := cc.byKey[secretID]
+		if k == nil {
+			k = map[string]map[string]int{}
+			cc.byKey[secretID] = k
+		}
+		if k[action] == nil {
+			k[action] = map[string]int{}
+		}
+		k[action][code]++
+	}
 	cc.mu.Unlock()
 }
 
 func (cc *callCounters) reset() {
 	cc.mu.Lock()
 	clear(cc.counts)
+	clear(cc.byKey)
 	cc.mu.Unlock()
 }
 
@@ -51,6 +72,18 @@ func (e *Emulator) Calls() map[string]map[string]int {
 			c[k] = v
 		}
 		out[a] = c
+	}
+	return out
+}
+
+// CallsBy is Calls for the authenticated calls of one SecretId, e.g. to
+// tell a provider's calls from a test's own.
+func (e *Emulator) CallsBy(secretID string) map[string]map[string]int {
+	e.counters.mu.Lock()
+	defer e.counters.mu.Unlock()
+	out := make(map[string]map[string]int, len(e.counters.byKey[secretID]))
+	for a, m := range e.counters.byKey[secretID] {
+		out[a] = maps.Clone(m)
 	}
 	return out
 }

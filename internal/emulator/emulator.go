@@ -49,7 +49,7 @@ type Emulator struct {
 	limiter  rateLimiter
 	faults   atomic.Pointer[faultSet]
 	latency  atomic.Pointer[latencySettings]
-	policies atomic.Pointer[map[string][]string]
+	policies atomic.Pointer[map[string]*CAMPolicy]
 	counters callCounters
 	panics   atomic.Int64
 	bufs     sync.Pool
@@ -210,13 +210,13 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, apiErr, drop := e.process(r, c)
 	switch {
 	case drop:
-		e.counters.add(c.action, "ConnectionDropped")
+		e.counters.add(c.secretID, c.action, "ConnectionDropped")
 		dropConnection(w)
 	case apiErr != nil:
-		e.counters.add(c.action, apiErr.Code)
+		e.counters.add(c.secretID, c.action, apiErr.Code)
 		e.writeError(w, c.requestID, apiErr)
 	default:
-		e.counters.add(c.action, codeOK)
+		e.counters.add(c.secretID, c.action, codeOK)
 		e.writeJSON(w, resp)
 	}
 }
@@ -275,10 +275,10 @@ func (e *Emulator) process(r *http.Request, c *call) (resp any, apiErr *apiError
 	if !e.regionExists(c.region) {
 		return nil, errorf(codeRegionNotFound, "The region `%s` does not exist.", c.region), false
 	}
-	if !e.allowed(secretID, c.action) {
+	if res := e.authorize(secretID, c.region, c.action, body); res != "" {
 		return nil, errorf(codeUnauthorized,
-			"You are not authorized to perform operation (clb:%s) on resource (qcs::clb:%s::*); check the CAM policy of SecretId %s.",
-			c.action, c.region, secretID), false
+			"You are not authorized to perform operation (clb:%s) on resource (%s); check the CAM policy of SecretId %s.",
+			c.action, res, secretID), false
 	}
 	if !e.limiter.allow(secretID, c.action, c.now) {
 		return nil, errorf(codeRequestLimit, "Your current request times equals to `%s` in a second, which exceeds the frequency limit for clb:%s; please reduce the frequency of calls.",
