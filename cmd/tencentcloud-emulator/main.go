@@ -34,7 +34,7 @@ func main() {
 // options are the command-line flags.
 type options struct {
 	listen, secretID, secretKey, token, region, profile string
-	stateFile, vipBase                                  string
+	stateFile, vipBase, camPolicy                       string
 	latency, taskDuration                               time.Duration
 	rateLimit                                           float64
 	listenerQuota, lbQuota                              int
@@ -60,6 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, erro
 	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets")
 	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
 	fs.BoolVar(&o.verbose, "verbose", false, "log diagnostics to stderr")
+	fs.StringVar(&o.camPolicy, "cam-policy", "", "CAM policy document (JSON file) that --secret-id's calls must satisfy, e.g. examples/providerconfig/cam-policy.json; empty allows everything")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
@@ -94,6 +95,17 @@ func (o options) config(set map[string]bool) (emulator.Config, error) {
 	}
 	if set["lb-quota"] {
 		cfg.OpenLBQuota, cfg.InternalLBQuota = o.lbQuota, o.lbQuota
+	}
+	if o.camPolicy != "" {
+		doc, err := os.ReadFile(o.camPolicy)
+		if err != nil {
+			return cfg, err
+		}
+		p, err := emulator.ParseCAMPolicy(doc)
+		if err != nil {
+			return cfg, fmt.Errorf("%s: %w", o.camPolicy, err)
+		}
+		cfg.Policies = map[string]*emulator.CAMPolicy{o.secretID: p} // in force before the first call
 	}
 	return cfg, nil
 }

@@ -176,3 +176,27 @@ func TestConfigFromFlags(t *testing.T) {
 		t.Fatal("an unusable listen address was accepted")
 	}
 }
+
+// TestCAMPolicyFlag serves with the policy README documents: the provider's
+// actions pass, any other is refused from the first call on.
+func TestCAMPolicyFlag(t *testing.T) {
+	policy := filepath.Join("..", "..", "examples", "providerconfig", "cam-policy.json")
+	fields, _ := startRun(t, "--listen", "127.0.0.1:0", "--task-duration", "0", "--rate-limit", "0", "--cam-policy", policy)
+	c := emulatortest.NewSDKClient(t, fields["endpoint"], fields["secretId"], fields["secretKey"], fields["region"])
+	if _, err := c.DescribeLoadBalancers(clb.NewDescribeLoadBalancersRequest()); err != nil {
+		t.Fatalf("an action of the policy: %v", err)
+	}
+	_, err := c.DescribeTargetHealth(clb.NewDescribeTargetHealthRequest())
+	if err == nil || !strings.Contains(err.Error(), clb.UNAUTHORIZEDOPERATION) {
+		t.Fatalf("an action outside the policy: got %v, want %s", err, clb.UNAUTHORIZEDOPERATION)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version":"2.0","statement":[{"effect":"allow","action":"*","resource":"*","condition":{}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, set, _ := parseFlags([]string{"--cam-policy", bad}, io.Discard)
+	if _, err := o.config(set); err == nil || !strings.Contains(err.Error(), "condition") {
+		t.Fatalf("a policy with a condition: got %v, want it refused", err)
+	}
+}

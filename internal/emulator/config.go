@@ -49,6 +49,9 @@ type Config struct {
 	// Credentials are the accepted key pairs. Empty means one pair,
 	// DefaultSecretID / DefaultSecretKey.
 	Credentials []Credential
+	// Policies are CAM policies by SecretId, in force from the first call
+	// (SetCAMPolicy changes them later). A key without one may do anything.
+	Policies map[string]*CAMPolicy
 	// Region is the region the binary advertises; requests may use any of
 	// Regions. Empty means DefaultRegion.
 	Region string

@@ -106,6 +106,9 @@ func New(cfg Config) (*Emulator, error) {
 	e.limiter.init(cfg.RateLimit, cfg.ActionRateLimit)
 	e.latency.Store(&latencySettings{fixed: cfg.Latency, perAction: cloneDurations(cfg.ActionLatency)})
 	e.counters.init()
+	for id, p := range cfg.Policies {
+		e.SetCAMPolicy(id, p)
+	}
 	if cfg.StateFile != "" {
 		if err := e.load(); err != nil {
 			return nil, err
