@@ -28,10 +28,10 @@ import (
 const mrWait = 2 * time.Minute
 
 // sdk is a Tencent Cloud SDK client of the test emulator, for changing the
-// cloud behind the provider's back.
+// cloud behind the provider's back (with a key of its own).
 func sdk(t *testing.T) *clbsdk.Client {
 	t.Helper()
-	return emulatortest.DefaultClient(t, cloud.Endpoint())
+	return emulatortest.ConsoleClient(t, cloud.Endpoint(), emulator.DefaultRegion)
 }
 
 // waitFor polls the object until cond returns nil.

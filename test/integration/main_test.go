@@ -29,6 +29,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -53,7 +54,14 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
 
-	emu, endpoint, err := emulator.Start(emulator.DefaultConfig())
+	// The provider's key may do exactly what README's CAM policy allows;
+	// tests change the cloud behind its back with the Console key.
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -102,5 +110,15 @@ func run(m *testing.M) int {
 		cancel()
 		<-done
 	}()
-	return m.Run()
+	code := m.Run()
+	if r := emulatortest.Refused(emu, emulator.DefaultSecretID); len(r) > 0 {
+		fmt.Fprintf(os.Stderr, "the CAM policy README documents refused calls of the provider: %v\n", r)
+		return 1
+	}
+	return code
+}
+
+// camPolicyFile is the CAM policy README documents for the provider.
+func camPolicyFile() string {
+	return filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "cam-policy.json")
 }

@@ -539,7 +539,7 @@ func TestPortPoolOtherRegion(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	const region = "ap-shanghai"
-	sh := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
+	sh := emulatortest.ConsoleClient(t, cloud.Endpoint(), region)
 	req := clbsdk.NewCreateLoadBalancerRequest()
 	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("other-region")
 	var id string

@@ -27,6 +27,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -35,7 +36,10 @@ import (
 // calls and fills its inventory.
 func ownCloud(t *testing.T, ns string, mod func(*emulator.Config)) (*emulator.Emulator, *xpv2.ProviderConfigReference) {
 	t.Helper()
-	cfg := emulator.DefaultConfig()
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg.TaskDuration = 20 * time.Millisecond
 	if mod != nil {
 		mod(&cfg)
@@ -44,7 +48,12 @@ func ownCloud(t *testing.T, ns string, mod func(*emulator.Config)) (*emulator.Em
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = emu.Close() })
+	t.Cleanup(func() {
+		if r := emulatortest.Refused(emu, emulator.DefaultSecretID); len(r) > 0 {
+			t.Errorf("the CAM policy README documents refused calls of the provider: %v", r)
+		}
+		_ = emu.Close()
+	})
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint),
 		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
@@ -464,7 +473,7 @@ func TestDeregisterTargetAlreadyGone(t *testing.T) {
 	b := bound(t, ns, "relay").Status.Bindings[0]
 
 	// Remove the UDP target behind the provider's back.
-	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
 		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -91,7 +92,7 @@ func TestTargetDriftRepaired(t *testing.T) {
 	auditsBefore := counterValue(t, "podaddress_target_audits_total", "")
 
 	// Behind the provider's back, as another tool with the same account.
-	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
 		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

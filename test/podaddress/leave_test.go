@@ -263,7 +263,7 @@ func TestLoadBalancerDeletedInCloud(t *testing.T) {
 		boundOn(t, ns, name, a, ip)
 	}
 
-	sdk := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, emulator.DefaultRegion)
+	sdk := emulatortest.ConsoleClient(t, cloud.Endpoint(), emulator.DefaultRegion)
 	req := clbsdk.NewDeleteLoadBalancerRequest()
 	req.LoadBalancerIds = []*string{clbconv.Ptr(a)}
 	eventually(t, "delete "+a+" in the cloud", func() error {

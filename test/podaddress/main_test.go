@@ -35,6 +35,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -59,7 +60,13 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
 
-	cfg := emulator.DefaultConfig()
+	// The provider's key may do exactly what README's CAM policy allows;
+	// tests change the cloud behind its back with the Console key.
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	cfg.TaskDuration = 20 * time.Millisecond
 	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
@@ -77,7 +84,17 @@ func run(m *testing.M) int {
 		}
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	return m.Run()
+	code := m.Run()
+	if r := emulatortest.Refused(emu, emulator.DefaultSecretID); len(r) > 0 {
+		fmt.Fprintf(os.Stderr, "the CAM policy README documents refused calls of the provider: %v\n", r)
+		return 1
+	}
+	return code
+}
+
+// camPolicyFile is the CAM policy README documents for the provider.
+func camPolicyFile() string {
+	return filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "cam-policy.json")
 }
 
 // startProvider runs a fresh provider (new allocator, new cloud clients)

@@ -27,6 +27,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -223,7 +224,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// The target audit: an uncached read of the PodAddresses and an Event
 	// on the PortPool, for a foreign target it deregisters.
 	foreignListener := pp.Status.AtProvider.LoadBalancers[0].Listeners["TCP/44009"]
-	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
 		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

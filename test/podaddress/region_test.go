@@ -25,7 +25,7 @@ import (
 // until it is up.
 func lbIn(t *testing.T, region, name string) string {
 	t.Helper()
-	sdk := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
+	sdk := emulatortest.ConsoleClient(t, cloud.Endpoint(), region)
 	req := clbsdk.NewCreateLoadBalancerRequest()
 	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
 	var id string

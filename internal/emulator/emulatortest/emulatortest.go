@@ -3,7 +3,9 @@
 package emulatortest
 
 import (
+	"fmt"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -73,4 +75,45 @@ func NewSDKClientWithProfile(t testing.TB, cred common.CredentialIface, region s
 func DefaultClient(t testing.TB, endpoint string) *clb.Client {
 	t.Helper()
 	return NewSDKClient(t, endpoint, emulator.DefaultSecretID, emulator.DefaultSecretKey, emulator.DefaultRegion)
+}
+
+// Console is a second key pair for tests that change the cloud behind a
+// provider's back, as a person at the console would: its calls are
+// counted apart (Emulator.CallsBy) and the provider's CAM policy does not
+// restrict them. WithPolicyFile adds it to a configuration.
+var Console = emulator.Credential{SecretID: "AKIDLOCALCONSOLE00000000000000000000", SecretKey: "localconsolesecretkey00000000000"}
+
+// ConsoleClient is NewSDKClient with the Console key pair.
+func ConsoleClient(t testing.TB, endpoint, region string) *clb.Client {
+	t.Helper()
+	return NewSDKClient(t, endpoint, Console.SecretID, Console.SecretKey, region)
+}
+
+// WithPolicyFile returns cfg accepting the default key pair, subject to
+// the CAM policy document at path (the provider's key in tests), and the
+// Console key pair, unrestricted.
+func WithPolicyFile(cfg emulator.Config, path string) (emulator.Config, error) {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, err
+	}
+	p, err := emulator.ParseCAMPolicy(doc)
+	if err != nil {
+		return cfg, fmt.Errorf("%s: %w", path, err)
+	}
+	cfg.Credentials = []emulator.Credential{{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey}, Console}
+	cfg.Policies = map[string]*emulator.CAMPolicy{emulator.DefaultSecretID: p}
+	return cfg, nil
+}
+
+// Refused returns, per action, the calls of secretID that its CAM policy
+// refused (UnauthorizedOperation).
+func Refused(e *emulator.Emulator, secretID string) map[string]int {
+	out := map[string]int{}
+	for action, codes := range e.CallsBy(secretID) {
+		if n := codes["UnauthorizedOperation"]; n > 0 {
+			out[action] = n
+		}
+	}
+	return out
 }
