@@ -70,6 +70,18 @@ func TestAdminEndpoint(t *testing.T) {
 	wantCode(t, describeQuota(c), clb.UNAUTHORIZEDOPERATION)
 	admin(t, endpoint, "POST", "policy", `{"SecretId":"`+emulator.DefaultSecretID+`","Actions":null}`, nil)
 	must(t, describeQuota(c))
+	var pols map[string]emulator.CAMPolicy
+	if s := admin(t, endpoint, "POST", "policy", `{"SecretId":"`+emulator.DefaultSecretID+`","Policy":{"version":"2.0","statement":[`+
+		`{"effect":"allow","action":"*","resource":"*"},{"effect":"deny","action":"clb:DescribeQuota","resource":"*"}]}}`, &pols); s != 200 ||
+		len(pols[emulator.DefaultSecretID].Statement) != 2 {
+		t.Fatalf("CAM policy: %d %+v", s, pols)
+	}
+	wantCode(t, describeQuota(c), clb.UNAUTHORIZEDOPERATION)
+	if s := admin(t, endpoint, "POST", "policy", `{"SecretId":"`+emulator.DefaultSecretID+`","Policy":{"version":"2.0"}}`, nil); s != 400 {
+		t.Fatalf("a CAM policy without statements accepted: %d", s)
+	}
+	admin(t, endpoint, "POST", "policy", `{"SecretId":"`+emulator.DefaultSecretID+`"}`, nil)
+	must(t, describeQuota(c))
 
 	var rl emulator.RateLimitJSON
 	admin(t, endpoint, "POST", "ratelimit", `{"PerSecond":0,"PerAction":{"DescribeQuota":1}}`, &rl)

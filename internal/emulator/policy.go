@@ -158,17 +158,15 @@ func (e *Emulator) authorize(secretID, region, action string, body []byte) (deni
 // acts on "clb/*", which only a statement for every load balancer covers.
 func (p *CAMPolicy) deniedResource(region, action string, body []byte) string {
 	prefix := "qcs::clb:" + region + ":uin/" + EmulatedUIN + ":clb/"
+	var ids struct {
+		LoadBalancerId  *string
+		LoadBalancerIds []*string
+	}
+	_ = json.Unmarshal(body, &ids) // a malformed body is the handler's error to report
 	var resources []string
-	if p.scoped() {
-		var ids struct {
-			LoadBalancerId  *string
-			LoadBalancerIds []*string
-		}
-		_ = json.Unmarshal(body, &ids) // a malformed body is the handler's error to report
-		for _, id := range append(ids.LoadBalancerIds, ids.LoadBalancerId) {
-			if id != nil && *id != "" {
-				resources = append(resources, prefix+*id)
-			}
+	for _, id := range append(ids.LoadBalancerIds, ids.LoadBalancerId) {
+		if id != nil && *id != "" {
+			resources = append(resources, prefix+*id)
 		}
 	}
 	if len(resources) == 0 {
@@ -190,19 +188,6 @@ func (p *CAMPolicy) deniedResource(region, action string, body []byte) string {
 		}
 	}
 	return ""
-}
-
-// scoped reports whether any statement names resources other than "*",
-// the only case where the request body must be read.
-func (p *CAMPolicy) scoped() bool {
-	for _, s := range p.Statement {
-		for _, r := range s.Resource {
-			if r != "*" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (s CAMStatement) matches(action, resource string) bool {
@@ -247,20 +232,28 @@ func resourceMatch(pattern, resource string) bool {
 	return true
 }
 
-// glob matches s against pattern, where "*" matches any run of characters
-// (slashes included, unlike path.Match).
+// glob matches s against pattern, where "*" matches any run of bytes
+// (slashes included, unlike path.Match). It backtracks to the last star
+// only, so it takes O(len(pattern)·len(s)) whatever the pattern.
 func glob(pattern, s string) bool {
-	star := strings.IndexByte(pattern, '*')
-	if star < 0 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, pattern[:star]) {
-		return false
-	}
-	for i := star; i <= len(s); i++ {
-		if glob(pattern[star+1:], s[i:]) {
-			return true
+	p, i, star, mark := 0, 0, -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case p < len(pattern) && pattern[p] == s[i]:
+			p++
+			i++
+		case star >= 0:
+			p, mark = star+1, mark+1
+			i = mark
+		default:
+			return false
 		}
 	}
-	return false
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
 }

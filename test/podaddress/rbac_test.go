@@ -2,6 +2,7 @@ package podaddress
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -126,9 +127,17 @@ func createOrKeep(t *testing.T, obj client.Object) {
 // resources: Pods watched and annotated, a readiness-gate condition, a
 // Node looked up for a NodePort backend, and a PodAddress deleted when its
 // Pod goes, and the target audit's uncached read and PortPool Event. Any
-// permission missing from rbac.yaml stalls one of them.
+// permission missing from rbac.yaml stalls one of them. On the cloud side
+// its key has README's CAM policy, as in every test of this package; none
+// of these calls may be refused.
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
+	refused := emulatortest.Refused(cloud, emulator.DefaultSecretID)
+	t.Cleanup(func() {
+		if r := emulatortest.Refused(cloud, emulator.DefaultSecretID); !maps.Equal(r, refused) {
+			t.Errorf("README's CAM policy refused calls of the provider: %v (before the test: %v)", r, refused)
+		}
+	})
 	createOrKeep(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: providerSANamespace}})
 	grants := crossplaneGrants(t)
 	createOrKeep(t, grants)
