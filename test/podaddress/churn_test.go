@@ -473,7 +473,7 @@ func TestDeregisterTargetAlreadyGone(t *testing.T) {
 	b := bound(t, ns, "relay").Status.Bindings[0]
 
 	// Remove the UDP target behind the provider's back.
-	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
+	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
 		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func TestTargetDriftRepaired(t *testing.T) {
 	auditsBefore := counterValue(t, "podaddress_target_audits_total", "")
 
 	// Behind the provider's back, as another tool with the same account.
-	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
+	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
 		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

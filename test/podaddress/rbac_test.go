@@ -233,7 +233,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// The target audit: an uncached read of the PodAddresses and an Event
 	// on the PortPool, for a foreign target it deregisters.
 	foreignListener := pp.Status.AtProvider.LoadBalancers[0].Listeners["TCP/44009"]
-	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.Console.SecretID, SecretKey: emulatortest.Console.SecretKey,
+	out, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
 		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
 	if err != nil {
 		t.Fatal(err)

@@ -77,21 +77,25 @@ func DefaultClient(t testing.TB, endpoint string) *clb.Client {
 	return NewSDKClient(t, endpoint, emulator.DefaultSecretID, emulator.DefaultSecretKey, emulator.DefaultRegion)
 }
 
-// Console is a second key pair for tests that change the cloud behind a
-// provider's back, as a person at the console would: its calls are
-// counted apart (Emulator.CallsBy) and the provider's CAM policy does not
-// restrict them. WithPolicyFile adds it to a configuration.
-var Console = emulator.Credential{SecretID: "AKIDLOCALCONSOLE00000000000000000000", SecretKey: "localconsolesecretkey00000000000"}
+// ConsoleSecretID and ConsoleSecretKey are a second key pair, for tests
+// that change the cloud behind a provider's back as a person at the
+// console would: its calls are counted apart (Emulator.CallsBy) and the
+// provider's CAM policy does not restrict them. WithPolicyFile adds it to
+// a configuration.
+const (
+	ConsoleSecretID  = "AKIDLOCALCONSOLE00000000000000000000"
+	ConsoleSecretKey = "localconsolesecretkey00000000000"
+)
 
-// ConsoleClient is NewSDKClient with the Console key pair.
+// ConsoleClient is NewSDKClient with the console key pair.
 func ConsoleClient(t testing.TB, endpoint, region string) *clb.Client {
 	t.Helper()
-	return NewSDKClient(t, endpoint, Console.SecretID, Console.SecretKey, region)
+	return NewSDKClient(t, endpoint, ConsoleSecretID, ConsoleSecretKey, region)
 }
 
 // WithPolicyFile returns cfg accepting the default key pair, subject to
 // the CAM policy document at path (the provider's key in tests), and the
-// Console key pair, unrestricted.
+// console key pair, unrestricted.
 func WithPolicyFile(cfg emulator.Config, path string) (emulator.Config, error) {
 	doc, err := os.ReadFile(path)
 	if err != nil {
@@ -101,7 +105,8 @@ func WithPolicyFile(cfg emulator.Config, path string) (emulator.Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
-	cfg.Credentials = []emulator.Credential{{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey}, Console}
+	cfg.Credentials = []emulator.Credential{{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey},
+		{SecretID: ConsoleSecretID, SecretKey: ConsoleSecretKey}}
 	cfg.Policies = map[string]*emulator.CAMPolicy{emulator.DefaultSecretID: p}
 	return cfg, nil
 }
