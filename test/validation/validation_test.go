@@ -523,4 +523,3 @@ func walk(t *testing.T, k, name string, s *apiextensionsv1.JSONSchemaProps, keys
 		walk(t, k, name, s.Items.Schema, keys)
 	}
 }
-
