@@ -14,15 +14,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
@@ -53,7 +50,12 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
 
-	emu, endpoint, err := emulator.Start(emulator.DefaultConfig())
+	// The provider signs with a session credential (key pair and token):
+	// secrets.go scans its logs and the Events for both.
+	cfg := emulator.DefaultConfig()
+	cfg.Credentials = append(cfg.Credentials,
+		emulator.Credential{SecretID: testenv.SessionSecretID, SecretKey: testenv.SessionSecretKey, Token: testenv.SessionToken})
+	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -61,19 +63,22 @@ func run(m *testing.M) int {
 	defer func() { _ = emu.Close() }()
 	cloud = emu
 
-	// The examples' Secret and ClusterProviderConfig "default", pointed at
-	// this test's emulator.
+	// The examples' Secret, holding the session credential, and
+	// ClusterProviderConfig "default", pointed at this test's emulator.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint), testenv.WithSessionCredentials); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
 
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	// Every log line, debug included, goes through the secret scan; errors
+	// are also printed.
+	scan := testenv.NewSecretScan(emulator.DefaultSecretKey, testenv.SessionSecretKey, testenv.SessionToken)
+	ctrl.SetLogger(scan.Logger())
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -86,7 +91,7 @@ func run(m *testing.M) int {
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)
 	o := controller.Options{
-		Logger:                  logging.NewNopLogger(),
+		Logger:                  scan.CrossplaneLogger(),
 		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
 		PollInterval:            5 * time.Second,
 		MaxConcurrentReconciles: 10,
@@ -98,9 +103,27 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
+	stop := func() {
 		cancel()
 		<-done
-	}()
-	return m.Run()
+	}
+	code := m.Run()
+	stop()
+	return secretScan(scan, code)
+}
+
+// secretScan fails the suite when a secret value reached a log line or an
+// Event.
+func secretScan(scan *testenv.SecretScan, code int) int {
+	if err := scan.ScanEvents(context.Background(), kube); err != nil {
+		fmt.Fprintln(os.Stderr, "secret scan:", err)
+		return 1
+	}
+	summary, err := scan.Result()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	fmt.Println(summary)
+	return code
 }

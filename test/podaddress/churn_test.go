@@ -414,6 +414,9 @@ func startProviderProcess(t *testing.T, bin, name string) *testenv.Provider {
 	}
 	t.Cleanup(func() {
 		stopProcess(t, p)
+		if err := scan.ScanFile(p.Log); err != nil {
+			t.Errorf("secret scan of the provider log: %v", err)
+		}
 		if t.Failed() {
 			if out, err := os.ReadFile(p.Log); err == nil {
 				const tail = 8000

@@ -17,16 +17,13 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"k8s.io/client-go/rest"
 
@@ -42,6 +39,9 @@ var (
 	env   *testenv.Env
 	kube  client.Client
 	cloud *emulator.Emulator
+	// scan sees every provider log line; TestMain checks it and every
+	// Event for the secret key and the session token at the end.
+	scan = testenv.NewSecretScan(emulator.DefaultSecretKey, testenv.SessionSecretKey, testenv.SessionToken)
 )
 
 func TestMain(m *testing.M) {
@@ -60,6 +60,9 @@ func run(m *testing.M) int {
 
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
+	// The provider signs with a session credential (key pair and token).
+	cfg.Credentials = append(cfg.Credentials,
+		emulator.Credential{SecretID: testenv.SessionSecretID, SecretKey: testenv.SessionSecretKey, Token: testenv.SessionToken})
 	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -70,13 +73,26 @@ func run(m *testing.M) int {
 
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint), testenv.WithSessionCredentials); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	return m.Run()
+	// Every log line, debug included, goes through the scan; errors are
+	// also printed.
+	ctrl.SetLogger(scan.Logger())
+	code := m.Run()
+	if err := scan.ScanEvents(context.Background(), kube); err != nil {
+		fmt.Fprintln(os.Stderr, "secret scan:", err)
+		return 1
+	}
+	summary, err := scan.Result()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	fmt.Println(summary)
+	return code
 }
 
 // startProvider runs a fresh provider (new allocator, new cloud clients)
@@ -115,7 +131,7 @@ func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Optio
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)
 	o := xpcontroller.Options{
-		Logger:                  logging.NewNopLogger(),
+		Logger:                  scan.CrossplaneLogger(),
 		GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
 		PollInterval:            5 * time.Second,
 		MaxConcurrentReconciles: workers,
