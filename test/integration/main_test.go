@@ -53,8 +53,11 @@ func run(m *testing.M) int {
 	// The provider signs with a session credential (key pair and token):
 	// secrets.go scans its logs and the Events for both.
 	cfg := emulator.DefaultConfig()
-	cfg.Credentials = append(cfg.Credentials,
-		emulator.Credential{SecretID: testenv.SessionSecretID, SecretKey: testenv.SessionSecretKey, Token: testenv.SessionToken})
+	// Tests' own SDK clients keep the default key pair.
+	cfg.Credentials = []emulator.Credential{
+		{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey},
+		{SecretID: testenv.SessionSecretID, SecretKey: testenv.SessionSecretKey, Token: testenv.SessionToken},
+	}
 	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
