@@ -46,8 +46,8 @@ type LocalCredentialsSecretRef struct {
 type Endpoint struct {
 	// Host is host[:port] of the API, for example clb.internal.tencentcloudapi.com
 	// or 127.0.0.1:9443.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9.\-\[\]:]+$`
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^[A-Za-z0-9.\\-\\[\\]:]+$')",message="host is host[:port] without a scheme or path, e.g. clb.tencentcloudapi.com or 127.0.0.1:9443"
 	Host string `json:"host"`
 
 	// Scheme is https (the default) or http.

@@ -25,8 +25,8 @@ type ProviderConfigSpec struct {
 
 	// Region of the resources managed through this config, for example
 	// ap-guangzhou.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:Pattern=`^[a-z]+(-[a-z0-9]+)+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+(-[a-z0-9]+)+$')",message="region is a Tencent Cloud region such as ap-guangzhou"
 	Region string `json:"region"`
 
 	// Endpoint overrides the public API endpoint.

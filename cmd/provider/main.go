@@ -5,6 +5,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -104,8 +105,9 @@ func parseFlags(args []string) (options, error) {
 	if o.maxReconcileRate < 1 {
 		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
 	}
-	if o.apiRate <= 0 {
-		return o, fmt.Errorf("--api-rate must be positive, got %v", o.apiRate)
+	// NaN passes a "<= 0" check; Inf would turn the limit off.
+	if !(o.apiRate > 0) || math.IsInf(o.apiRate, 1) {
+		return o, fmt.Errorf("--api-rate must be a positive number, got %v", o.apiRate)
 	}
 	if o.targetAudit < 0 {
 		return o, fmt.Errorf("--target-audit-interval must not be negative, got %s", o.targetAudit)

@@ -53,7 +53,7 @@ func policyActions(t *testing.T) []string {
 // tests' objects keep the provider busy or fill its quota cache.
 func TestCAMPolicyIsExactlyWhatTheProviderCalls(t *testing.T) {
 	want := policyActions(t)
-	before := cloud.CallsBy(emulator.DefaultSecretID)
+	before := cloud.CallsBy(testenv.SessionSecretID)
 	for _, f := range []struct {
 		name string
 		run  func(*testing.T)
@@ -69,7 +69,7 @@ func TestCAMPolicyIsExactlyWhatTheProviderCalls(t *testing.T) {
 		}
 	}
 	called := map[string]bool{}
-	for action, codes := range cloud.CallsBy(emulator.DefaultSecretID) {
+	for action, codes := range cloud.CallsBy(testenv.SessionSecretID) {
 		for code, n := range codes {
 			if n == before[action][code] {
 				continue

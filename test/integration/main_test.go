@@ -14,15 +14,12 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
@@ -54,9 +51,11 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
 
-	// The provider's key may do exactly what README's CAM policy allows;
-	// tests change the cloud behind its back with the Console key.
-	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	// The provider signs with a session credential (key pair and token),
+	// which may do exactly what README's CAM policy allows: secrets.go scans
+	// its logs and the Events for it. Tests' own SDK clients keep the
+	// default key pair, or the Console key.
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile(), testenv.SessionCredential())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -69,19 +68,22 @@ func run(m *testing.M) int {
 	defer func() { _ = emu.Close() }()
 	cloud = emu
 
-	// The examples' Secret and ClusterProviderConfig "default", pointed at
-	// this test's emulator.
+	// The examples' Secret, holding the session credential, and
+	// ClusterProviderConfig "default", pointed at this test's emulator.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint), testenv.WithSessionCredentials); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
 
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	// Every log line, debug included, goes through the secret scan; errors
+	// are also printed.
+	scan := testenv.NewSecretScan(emulator.DefaultSecretKey, testenv.SessionSecretKey, testenv.SessionToken)
+	ctrl.SetLogger(scan.Logger())
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -94,7 +96,7 @@ func run(m *testing.M) int {
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)
 	o := controller.Options{
-		Logger:                  logging.NewNopLogger(),
+		Logger:                  scan.CrossplaneLogger(),
 		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
 		PollInterval:            5 * time.Second,
 		MaxConcurrentReconciles: 10,
@@ -106,19 +108,36 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
+	stop := func() {
 		cancel()
 		<-done
-	}()
+	}
 	code := m.Run()
-	if r := emulatortest.Refused(emu, emulator.DefaultSecretID); len(r) > 0 {
+	stop()
+	if r := emulatortest.Refused(emu, testenv.SessionSecretID); len(r) > 0 {
 		fmt.Fprintf(os.Stderr, "the CAM policy README documents refused calls of the provider: %v\n", r)
 		return 1
 	}
-	return code
+	return secretScan(scan, code)
 }
 
 // camPolicyFile is the CAM policy README documents for the provider.
 func camPolicyFile() string {
 	return filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "cam-policy.json")
+}
+
+// secretScan fails the suite when a secret value reached a log line or an
+// Event.
+func secretScan(scan *testenv.SecretScan, code int) int {
+	if err := scan.ScanEvents(context.Background(), kube); err != nil {
+		fmt.Fprintln(os.Stderr, "secret scan:", err)
+		return 1
+	}
+	summary, err := scan.Result()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	fmt.Println(summary)
+	return code
 }

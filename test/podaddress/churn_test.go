@@ -36,7 +36,7 @@ import (
 // calls and fills its inventory.
 func ownCloud(t *testing.T, ns string, mod func(*emulator.Config)) (*emulator.Emulator, *xpv2.ProviderConfigReference) {
 	t.Helper()
-	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile(), emulator.Credential{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,6 +423,9 @@ func startProviderProcess(t *testing.T, bin, name string) *testenv.Provider {
 	}
 	t.Cleanup(func() {
 		stopProcess(t, p)
+		if err := scan.ScanFile(p.Log); err != nil {
+			t.Errorf("secret scan of the provider log: %v", err)
+		}
 		if t.Failed() {
 			if out, err := os.ReadFile(p.Log); err == nil {
 				const tail = 8000

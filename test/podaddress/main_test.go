@@ -17,17 +17,14 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"k8s.io/client-go/rest"
 
@@ -44,6 +41,9 @@ var (
 	env   *testenv.Env
 	kube  client.Client
 	cloud *emulator.Emulator
+	// scan sees every provider log line; TestMain checks it and every
+	// Event for the secret key and the session token at the end.
+	scan = testenv.NewSecretScan(emulator.DefaultSecretKey, testenv.SessionSecretKey, testenv.SessionToken)
 )
 
 func TestMain(m *testing.M) {
@@ -60,9 +60,10 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	kube = env.Client
 
-	// The provider's key may do exactly what README's CAM policy allows;
-	// tests change the cloud behind its back with the Console key.
-	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile())
+	// The provider signs with a session credential (key pair and token),
+	// which may do exactly what README's CAM policy allows. Tests' own SDK
+	// clients keep the default key pair, or the Console key.
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile(), testenv.SessionCredential())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -78,14 +79,26 @@ func run(m *testing.M) int {
 
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint), testenv.WithSessionCredentials); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	// Every log line, debug included, goes through the scan; errors are
+	// also printed.
+	ctrl.SetLogger(scan.Logger())
 	code := m.Run()
-	if r := emulatortest.Refused(emu, emulator.DefaultSecretID); len(r) > 0 {
+	if err := scan.ScanEvents(context.Background(), kube); err != nil {
+		fmt.Fprintln(os.Stderr, "secret scan:", err)
+		return 1
+	}
+	summary, err := scan.Result()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		return 1
+	}
+	fmt.Println(summary)
+	if r := emulatortest.Refused(emu, testenv.SessionSecretID); len(r) > 0 {
 		fmt.Fprintf(os.Stderr, "the CAM policy README documents refused calls of the provider: %v\n", r)
 		return 1
 	}
@@ -135,7 +148,7 @@ func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Optio
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)
 	o := xpcontroller.Options{
-		Logger:                  logging.NewNopLogger(),
+		Logger:                  scan.CrossplaneLogger(),
 		GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
 		PollInterval:            5 * time.Second,
 		MaxConcurrentReconciles: workers,

@@ -132,9 +132,9 @@ func createOrKeep(t *testing.T, obj client.Object) {
 // of these calls may be refused.
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
-	refused := emulatortest.Refused(cloud, emulator.DefaultSecretID)
+	refused := emulatortest.Refused(cloud, testenv.SessionSecretID)
 	t.Cleanup(func() {
-		if r := emulatortest.Refused(cloud, emulator.DefaultSecretID); !maps.Equal(r, refused) {
+		if r := emulatortest.Refused(cloud, testenv.SessionSecretID); !maps.Equal(r, refused) {
 			t.Errorf("README's CAM policy refused calls of the provider: %v (before the test: %v)", r, refused)
 		}
 	})

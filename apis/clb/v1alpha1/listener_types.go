@@ -8,6 +8,7 @@ import (
 
 // Certificate is the server (and optional client CA) certificate of an
 // HTTPS, TCP_SSL or QUIC listener, by SSL certificate id.
+// +kubebuilder:validation:XValidation:rule="!has(self.sslMode) || self.sslMode != 'MUTUAL' || has(self.certCaId)",message="sslMode MUTUAL needs certCaId, the client CA certificate"
 type Certificate struct {
 	// SSLMode is UNIDIRECTIONAL (server only, default) or MUTUAL.
 	// +kubebuilder:validation:Enum=UNIDIRECTIONAL;MUTUAL

@@ -32,6 +32,7 @@ type PoolListenerSettings struct {
 	// SessionExpireTime in seconds (30-3600); 0 turns persistence off.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:validation:XValidation:rule="self == 0 || self >= 30",message="sessionExpireTime is 0 (off) or 30-3600 seconds"
 	// +optional
 	SessionExpireTime *int64 `json:"sessionExpireTime,omitempty"`
 

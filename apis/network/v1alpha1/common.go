@@ -60,6 +60,8 @@ type PortRequest struct {
 
 	// NodePort is the node port that forwards to this container port, for
 	// the NodePort backend.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
 	// +optional
 	NodePort *int32 `json:"nodePort,omitempty"`
 

@@ -23,6 +23,7 @@ type PodAddressPolicySpec struct {
 
 	// KeepDuration keeps the ports of a deleted Pod for a new Pod of the
 	// same name for this long.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)"
 	// +optional
 	KeepDuration *metav1.Duration `json:"keepDuration,omitempty"`
 

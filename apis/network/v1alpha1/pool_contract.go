@@ -11,10 +11,11 @@ import (
 // PoolKey names a PortPool as bindings record it: "namespace/name".
 func PoolKey(namespace, name string) string { return namespace + "/" + name }
 
-// ParsePoolKey returns the namespace and name of a PoolKey.
+// ParsePoolKey returns the namespace and name of a PoolKey. Neither may be
+// empty or hold "/", as no Kubernetes namespace or name does.
 func ParsePoolKey(key string) (types.NamespacedName, bool) {
 	ns, name, ok := strings.Cut(key, "/")
-	return types.NamespacedName{Namespace: ns, Name: name}, ok && ns != "" && name != ""
+	return types.NamespacedName{Namespace: ns, Name: name}, ok && ns != "" && name != "" && !strings.Contains(name, "/")
 }
 
 // Key is the PoolKey of r for a PodAddress in namespace ns.

@@ -96,7 +96,7 @@ func ConsoleClient(t testing.TB, endpoint, region string) *clb.Client {
 // WithPolicyFile returns cfg accepting the default key pair, subject to
 // the CAM policy document at path (the provider's key in tests), and the
 // console key pair, unrestricted.
-func WithPolicyFile(cfg emulator.Config, path string) (emulator.Config, error) {
+func WithPolicyFile(cfg emulator.Config, path string, provider emulator.Credential) (emulator.Config, error) {
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		return cfg, err
@@ -107,7 +107,10 @@ func WithPolicyFile(cfg emulator.Config, path string) (emulator.Config, error) {
 	}
 	cfg.Credentials = []emulator.Credential{{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey},
 		{SecretID: ConsoleSecretID, SecretKey: ConsoleSecretKey}}
-	cfg.Policies = map[string]*emulator.CAMPolicy{emulator.DefaultSecretID: p}
+	if provider.SecretID != emulator.DefaultSecretID {
+		cfg.Credentials = append(cfg.Credentials, provider)
+	}
+	cfg.Policies = map[string]*emulator.CAMPolicy{provider.SecretID: p}
 	return cfg, nil
 }
 

@@ -1,0 +1,525 @@
+package validation
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// A kind is one CRD and a valid object of it: every bad case starts from
+// this object and changes a few fields.
+type kind struct {
+	apiVersion string
+	cluster    bool
+	spec       string // YAML of a valid spec
+}
+
+const (
+	healthCheck = `{enabled: true, timeoutSeconds: 2, intervalSeconds: 5, healthyThreshold: 3, unhealthyThreshold: 3, checkType: HTTP, checkPort: 8080, httpCheckPath: /healthz, httpCheckMethod: GET, httpCode: 2}`
+	lbParams    = `{name: lb, type: OPEN, vpcId: vpc-1, subnetId: subnet-1, vipIsp: BGP, addressIPVersion: IPV4, slaType: clb.c2.medium, projectId: 0, masterZoneId: ap-guangzhou-3, bandwidthPackageId: bwp-1, tags: {team: a}, internetAccessible: {internetChargeType: TRAFFIC_POSTPAID_BY_HOUR, internetMaxBandwidthOut: 10}}`
+	portRequest = `{port: 7777, protocol: UDP, pools: [{name: p}], nodePort: 30001, backend: NodePort}`
+)
+
+var kinds = map[string]kind{
+	"LoadBalancer": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: ` + lbParams},
+	"Listener": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, protocol: TCP, port: 80, endPort: 90, name: l,
+  scheduler: WRR, sessionExpireTime: 0, healthCheck: ` + healthCheck + `}`},
+	"Rule": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, listenerId: lbl-1, domain: a.example.com, url: /,
+  scheduler: WRR, sessionExpireTime: 30, forwardType: HTTP, healthCheck: ` + healthCheck + `}`},
+	"TargetSet": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, listenerId: lbl-1, ruleId: loc-1,
+  targets: [{ip: 10.0.0.1, port: 80, weight: 10}, {instanceId: ins-1, port: 80}]}`},
+	"PortPool": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerIds: [lb-1], startPort: 30000, endPort: 30099, segmentLength: 10,
+  protocols: [TCP, UDP], allocationPolicy: LeastUsed,
+  listener: {scheduler: WRR, sessionExpireTime: 30, healthCheck: ` + healthCheck + `},
+  autoCreate: {maxLoadBalancers: 2, minFreeSlots: 1, template: ` + lbParams + `}}`},
+	"PodAddress": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{ports: [` + portRequest + `],
+  strategy: Dynamic, keepDuration: 5m0s, backend: PodIP}`},
+	"PodAddressPolicy": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{selector: {matchLabels: {app: a}}, ports: [` + portRequest + `],
+  strategy: Ordinal, keepDuration: 1h30m, backend: PodIP}`},
+	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
+  credentials: {source: Secret, secretRef: {name: creds}}, endpoint: {host: "127.0.0.1:9443", scheme: http}}`},
+	"ClusterProviderConfig": {apiVersion: "tencentcloud.crossplane.io/v1alpha1", cluster: true, spec: `{region: ap-guangzhou,
+  credentials: {source: Secret, secretRef: {name: creds, namespace: crossplane-system}}, endpoint: {host: "[::1]:9443", scheme: http}}`},
+}
+
+// del as an edit's value removes the field.
+const del = "<delete>"
+
+// An edit sets the field at a dotted path (list items by index) to a value
+// given as YAML.
+type edit struct{ path, yaml string }
+
+// A bad case is a kind's valid object with edits, refused by the
+// apiserver: on create, or, with update, when an existing valid object is
+// changed. check names the schema constraint it tests (minimum, maximum,
+// enum, minLength, maxLength, minItems, maxItems or rule); want is a part
+// of the message, for a rule its whole message.
+type bad struct {
+	kind   string
+	update bool
+	edits  []edit
+	check  string
+	want   string
+}
+
+func (b bad) String() string {
+	op := "create"
+	if b.update {
+		op = "update"
+	}
+	var es []string
+	for _, e := range b.edits {
+		es = append(es, e.path+"="+e.yaml)
+	}
+	return fmt.Sprintf("%s %s %s", op, b.kind, strings.Join(es, ","))
+}
+
+// key is what the case covers, as coverage() spells the constraints of
+// the CRDs.
+func (b bad) key() string {
+	if b.check == "rule" {
+		return b.kind + " rule: " + b.want
+	}
+	return b.kind + " " + leaf(b.edits[len(b.edits)-1].path) + " " + b.check
+}
+
+// leaf is the last field name of a dotted path, skipping list indexes.
+func leaf(path string) string {
+	parts := strings.Split(path, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if _, err := strconv.Atoi(parts[i]); err != nil {
+			return parts[i]
+		}
+	}
+	return ""
+}
+
+// Helpers for the builtin OpenAPI checks, whose messages the apiserver
+// words; each names the limit.
+func minimum(k, path string, limit int) bad {
+	return bad{kind: k, edits: []edit{{path, strconv.Itoa(limit - 1)}}, check: "minimum", want: fmt.Sprintf("should be greater than or equal to %d", limit)}
+}
+
+func maximum(k, path string, limit int) bad {
+	return bad{kind: k, edits: []edit{{path, strconv.Itoa(limit + 1)}}, check: "maximum", want: fmt.Sprintf("should be less than or equal to %d", limit)}
+}
+
+func rangeOf(k, path string, lo, hi int) []bad {
+	return []bad{minimum(k, path, lo), maximum(k, path, hi)}
+}
+
+// enum's values are the allowed ones as the apiserver lists them.
+func enum(k, path, value, values string) bad {
+	return bad{kind: k, edits: []edit{{path, value}}, check: "enum", want: `supported values: ` + values}
+}
+
+func minLength(k, path string) bad {
+	return bad{kind: k, edits: []edit{{path, `""`}}, check: "minLength", want: "should be at least 1 chars long"}
+}
+
+func maxLength(k, path string, limit int) bad {
+	return bad{kind: k, edits: []edit{{path, strings.Repeat("a", limit+1)}}, check: "maxLength", want: fmt.Sprintf("may not be more than %d bytes", limit)}
+}
+
+func rule(k string, msg string, edits ...edit) bad {
+	return bad{kind: k, edits: edits, check: "rule", want: msg}
+}
+
+func immutable(k, msg string, edits ...edit) bad {
+	return bad{kind: k, update: true, edits: edits, check: "rule", want: msg}
+}
+
+func healthCheckCases(k, p string) []bad {
+	var bs []bad
+	bs = append(bs, rangeOf(k, p+".timeoutSeconds", 2, 60)...)
+	bs = append(bs, rangeOf(k, p+".intervalSeconds", 2, 300)...)
+	bs = append(bs, rangeOf(k, p+".healthyThreshold", 2, 10)...)
+	bs = append(bs, rangeOf(k, p+".unhealthyThreshold", 2, 10)...)
+	bs = append(bs, rangeOf(k, p+".checkPort", 1, 65535)...)
+	bs = append(bs, rangeOf(k, p+".httpCode", 1, 31)...)
+	bs = append(bs, enum(k, p+".checkType", "UDP", `"TCP", "HTTP", "HTTPS", "GRPC", "PING", "CUSTOM"`), enum(k, p+".httpCheckMethod", "POST", `"HEAD", "GET"`))
+	return bs
+}
+
+func certificateCases(k, p string) []bad {
+	return []bad{
+		enum(k, p+".sslMode", "BOTH", `"UNIDIRECTIONAL", "MUTUAL"`),
+		minLength(k, p+".certId"),
+		rule(k, "sslMode MUTUAL needs certCaId, the client CA certificate", edit{p, `{certId: c, sslMode: MUTUAL}`}),
+	}
+}
+
+// lbCases are the checks of LoadBalancerParameters at p, a LoadBalancer's
+// forProvider or a PortPool's autoCreate template.
+func lbCases(k, p string) []bad {
+	bs := []bad{
+		maxLength(k, p+".name", 60),
+		enum(k, p+".type", "PUBLIC", `"OPEN", "INTERNAL"`),
+		enum(k, p+".vipIsp", "CTT", `"BGP", "CMCC", "CUCC", "CTCC"`),
+		enum(k, p+".addressIPVersion", "IPV5", `"IPV4", "IPV6", "IPv6FullChain"`),
+		enum(k, p+".internetAccessible.internetChargeType", "FREE", `"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"`),
+		rule(k, "an INTERNAL load balancer needs subnetId", edit{p + ".type", "INTERNAL"}, edit{p + ".vipIsp", del}, edit{p + ".subnetId", del}),
+		rule(k, "vipIsp applies to OPEN load balancers only", edit{p + ".type", "INTERNAL"}),
+		immutable(k, "type is immutable; create a new LoadBalancer", edit{p + ".type", "INTERNAL"}, edit{p + ".vipIsp", del}),
+		immutable(k, "vpcId is immutable", edit{p + ".vpcId", "vpc-2"}),
+		immutable(k, "subnetId is immutable", edit{p + ".subnetId", "subnet-2"}),
+		immutable(k, "vipIsp is immutable", edit{p + ".vipIsp", "CMCC"}),
+		immutable(k, "addressIPVersion is immutable", edit{p + ".addressIPVersion", "IPV6"}),
+		immutable(k, "slaType is immutable", edit{p + ".slaType", "clb.c3.small"}),
+		immutable(k, "projectId is immutable", edit{p + ".projectId", "7"}),
+		immutable(k, "masterZoneId is immutable", edit{p + ".masterZoneId", "ap-guangzhou-4"}),
+		immutable(k, "bandwidthPackageId is immutable", edit{p + ".bandwidthPackageId", "bwp-2"}),
+		immutable(k, "tags are set at creation and immutable", edit{p + ".tags", "{team: b}"}),
+	}
+	return append(bs, rangeOf(k, p+".internetAccessible.internetMaxBandwidthOut", 1, 65535)...)
+}
+
+func portRequestCases(k string) []bad {
+	p := "spec.ports.0"
+	bs := []bad{
+		{kind: k, edits: []edit{{"spec.ports", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		enum(k, p+".protocol", "SCTP", `"TCP", "UDP", "TCP_UDP", "TCP_SSL", "QUIC"`),
+		{kind: k, edits: []edit{{p + ".pools", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		minLength(k, p+".pools.0.name"),
+		enum(k, p+".backend", "ENI", `"PodIP", "HostPort", "NodePort"`),
+		enum(k, "spec.strategy", "Sticky", `"Dynamic", "Ordinal"`),
+		enum(k, "spec.backend", "Node", `"PodIP", "HostPort", "NodePort"`),
+		rule(k, "keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.keepDuration", "forever"}),
+		rule(k, "keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.keepDuration", "-5m"}),
+		rule(k, "keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.keepDuration", "5 minutes"}),
+	}
+	return append(bs, rangeOf(k, p+".nodePort", 1, 65535)...)
+}
+
+func providerConfigCases(k string) []bad {
+	const region = "region is a Tencent Cloud region such as ap-guangzhou"
+	const host = "host is host[:port] without a scheme or path, e.g. clb.tencentcloudapi.com or 127.0.0.1:9443"
+	return []bad{
+		rule(k, region, edit{"spec.region", "Guangzhou"}),
+		rule(k, region, edit{"spec.region", `""`}),
+		maxLength(k, "spec.region", 64),
+		enum(k, "spec.credentials.source", "Environment", `"Secret"`),
+		minLength(k, "spec.credentials.secretRef.name"),
+		rule(k, host, edit{"spec.endpoint.host", "https://clb.tencentcloudapi.com/"}),
+		rule(k, host, edit{"spec.endpoint.host", `""`}),
+		maxLength(k, "spec.endpoint.host", 253),
+		enum(k, "spec.endpoint.scheme", "ftp", `"https", "http"`),
+	}
+}
+
+func cases() []bad {
+	var bs []bad
+	add := func(b ...bad) { bs = append(bs, b...) }
+
+	add(lbCases("LoadBalancer", "spec.forProvider")...)
+
+	const lis = "spec.forProvider"
+	add(
+		enum("Listener", lis+".protocol", "SCTP", `"TCP", "UDP", "HTTP", "HTTPS", "TCP_SSL", "QUIC"`),
+		rule("Listener", "endPort must be greater than port", edit{lis + ".endPort", "80"}),
+		rule("Listener", "a port range (endPort) is only for TCP and UDP listeners", edit{lis + ".protocol", "TCP_SSL"}, edit{lis + ".certificate", "{certId: c}"}),
+		rule("Listener", "HTTPS, TCP_SSL and QUIC listeners need a certificate", edit{lis + ".protocol", "QUIC"}, edit{lis + ".endPort", del}),
+		rule("Listener", "certificate applies to HTTPS, TCP_SSL and QUIC listeners only", edit{lis + ".certificate", "{certId: c}"}),
+		rule("Listener", "HTTP and HTTPS listeners take scheduler, sessionExpireTime and healthCheck on their Rules", edit{lis + ".protocol", "HTTP"}, edit{lis + ".endPort", del}),
+		immutable("Listener", "loadBalancerId is immutable; create a new Listener", edit{lis + ".loadBalancerId", "lb-2"}),
+		immutable("Listener", "protocol is immutable; create a new Listener", edit{lis + ".protocol", "UDP"}),
+		immutable("Listener", "port is immutable; create a new Listener", edit{lis + ".port", "81"}),
+		immutable("Listener", "endPort is immutable; create a new Listener", edit{lis + ".endPort", "91"}),
+		maxLength("Listener", lis+".name", 255),
+		enum("Listener", lis+".scheduler", "RR", `"WRR", "LEAST_CONN", "IP_HASH"`),
+		rule("Listener", "sessionExpireTime is 0 (off) or 30-3600 seconds", edit{lis + ".sessionExpireTime", "29"}),
+	)
+	add(rangeOf("Listener", lis+".port", 1, 65535)...)
+	add(rangeOf("Listener", lis+".endPort", 2, 65535)...)
+	add(rangeOf("Listener", lis+".sessionExpireTime", 0, 3600)...)
+	add(healthCheckCases("Listener", lis+".healthCheck")...)
+	// A QUIC listener with the certificate under test.
+	for _, c := range certificateCases("Listener", lis+".certificate") {
+		c.edits = append([]edit{{lis + ".protocol", "QUIC"}, {lis + ".endPort", del}, {lis + ".certificate", "{certId: c}"}}, c.edits...)
+		add(c)
+	}
+
+	const rl = "spec.forProvider"
+	add(
+		immutable("Rule", "loadBalancerId is immutable; create a new Rule", edit{rl + ".loadBalancerId", "lb-2"}),
+		immutable("Rule", "listenerId is immutable; create a new Rule", edit{rl + ".listenerId", "lbl-2"}),
+		immutable("Rule", "domain is immutable; create a new Rule", edit{rl + ".domain", "b.example.com"}),
+		minLength("Rule", rl+".domain"),
+		maxLength("Rule", rl+".domain", 80),
+		minLength("Rule", rl+".url"),
+		maxLength("Rule", rl+".url", 200),
+		enum("Rule", rl+".scheduler", "RR", `"WRR", "LEAST_CONN", "IP_HASH"`),
+		enum("Rule", rl+".forwardType", "TCP", `"HTTP", "HTTPS", "GRPC"`),
+		rule("Rule", "sessionExpireTime is 0 (off) or 30-3600 seconds", edit{rl + ".sessionExpireTime", "1"}),
+	)
+	add(rangeOf("Rule", rl+".sessionExpireTime", 0, 3600)...)
+	add(healthCheckCases("Rule", rl+".healthCheck")...)
+
+	const ts = "spec.forProvider"
+	many := make([]string, 501)
+	for i := range many {
+		many[i] = fmt.Sprintf("{ip: 10.0.%d.%d, port: 80}", i/250, i%250+1)
+	}
+	add(
+		immutable("TargetSet", "listenerId is immutable; create a new TargetSet", edit{ts + ".listenerId", "lbl-2"}),
+		immutable("TargetSet", "ruleId is immutable; create a new TargetSet", edit{ts + ".ruleId", "loc-2"}),
+		rule("TargetSet", "set exactly one of ip and instanceId", edit{ts + ".targets.0.instanceId", "ins-2"}),
+		rule("TargetSet", "set exactly one of ip and instanceId", edit{ts + ".targets.0.ip", del}),
+		bad{kind: "TargetSet", edits: []edit{{ts + ".targets", "[" + strings.Join(many, ",") + "]"}}, check: "maxItems", want: "must have at most 500 items"},
+	)
+	add(rangeOf("TargetSet", ts+".targets.0.port", 1, 65535)...)
+	add(rangeOf("TargetSet", ts+".targets.0.weight", 0, 100)...)
+
+	const pp = "spec.forProvider"
+	add(
+		rule("PortPool", "endPort must not be below startPort", edit{pp + ".endPort", "29999"}, edit{pp + ".segmentLength", del}),
+		rule("PortPool", "the port range must be a whole number of segments", edit{pp + ".endPort", "30005"}),
+		rule("PortPool", "segments (port-range listeners) are only for TCP and UDP", edit{pp + ".protocols", "[TCP_SSL]"}, edit{pp + ".listener.certificate", "{certId: c}"}),
+		rule("PortPool", "give load balancers (ids, references or a selector) or autoCreate", edit{pp + ".loadBalancerIds", del}, edit{pp + ".autoCreate", del}),
+		immutable("PortPool", "startPort is immutable", edit{pp + ".startPort", "30010"}),
+		immutable("PortPool", "endPort may grow but not shrink", edit{pp + ".endPort", "30089"}),
+		immutable("PortPool", "segmentLength is immutable", edit{pp + ".segmentLength", "5"}),
+		enum("PortPool", pp+".protocols", "[SCTP]", `"TCP", "UDP", "TCP_SSL", "QUIC"`),
+		bad{kind: "PortPool", edits: []edit{{pp + ".protocols", "[TCP, UDP, QUIC]"}}, check: "maxItems", want: "must have at most 2 items"},
+		enum("PortPool", pp+".allocationPolicy", "RoundRobin", `"LeastUsed", "InOrder", "Random"`),
+		enum("PortPool", pp+".listener.scheduler", "RR", `"WRR", "LEAST_CONN", "IP_HASH"`),
+		rule("PortPool", "sessionExpireTime is 0 (off) or 30-3600 seconds", edit{pp + ".listener.sessionExpireTime", "10"}),
+		minimum("PortPool", pp+".autoCreate.minFreeSlots", 1),
+	)
+	add(rangeOf("PortPool", pp+".startPort", 1, 65535)...)
+	add(rangeOf("PortPool", pp+".endPort", 1, 65535)...)
+	add(rangeOf("PortPool", pp+".segmentLength", 1, 1000)...)
+	add(rangeOf("PortPool", pp+".listener.sessionExpireTime", 0, 3600)...)
+	add(rangeOf("PortPool", pp+".autoCreate.maxLoadBalancers", 1, 100)...)
+	add(healthCheckCases("PortPool", pp+".listener.healthCheck")...)
+	// Certificates are for TCP_SSL and QUIC, which take no segments.
+	for _, c := range certificateCases("PortPool", pp+".listener.certificate") {
+		c.edits = append([]edit{{pp + ".protocols", "[QUIC]"}, {pp + ".segmentLength", del}, {pp + ".listener.certificate", "{certId: c}"}}, c.edits...)
+		add(c)
+	}
+	add(lbCases("PortPool", pp+".autoCreate.template")...)
+
+	add(portRequestCases("PodAddress")...)
+	add(portRequestCases("PodAddressPolicy")...)
+	add(providerConfigCases("ProviderConfig")...)
+	add(providerConfigCases("ClusterProviderConfig")...)
+	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))
+	return bs
+}
+
+// object builds the valid object of kind k with the given name.
+func object(t *testing.T, k, name string) *unstructured.Unstructured {
+	t.Helper()
+	kd, ok := kinds[k]
+	if !ok {
+		t.Fatalf("no valid %s", k)
+	}
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(kd.spec), &spec); err != nil {
+		t.Fatalf("%s spec: %v", k, err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": kd.apiVersion, "kind": k, "spec": spec}}
+	u.SetName(name)
+	if !kd.cluster {
+		u.SetNamespace(ns)
+	}
+	return u
+}
+
+// apply sets e on u; a path into a missing map creates it.
+func apply(t *testing.T, u *unstructured.Unstructured, e edit) {
+	t.Helper()
+	parts := strings.Split(e.path, ".")
+	var cur any = u.Object
+	for i, p := range parts {
+		last := i == len(parts)-1
+		var v any
+		if !last {
+			v = map[string]any{}
+		} else if e.yaml != del {
+			if err := yaml.Unmarshal([]byte(e.yaml), &v); err != nil {
+				t.Fatalf("edit %s: %v", e.path, err)
+			}
+		}
+		switch c := cur.(type) {
+		case map[string]any:
+			if last {
+				if e.yaml == del {
+					delete(c, p)
+				} else {
+					c[p] = v
+				}
+				return
+			}
+			if _, ok := c[p]; !ok {
+				c[p] = v
+			}
+			cur = c[p]
+		case []any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n >= len(c) {
+				t.Fatalf("edit %s: no item %s", e.path, p)
+			}
+			if last {
+				c[n] = v
+				return
+			}
+			cur = c[n]
+		default:
+			t.Fatalf("edit %s: %s is not a map or a list", e.path, p)
+		}
+	}
+}
+
+// TestValidObjects guards the table: every base object is accepted, so a
+// case's refusal is due to its edits.
+func TestValidObjects(t *testing.T) {
+	ctx := context.Background()
+	for k := range kinds {
+		u := object(t, k, "valid-"+strings.ToLower(k))
+		if err := kube.Create(ctx, u); err != nil {
+			t.Errorf("a valid %s is refused: %v", k, err)
+		}
+	}
+}
+
+// TestBadInput applies every bad case to the apiserver: each must be
+// refused as Invalid with its message, and no message may be a bare CEL
+// expression (a rule without a message reads "failed rule: …").
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	bs := cases()
+	for i, b := range bs {
+		name := fmt.Sprintf("bad-%d", i)
+		u := object(t, b.kind, name)
+		if b.update {
+			if err := kube.Create(ctx, u); err != nil {
+				t.Errorf("%v: cannot create the valid object: %v", b, err)
+				continue
+			}
+		}
+		for _, e := range b.edits {
+			apply(t, u, e)
+		}
+		var err error
+		if b.update {
+			err = kube.Update(ctx, u)
+		} else {
+			err = kube.Create(ctx, u)
+		}
+		switch {
+		case err == nil:
+			t.Errorf("%v: accepted, want refused with %q", b, b.want)
+		case !kerrors.IsInvalid(err):
+			t.Errorf("%v: got %v, want an Invalid error", b, err)
+		case !strings.Contains(err.Error(), b.want):
+			t.Errorf("%v: got %q, want a message with %q", b, err, b.want)
+		case strings.Contains(err.Error(), "failed rule"):
+			t.Errorf("%v: the message shows a bare CEL rule: %q", b, err)
+		}
+	}
+	t.Logf("%d bad objects refused with their messages", len(bs))
+}
+
+// TestCoverage requires a case for every constraint of the CRDs' own
+// fields: a new marker without a case fails here.
+func TestCoverage(t *testing.T) {
+	covered := map[string]bool{}
+	for _, b := range cases() {
+		covered[b.key()] = true
+	}
+	want := coverage(t)
+	var missing []string
+	for _, k := range want {
+		if !covered[k] {
+			missing = append(missing, k)
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Errorf("constraints without a bad-input case:\n%s", strings.Join(missing, "\n"))
+	}
+	t.Logf("%d constraints of %d kinds, all with a case", len(want), len(kinds))
+}
+
+// coverage lists the constraints of every CRD in package/crds under spec,
+// leaving out what crossplane-runtime adds (management and deletion
+// policies, references and selectors).
+func coverage(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join(testenv.RepoRoot(), "package", "crds")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f) //nolint:gosec // G304: the repository's own CRDs.
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(raw, crd); err != nil {
+			t.Fatal(err)
+		}
+		k := crd.Spec.Names.Kind
+		if k == "ProviderConfigUsage" {
+			continue // crossplane-runtime's type
+		}
+		if _, ok := kinds[k]; !ok {
+			t.Errorf("no valid %s in kinds: add one and its bad cases", k)
+			continue
+		}
+		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		walk(t, k, "spec", &spec, &keys)
+	}
+	return keys
+}
+
+var skipFields = []string{"managementPolicies", "deletionPolicy", "providerConfigRef", "writeConnectionSecretToRef", "publishConnectionDetailsTo"}
+
+func walk(t *testing.T, k, name string, s *apiextensionsv1.JSONSchemaProps, keys *[]string) {
+	for _, r := range s.XValidations {
+		if r.Message == "" {
+			t.Errorf("%s %s: rule %q has no message", k, name, r.Rule)
+		}
+		*keys = append(*keys, k+" rule: "+r.Message)
+	}
+	add := func(set bool, check string) {
+		if set {
+			*keys = append(*keys, k+" "+name+" "+check)
+		}
+	}
+	add(s.Minimum != nil, "minimum")
+	add(s.Maximum != nil, "maximum")
+	add(len(s.Enum) > 0, "enum")
+	add(s.MinLength != nil, "minLength")
+	add(s.MaxLength != nil, "maxLength")
+	add(s.MinItems != nil, "minItems")
+	add(s.MaxItems != nil, "maxItems")
+	if s.Pattern != "" {
+		t.Errorf("%s %s: pattern %q gives a message with only the regular expression; use a rule with a message", k, name, s.Pattern)
+	}
+	for p, sub := range s.Properties {
+		if slices.Contains(skipFields, p) || strings.HasSuffix(p, "IdRef") || strings.HasSuffix(p, "IdRefs") || strings.HasSuffix(p, "IdSelector") {
+			continue
+		}
+		walk(t, k, p, &sub, keys)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		// An item's own checks (an enum of list items) belong to the list.
+		walk(t, k, name, s.Items.Schema, keys)
+	}
+}
