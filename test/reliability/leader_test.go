@@ -19,11 +19,11 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
-// Leader election of the failover test: a lease of 10 s (the provider's
+// Leader election of the failover test: a lease of 8 s (the provider's
 // default is 60 s, see docs/reliability.md), so that a killed leader's
 // lease runs out well within the 15 s the takeover may take.
 const (
-	leaseDuration = 10 * time.Second
+	leaseDuration = 8 * time.Second
 	takeoverLimit = 15 * time.Second
 	failoverPods  = 60
 )
