@@ -43,8 +43,9 @@ func (c *crasher) killAndRestart(why string) {
 
 // killAtProgress kills the provider (and starts a new one) once each time
 // progress() passes one of killsPerPhase random fractions of n: random
-// moments of the phase, yet always while it still has work left. It
-// returns when every kill was made, or when done is closed.
+// moments of the phase, yet while it has work left (a kill due once all n
+// are done is not made). It returns when every kill was made, or when done
+// is closed.
 func (c *crasher) killAtProgress(rng *rand.Rand, phase string, n int, progress func() int, done <-chan struct{}) {
 	var at []int
 	for range killsPerPhase {
@@ -58,7 +59,11 @@ func (c *crasher) killAtProgress(rng *rand.Rand, phase string, n int, progress f
 		// Each new provider makes progress before it is killed in turn.
 		threshold = max(threshold, last+1)
 		for {
-			if p := progress(); p >= threshold {
+			p := progress()
+			if p >= n {
+				return
+			}
+			if p >= threshold {
 				c.killAndRestart(fmt.Sprintf("while %s, at %d of %d Pods", phase, p, n))
 				last = p
 				break
