@@ -9,7 +9,7 @@ TEST_FLAGS  ?= -count=1 -timeout=30m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench xpkg clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench soak xpkg clean
 
 all: build
 
@@ -60,6 +60,13 @@ bench:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
 	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
+
+## soak: the long variant of test/reliability (docs/reliability.md): 20
+## cycles of 500 Pods with the provider SIGKILLed at random moments, and 100
+## kills right after CreateLoadBalancer per kind. CI runs 2 × 100 and 10.
+soak:
+	$(GO) test ./test/reliability/ -count=1 -timeout 120m -v -run . \
+		-args -reliability.cycles=20 -reliability.pods=500 -reliability.trials=100
 
 ## xpkg: the provider, function and configuration packages in $(OUTPUT)/, built
 ## with no Docker daemon (cluster/xpkg); VERSION=v1.2.3 names and labels them.

@@ -3,8 +3,10 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -46,4 +48,49 @@ func StartProvider(dir, bin, kubeconfig string, flags ...string) (*Provider, err
 // Ready waits until the provider answers /readyz.
 func (p *Provider) Ready(ctx context.Context, timeout time.Duration) error {
 	return p.WaitHTTP(ctx, "http://"+p.health+"/readyz", timeout)
+}
+
+// RunProvider starts the provider binary bin for test t against the
+// control plane of kubeconfig; cloud endpoints come from the
+// ProviderConfigs, as in a cluster. When the test ends the provider is
+// stopped with SIGTERM (see StopWithin) and, if the test failed, the tail
+// of its log is shown under name.
+func RunProvider(t testing.TB, kubeconfig []byte, bin, name string, flags ...string) *Provider {
+	t.Helper()
+	dir := t.TempDir()
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartProvider(dir, bin, kc, flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.StopWithin(t, 10*time.Second)
+		if t.Failed() {
+			if out, err := os.ReadFile(p.Log); err == nil {
+				const tail = 8000
+				if len(out) > tail {
+					out = out[len(out)-tail:]
+				}
+				t.Logf("provider %s log (tail):\n%s", name, out)
+			}
+		}
+	})
+	return p
+}
+
+// StopWithin ends the provider with SIGTERM; one that needs SIGKILL after
+// grace fails the test: a slow shutdown is a bug.
+func (p *Provider) StopWithin(t testing.TB, grace time.Duration) {
+	t.Helper()
+	if p.Exited() {
+		return
+	}
+	start := time.Now()
+	p.Stop(grace)
+	if time.Since(start) >= grace {
+		t.Errorf("the provider process did not end within %s of SIGTERM", grace)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -404,53 +403,25 @@ func TestDeleteWhileBindingProviderKilled(t *testing.T) {
 	})
 	t.Logf("100 Pods created and deleted in %s", time.Since(start).Round(time.Millisecond))
 	nothingLeft(t, ns, "churn", emu, slots, states)
-	stopProcess(t, second)
+	second.StopWithin(t, 10*time.Second)
 }
 
 // startProviderProcess runs the provider binary against the test control
-// plane; cloud endpoints come from the ProviderConfigs, as in a cluster.
-// Its log is shown if the test fails.
+// plane.
 func startProviderProcess(t *testing.T, bin, name string) *testenv.Provider {
 	t.Helper()
-	dir := t.TempDir()
-	kc := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kc, env.KubeConfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := testenv.StartProvider(dir, bin, kc, "--poll", "5s", "--max-reconcile-rate", "50")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Registered first, so it runs after the provider is stopped.
+	var p *testenv.Provider
 	t.Cleanup(func() {
-		stopProcess(t, p)
+		if p == nil {
+			return
+		}
 		if err := scan.ScanFile(p.Log); err != nil {
 			t.Errorf("secret scan of the provider log: %v", err)
 		}
-		if t.Failed() {
-			if out, err := os.ReadFile(p.Log); err == nil {
-				const tail = 8000
-				if len(out) > tail {
-					out = out[len(out)-tail:]
-				}
-				t.Logf("provider %s log (tail):\n%s", name, out)
-			}
-		}
 	})
+	p = testenv.RunProvider(t, env.KubeConfig, bin, name, "--poll", "5s", "--max-reconcile-rate", "50")
 	return p
-}
-
-// stopProcess ends the provider with SIGTERM; one that needs SIGKILL
-// after 10 s fails the test.
-func stopProcess(t *testing.T, p *testenv.Provider) {
-	t.Helper()
-	if p.Exited() {
-		return
-	}
-	start := time.Now()
-	p.Stop(10 * time.Second)
-	if time.Since(start) >= 10*time.Second {
-		t.Errorf("the provider process did not end within 10 s of SIGTERM")
-	}
 }
 
 // TestDeregisterTargetAlreadyGone: a recorded target that is no longer in
