@@ -142,13 +142,19 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		if len(reqs) == 0 {
 			return
 		}
-		if err := c.ensureIdle(ctx, op, action, lbID); err != nil {
+		if err := retryBatch(ctx, func() error { return c.ensureIdle(ctx, op, action, lbID) }); err != nil {
 			failAll(err)
 			return
 		}
 		b := &targetBatch{c: c, ctx: ctx, op: op, action: action, lbID: lbID, register: register,
 			results: make([]targetResult, len(reqs))}
-		b.call = b.callAPI
+		b.call = func(entries []*targetEntry) (failed []string, msg, task string, err error) {
+			err = retryBatch(ctx, func() error {
+				failed, msg, task, err = b.callAPI(entries)
+				return err
+			})
+			return failed, msg, task, err
+		}
 		b.send(b.entries(reqs))
 		for i, p := range reqs {
 			p.reply(b.results[i].task, b.results[i].err)
