@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,17 +51,26 @@ func cloudFaults() emulator.Faults {
 
 // TestScaleUnderFaults scales 150 Pods up and down without faults, then
 // again under cloudFaults with one emulator restart from its state file
-// half-way through the scale-up. Both runs must converge: every Pod Bound
+// half-way through the scale-up, while the pool grows (listener creation
+// tasks, some of which fail). Both runs must converge: every Pod Bound
 // with its target in the cloud when up; no PodAddress, no target and no
 // allocated port when down. It prints the convergence times, their ratio
 // and the faults injected.
+//
+// FAULTS_PODS=n runs it with n Pods instead (the long variant).
 func TestScaleUnderFaults(t *testing.T) {
-	const pods, lbs = 150, 4
+	pods := 150
+	if n, err := strconv.Atoi(os.Getenv("FAULTS_PODS")); err == nil && n > 0 {
+		pods = n
+	}
+	lbs := pods/50 + 1 // 50 ports each, and room to spare
 	startProvider(t)
 	ns := namespace(t)
 
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
+	cfg.OpenLBQuota = max(cfg.OpenLBQuota, lbs)
+	cfg.ListenerQuota = 60
 	cfg.StateFile = filepath.Join(t.TempDir(), "cloud.json")
 	first, endpoint, err := emulator.Start(cfg)
 	if err != nil {
@@ -80,7 +91,32 @@ func TestScaleUnderFaults(t *testing.T) {
 	cleanUp, cleanDown := scaleUpDown(t, ns, "faults", "clean", pods, cl, nil)
 	t.Logf("fault-free: %d Pods Bound in %s, all gone in %s", pods, cleanUp.Round(time.Millisecond), cleanDown.Round(time.Millisecond))
 
+	// The pool grows by 5 ports while the Pods scale, so that listeners
+	// are created (asynchronous tasks) under the faults. Target changes
+	// start no task, so one in ten tasks failing might fail none here: the
+	// first listener task is made to fail for sure, then the mix applies.
 	cl.current().ResetCounters()
+	firstTaskFails := cloudFaults()
+	firstTaskFails.TaskFailureRate, firstTaskFails.TaskFailureActions = 1, []string{"CreateListener"}
+	if err := cl.current().SetFaults(firstTaskFails); err != nil {
+		t.Fatal(err)
+	}
+	const grow = 5
+	growStart := time.Now()
+	eventually(t, "grow the pool", func() error {
+		pp := &clbv1alpha1.PortPool{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "faults"}, pp); err != nil {
+			return err
+		}
+		pp.Spec.ForProvider.EndPort = 44049 + grow
+		return kube.Update(context.Background(), pp)
+	})
+	eventually(t, "a listener task failed", func() error {
+		if cl.current().FaultsInjected()["TaskFailed"] == 0 {
+			return errors.New("none yet")
+		}
+		return nil
+	})
 	if err := cl.current().SetFaults(cloudFaults()); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +126,19 @@ func TestScaleUnderFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	converge(t, "the grown pool with all its listeners", func() error {
+		pp := &clbv1alpha1.PortPool{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "faults"}, pp); err != nil {
+			return err
+		}
+		for _, l := range pp.Status.AtProvider.LoadBalancers {
+			if l.State != clbv1alpha1.PoolLBReady || l.ListenersReady != l.ListenersWanted || l.ListenersWanted != 50+grow {
+				return errors.Errorf("load balancer %s: %s, %d/%d listeners", l.ID, l.State, l.ListenersReady, l.ListenersWanted)
+			}
+		}
+		return nil
+	})
+	t.Logf("the pool grew by %d listeners per load balancer under faults; all ready %s after the change", grow, time.Since(growStart).Round(time.Millisecond))
 	injected := cl.injected()
 	total := 0
 	for _, n := range injected {
@@ -126,7 +175,9 @@ func (r *restartable) restart(t *testing.T, cfg emulator.Config, endpoint string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seen = addCounts(r.seen, r.emu.FaultsInjected())
-	if err := r.emu.Close(); err != nil {
+	// Close waits 2 s for calls in flight, then cuts them (a delayed call
+	// may be held longer): those callers see a dropped connection.
+	if err := r.emu.Close(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal(err)
 	}
 	// Counted once closed: calls in flight may still change the cloud
