@@ -214,13 +214,13 @@ func isolate[E any](items []E, call func([]E) error, fail func([]E, error)) {
 	}
 }
 
-// A coalesced write serves many callers: 150 Pods' targets may ride in one
-// BatchRegisterTargets. Failing them all for one dropped connection, one
-// InternalError or one moment of a busy load balancer would send every
-// caller back to its controller, to retry one by one after its own
-// backoff. So the flush itself sends the whole batch again, a few times,
-// after a short jittered pause: the callers get one answer, and a retry
-// costs one call, not one per caller. Errors that waiting cannot fix
+// A coalesced registration serves many callers: 150 Pods' targets may ride
+// in one BatchRegisterTargets. Failing them all for one dropped connection,
+// one InternalError or one moment of a busy load balancer would send every
+// caller back to its controller, to retry after its backoff. So the flush
+// itself sends the whole batch again, a few times, after a short jittered
+// pause: the callers get one answer, and a retry costs one call, not one
+// per caller. (Deregistrations are not retried here; see flushTargets.) Errors that waiting cannot fix
 // (Invalid, Auth, Quota, NotFound) are answered at once; RequestLimitExceeded
 // is already retried, paced by the rate limiter, in invoke.
 const (

@@ -157,7 +157,7 @@ func TestBatchIsolatesABadCaller(t *testing.T) {
 }
 
 // TestRegisterTargetsBusy: while our own task runs on the load balancer,
-// a batch of target changes is not sent; the flush waits a little and
+// a batch of registrations is not sent; the flush waits a little and
 // tries again, so a short task delays the batch, and one that outlasts the
 // retries fails every caller of the batch with Busy.
 func TestRegisterTargetsBusy(t *testing.T) {
@@ -190,11 +190,11 @@ func TestRegisterTargetsBusy(t *testing.T) {
 	}
 }
 
-// TestRegisterTargetsRetriesTransientErrors: a batch call that fails for a
-// reason waiting can fix (InternalError, ResourceInOperating, a dropped
-// connection) is sent again as a whole, so its callers succeed and the
-// retries cost one call each, not one per caller. A permanent error is
-// answered at once.
+// TestRegisterTargetsRetriesTransientErrors: a batch registration that
+// fails for a reason waiting can fix (InternalError, ResourceInOperating, a
+// dropped connection) is sent again as a whole, so its callers succeed and
+// the retries cost one call each, not one per caller. A permanent error is
+// answered at once, and a deregistration is never sent again.
 func TestRegisterTargetsRetriesTransientErrors(t *testing.T) {
 	const callers = 20
 	e, c := start(t, emulator.Config{ListenerQuota: 100}, Options{})
@@ -243,6 +243,19 @@ func TestRegisterTargetsRetriesTransientErrors(t *testing.T) {
 	}
 	if n := e.CallCount("BatchRegisterTargets"); n != 1 {
 		t.Fatalf("%d BatchRegisterTargets calls, want 1: a permanent error is not retried", n)
+	}
+
+	// A deregistration is sent once: its caller decides whether it is
+	// still wanted.
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "BatchDeregisterTargets", Code: "InternalError", Count: 1},
+	}}))
+	if _, err := c.DeregisterTargets(ctx, lb, []Target{{ListenerID: ls[0], EniIP: "10.0.0.1", Port: 80}}); !IsTransient(err) {
+		t.Fatalf("deregistration: %v, want the InternalError", err)
+	}
+	if n := e.CallCount("BatchDeregisterTargets"); n != 1 {
+		t.Fatalf("%d BatchDeregisterTargets calls, want 1", n)
 	}
 }
 

@@ -109,7 +109,7 @@ func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool
 			// step (1 s): the reconcile that starts the next try succeeds,
 			// which resets it. Failures that waiting fixes (busy, server
 			// error, dropped connection) were already retried for the
-			// whole batch in the cloud client; the few that outlast that
+			// whole batch in the cloud client (registrations only); the rest
 			// come here, and the Pods of one batch retry together again.
 			delete(b.results, pa)
 		}
