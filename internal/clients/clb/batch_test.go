@@ -531,3 +531,24 @@ func TestDescribeListenersTargets(t *testing.T) {
 		t.Errorf("a missing load balancer: %v, want NotFound", err)
 	}
 }
+
+// TestDescribeRetriesTransientErrors: a read that fails for a reason
+// waiting can fix is sent again, so one dropped connection or
+// InternalError does not fail a reconcile that reads many things.
+func TestDescribeRetriesTransientErrors(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "read-retry")
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "DescribeLoadBalancers", Code: "InternalError", Count: 1},
+		{Action: "DescribeLoadBalancers", Drop: true, Count: 1},
+	}}))
+	got, err := c.DescribeLoadBalancer(ctx, lb)
+	if err != nil || str(got.LoadBalancerId) != lb {
+		t.Fatalf("DescribeLoadBalancer: %v", err)
+	}
+	if calls := e.Calls()["DescribeLoadBalancers"]; calls["OK"] != 1 || e.CallCount("DescribeLoadBalancers") != 3 {
+		t.Fatalf("DescribeLoadBalancers calls %v, want two failures, then the answer", calls)
+	}
+}
