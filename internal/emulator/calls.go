@@ -100,5 +100,8 @@ func (e *Emulator) CallCount(action string) int {
 	return n
 }
 
-// ResetCounters zeroes the call counters.
-func (e *Emulator) ResetCounters() { e.counters.reset() }
+// ResetCounters zeroes the call counters and those of injected faults.
+func (e *Emulator) ResetCounters() {
+	e.counters.reset()
+	e.injected.reset()
+}

@@ -51,6 +51,7 @@ type Emulator struct {
 	latency  atomic.Pointer[latencySettings]
 	policies atomic.Pointer[map[string]*CAMPolicy]
 	counters callCounters
+	injected callCounters // faults injected, by kind
 	panics   atomic.Int64
 	bufs     sync.Pool
 
@@ -109,6 +110,7 @@ func New(cfg Config) (*Emulator, error) {
 	for id, p := range cfg.Policies {
 		e.SetCAMPolicy(id, p)
 	}
+	e.injected.init()
 	if cfg.StateFile != "" {
 		if err := e.load(); err != nil {
 			return nil, err
@@ -288,12 +290,21 @@ func (e *Emulator) process(r *http.Request, c *call) (resp any, apiErr *apiError
 			e.limiter.limitText(c.action), c.action), false
 	}
 	if f := e.faults.Load(); f != nil {
+		if d := f.delay(c.action); d > 0 {
+			e.countInjected("Delay")
+			if !sleepCtx(r.Context(), d) {
+				return nil, errorf(codeInternalError, "The request was cancelled."), false
+			}
+		}
 		switch act, ferr := f.match(c.action); act {
 		case faultDrop:
+			e.countInjected("ConnectionDropped")
 			return nil, nil, true
 		case faultPanic:
+			e.countInjected("Panic")
 			panic("injected fault: panic in " + c.action)
 		case faultError:
+			e.countInjected(ferr.Code)
 			return nil, ferr, false
 		}
 	}
@@ -415,6 +426,7 @@ func (e *Emulator) Reset() {
 	e.st = newStore()
 	e.mu.Unlock()
 	e.counters.reset()
+	e.injected.reset()
 	e.faults.Store(nil)
 	e.limiter.reset()
 	e.pushDataPlane()

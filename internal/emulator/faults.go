@@ -23,6 +23,22 @@ type Faults struct {
 	TaskFailureRate    float64  `json:"TaskFailureRate,omitempty"`
 	TaskFailureActions []string `json:"TaskFailureActions,omitempty"`
 	TaskFailureMessage string   `json:"TaskFailureMessage,omitempty"`
+	// Delays hold matching calls for a random time before they are
+	// answered, on top of the configured latency; every rule that fires
+	// adds its delay. A delayed call may still fail by a Rule.
+	Delays []FaultDelay `json:"Delays,omitempty"`
+}
+
+// FaultDelay delays some calls of one action by a random time within
+// [MinSeconds, MaxSeconds], as a congested network or a slow API would.
+type FaultDelay struct {
+	// Action is the action to delay; "" or "*" matches every action.
+	Action string `json:"Action,omitempty"`
+	// Rate is the probability that a matching call is delayed; 0 means
+	// always.
+	Rate       float64 `json:"Rate,omitempty"`
+	MinSeconds float64 `json:"MinSeconds,omitempty"`
+	MaxSeconds float64 `json:"MaxSeconds,omitempty"`
 }
 
 // FaultRule injects one kind of failure into calls of one action.
@@ -106,6 +122,19 @@ func (f *faultSet) match(action string) (faultAction, *apiError) {
 	return faultNone, nil
 }
 
+// delay is the injected delay of one call of action; 0 for none.
+func (f *faultSet) delay(action string) time.Duration {
+	var d time.Duration
+	for _, r := range f.spec.Delays {
+		if r.Action != "" && r.Action != "*" && r.Action != action || !fires(r.Rate) {
+			continue
+		}
+		s := r.MinSeconds + rand.Float64()*(r.MaxSeconds-r.MinSeconds)
+		d += time.Duration(s * float64(time.Second))
+	}
+	return d
+}
+
 func (f *faultSet) busy(lbID string, now time.Time) bool {
 	s := f.spec.BusyStorm
 	if s == nil || (!f.busyUntil.IsZero() && now.After(f.busyUntil)) {
@@ -138,6 +167,11 @@ func (e *Emulator) SetFaults(f Faults) error {
 	if !valid(f.TaskFailureRate) || (f.BusyStorm != nil && (!valid(f.BusyStorm.Rate) || f.BusyStorm.Seconds < 0)) {
 		return errors.New("emulator: fault rates must be within [0, 1] and durations not negative")
 	}
+	for _, d := range f.Delays {
+		if !valid(d.Rate) || d.MinSeconds < 0 || d.MaxSeconds < d.MinSeconds {
+			return errors.New("emulator: fault delay rates must be within [0, 1] and 0 <= MinSeconds <= MaxSeconds")
+		}
+	}
 	set := &faultSet{spec: cloneFaults(f)}
 	for _, r := range f.Rules {
 		if !valid(r.Rate) || r.Count < 0 {
@@ -148,7 +182,7 @@ func (e *Emulator) SetFaults(f Faults) error {
 	if s := f.BusyStorm; s != nil && s.Seconds > 0 {
 		set.busyUntil = e.cfg.Clock().Add(time.Duration(s.Seconds * float64(time.Second)))
 	}
-	if len(set.rules) == 0 && f.BusyStorm == nil && f.TaskFailureRate == 0 {
+	if len(set.rules) == 0 && f.BusyStorm == nil && f.TaskFailureRate == 0 && len(f.Delays) == 0 {
 		e.faults.Store(nil)
 		return nil
 	}
@@ -167,6 +201,7 @@ func (e *Emulator) Faults() Faults {
 func cloneFaults(f Faults) Faults {
 	f.Rules = slices.Clone(f.Rules)
 	f.TaskFailureActions = slices.Clone(f.TaskFailureActions)
+	f.Delays = slices.Clone(f.Delays)
 	if f.BusyStorm != nil {
 		s := *f.BusyStorm
 		s.LoadBalancerIds = slices.Clone(s.LoadBalancerIds)
@@ -174,6 +209,21 @@ func cloneFaults(f Faults) Faults {
 	}
 	return f
 }
+
+// FaultsInjected returns how many faults were injected since the
+// counters were last reset, by kind: the error code answered (busy storms
+// included), "ConnectionDropped", "Panic", "Delay" or "TaskFailed". Tests
+// print it next to what they measured under those faults.
+func (e *Emulator) FaultsInjected() map[string]int {
+	e.injected.mu.Lock()
+	defer e.injected.mu.Unlock()
+	return maps.Clone(e.injected.counts[injectedKey])
+}
+
+// injectedKey is the one "action" of the injected-fault counters.
+const injectedKey = "injected"
+
+func (e *Emulator) countInjected(kind string) { e.injected.add("", injectedKey, kind) }
 
 // latencySettings is the injected delay per call.
 type latencySettings struct {
@@ -199,7 +249,12 @@ func (e *Emulator) Latency() (time.Duration, map[string]time.Duration) {
 // reports whether the whole delay elapsed.
 func (e *Emulator) sleep(ctx interface{ Done() <-chan struct{} }, action string) bool {
 	l := e.latency.Load()
-	d := l.fixed + l.perAction[action]
+	return sleepCtx(ctx, l.fixed+l.perAction[action])
+}
+
+// sleepCtx waits for d, or until ctx ends; it reports whether the whole
+// delay elapsed.
+func sleepCtx(ctx interface{ Done() <-chan struct{} }, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}

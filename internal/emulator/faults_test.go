@@ -105,3 +105,32 @@ func TestLatency(t *testing.T) {
 		t.Fatalf("DescribeLoadBalancers took %v, want the base 30ms (and not DescribeQuota's second)", d)
 	}
 }
+
+// TestFaultDelays: a delay rule holds its action's calls for a time within
+// its range, leaves other actions alone, and every injected fault is
+// counted by kind.
+func TestFaultDelays(t *testing.T) {
+	e, _, c := env(t, instant())
+	must(t, e.SetFaults(emulator.Faults{
+		Delays: []emulator.FaultDelay{{Action: "DescribeQuota", MinSeconds: 0.2, MaxSeconds: 0.3}},
+		Rules:  []emulator.FaultRule{{Action: "DescribeLoadBalancers", Drop: true, Count: 1}},
+	}))
+	start := time.Now()
+	must(t, describeQuota(c))
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Fatalf("DescribeQuota took %v, want at least the rule's 200ms", d)
+	}
+	if _, err := c.DescribeLoadBalancers(clb.NewDescribeLoadBalancersRequest()); code(err) != "ClientError.NetworkError" {
+		t.Fatalf("DescribeLoadBalancers: %v, want a dropped connection", err)
+	}
+	if got := e.FaultsInjected(); got["Delay"] != 1 || got["ConnectionDropped"] != 1 || len(got) != 2 {
+		t.Fatalf("FaultsInjected = %v, want one Delay and one ConnectionDropped", got)
+	}
+	e.ResetCounters()
+	if got := e.FaultsInjected(); len(got) != 0 {
+		t.Fatalf("FaultsInjected after ResetCounters = %v", got)
+	}
+	if err := e.SetFaults(emulator.Faults{Delays: []emulator.FaultDelay{{MinSeconds: 2, MaxSeconds: 1}}}); err == nil {
+		t.Fatal("a delay range of 2 to 1 s was accepted")
+	}
+}

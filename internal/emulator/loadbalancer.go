@@ -53,6 +53,7 @@ func (e *Emulator) lbForWrite(c *call, id string) (*lbState, *apiError) {
 		return nil, busyError(id)
 	}
 	if f := e.faults.Load(); f != nil && f.busy(id, c.now) {
+		e.countInjected(codeResourceInOperating)
 		return nil, busyError(id)
 	}
 	return lb, nil

@@ -118,6 +118,9 @@ func (e *Emulator) finishTask(t *task) {
 	if f := e.faults.Load(); f != nil {
 		failed, msg = f.taskFails(t.Action)
 	}
+	if failed {
+		e.countInjected("TaskFailed")
+	}
 	now := e.cfg.Clock()
 	st := e.st
 	for _, id := range t.LBIDs {

@@ -2,6 +2,7 @@ package clb
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -210,5 +211,44 @@ func isolate[E any](items []E, call func([]E) error, fail func([]E, error)) {
 		half := len(items) / 2
 		isolate(items[:half], call, fail)
 		isolate(items[half:], call, fail)
+	}
+}
+
+// A coalesced registration serves many callers: 150 Pods' targets may ride
+// in one BatchRegisterTargets. Failing them all for one dropped connection,
+// one InternalError or one moment of a busy load balancer would send every
+// caller back to its controller, to retry after its backoff. So the flush
+// itself sends the whole batch again, a few times, after a short jittered
+// pause: the callers get one answer, and a retry costs one call, not one
+// per caller. (Deregistrations are not retried here; see flushTargets.) Errors that waiting cannot fix
+// (Invalid, Auth, Quota, NotFound) are answered at once; RequestLimitExceeded
+// is already retried, paced by the rate limiter, in invoke.
+const (
+	batchRetries      = 3 // sends after the first
+	batchRetryBase    = 250 * time.Millisecond
+	batchRetryMaxWait = 2 * time.Second
+)
+
+// retryBatch runs send until it succeeds, fails for good, or has been
+// retried batchRetries times; it waits about 250 ms, 500 ms, 1 s (±50 %)
+// between sends, at most batchRetryMaxWait, and never past ctx.
+func retryBatch(ctx context.Context, send func() error) error {
+	delay := batchRetryBase
+	for try := 0; ; try++ {
+		err := send()
+		if err == nil || try == batchRetries || ctx.Err() != nil {
+			return err
+		}
+		if c := Classify(err); c != Busy && c != Transient {
+			return err
+		}
+		t := time.NewTimer(min(delay/2+rand.N(delay), batchRetryMaxWait)) //nolint:gosec // jitter, not a secret
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, batchRetryMaxWait)
 	}
 }

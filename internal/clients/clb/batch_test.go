@@ -156,22 +156,106 @@ func TestBatchIsolatesABadCaller(t *testing.T) {
 	}
 }
 
-// TestRegisterTargetsBusy: target changes wait for no task; while our own
-// task runs on the load balancer every caller of the batch gets Busy.
+// TestRegisterTargetsBusy: while our own task runs on the load balancer,
+// a batch of registrations is not sent; the flush waits a little and
+// tries again, so a short task delays the batch, and one that outlasts the
+// retries fails every caller of the batch with Busy.
 func TestRegisterTargetsBusy(t *testing.T) {
-	e, c := start(t, emulator.Config{TaskDuration: 300 * time.Millisecond}, Options{})
+	for _, tc := range []struct {
+		name string
+		task time.Duration
+		busy bool
+	}{
+		{name: "ShortTask", task: 300 * time.Millisecond},
+		{name: "LongTask", task: time.Minute, busy: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, c := start(t, emulator.Config{ActionTaskDuration: map[string]time.Duration{"DeleteListener": tc.task}}, Options{})
+			ctx := testCtx(t)
+			lb := createLB(t, c, "busy-targets")
+			ls := createListeners(t, c, lb, "TCP", 80, 81)
+			l := ls[0]
+			if _, err := c.DeleteListener(ctx, lb, ls[1]); err != nil {
+				t.Fatal(err)
+			}
+			_, err := c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.1", Port: 80}})
+			calls := e.CallCount("BatchRegisterTargets")
+			switch {
+			case tc.busy && (!IsBusy(err) || calls != 0):
+				t.Fatalf("err = %v after %d BatchRegisterTargets, want Busy and none sent", err, calls)
+			case !tc.busy && (err != nil || calls != 1):
+				t.Fatalf("err = %v after %d BatchRegisterTargets, want one call once the task ended", err, calls)
+			}
+		})
+	}
+}
+
+// TestRegisterTargetsRetriesTransientErrors: a batch registration that
+// fails for a reason waiting can fix (InternalError, ResourceInOperating, a
+// dropped connection) is sent again as a whole, so its callers succeed and
+// the retries cost one call each, not one per caller. A permanent error is
+// answered at once, and a deregistration is never sent again.
+func TestRegisterTargetsRetriesTransientErrors(t *testing.T) {
+	const callers = 20
+	e, c := start(t, emulator.Config{ListenerQuota: 100}, Options{})
 	ctx := testCtx(t)
-	lb := createLB(t, c, "busy-targets")
-	l := createListeners(t, c, lb, "TCP", 80)[0]
-	if _, _, err := c.CreateListener(ctx, listenerRequest(lb, "TCP", 81)); err != nil {
-		t.Fatal(err)
+	lb := createLB(t, c, "retry")
+	var ports []int64
+	for p := range int64(callers) {
+		ports = append(ports, 8000+p)
 	}
-	_, err := c.RegisterTargets(ctx, lb, []Target{{ListenerID: l, EniIP: "10.0.0.1", Port: 80}})
-	if !IsBusy(err) {
-		t.Fatalf("err = %v, want Busy", err)
+	ls := createListeners(t, c, lb, "TCP", ports...)
+	register := func(ip string) []error {
+		errs := make([]error, callers)
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				_, errs[i] = c.RegisterTargets(ctx, lb, []Target{{ListenerID: ls[i], EniIP: ip, Port: 80}})
+			})
+		}
+		wg.Wait()
+		return errs
 	}
-	if e.CallCount("BatchRegisterTargets") != 0 {
-		t.Fatal("the batch was sent to a busy load balancer")
+
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "BatchRegisterTargets", Code: "InternalError", Count: 1},
+		{Action: "BatchRegisterTargets", Code: "FailedOperation.ResourceInOperating", Count: 1},
+		{Action: "BatchRegisterTargets", Drop: true, Count: 1},
+	}}))
+	for i, err := range register("10.0.0.1") {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	}
+	if got := e.Calls()["BatchRegisterTargets"]; got["OK"] != 1 || e.CallCount("BatchRegisterTargets") != 4 {
+		t.Fatalf("BatchRegisterTargets calls %v, want three failed sends of the batch, then one that succeeds", got)
+	}
+
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "BatchRegisterTargets", Code: "UnauthorizedOperation", Count: 1},
+	}}))
+	for i, err := range register("10.0.0.2") {
+		if !IsAuth(err) {
+			t.Errorf("caller %d: %v, want the permanent Auth error", i, err)
+		}
+	}
+	if n := e.CallCount("BatchRegisterTargets"); n != 1 {
+		t.Fatalf("%d BatchRegisterTargets calls, want 1: a permanent error is not retried", n)
+	}
+
+	// A deregistration is sent once: its caller decides whether it is
+	// still wanted.
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "BatchDeregisterTargets", Code: "InternalError", Count: 1},
+	}}))
+	if _, err := c.DeregisterTargets(ctx, lb, []Target{{ListenerID: ls[0], EniIP: "10.0.0.1", Port: 80}}); !IsTransient(err) {
+		t.Fatalf("deregistration: %v, want the InternalError", err)
+	}
+	if n := e.CallCount("BatchDeregisterTargets"); n != 1 {
+		t.Fatalf("%d BatchDeregisterTargets calls, want 1", n)
 	}
 }
 
@@ -445,5 +529,26 @@ func TestDescribeListenersTargets(t *testing.T) {
 	}
 	if _, err := c.DescribeListenersTargets(ctx, "lb-missing", ls[:1]); !IsNotFound(err) {
 		t.Errorf("a missing load balancer: %v, want NotFound", err)
+	}
+}
+
+// TestDescribeRetriesTransientErrors: a read that fails for a reason
+// waiting can fix is sent again, so one dropped connection or
+// InternalError does not fail a reconcile that reads many things.
+func TestDescribeRetriesTransientErrors(t *testing.T) {
+	e, c := start(t, emulator.Config{}, Options{})
+	ctx := testCtx(t)
+	lb := createLB(t, c, "read-retry")
+	e.ResetCounters()
+	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
+		{Action: "DescribeLoadBalancers", Code: "InternalError", Count: 1},
+		{Action: "DescribeLoadBalancers", Drop: true, Count: 1},
+	}}))
+	got, err := c.DescribeLoadBalancer(ctx, lb)
+	if err != nil || str(got.LoadBalancerId) != lb {
+		t.Fatalf("DescribeLoadBalancer: %v", err)
+	}
+	if calls := e.Calls()["DescribeLoadBalancers"]; calls["OK"] != 1 || e.CallCount("DescribeLoadBalancers") != 3 {
+		t.Fatalf("DescribeLoadBalancers calls %v, want two failures, then the answer", calls)
 	}
 }

@@ -12,6 +12,7 @@ package clb
 import (
 	"context"
 	"math"
+	"strings"
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
@@ -98,9 +99,30 @@ func (c *Client) CurrentRate(action string) float64 { return c.s.limits.current(
 
 // invoke sends one API call through the action's rate limiter, sends it
 // again (after another token) while the API answers RequestLimitExceeded,
-// and records metrics. Errors come back unwrapped; callers wrap them with
-// the operation they were doing.
+// and records metrics. A read (Describe*) that fails for a reason waiting
+// can fix is sent again too, like a registration batch (see retryBatch):
+// a controller's reconcile makes many reads, and one of them failing fails
+// the reconcile, so with a tenth of calls failing most reconciles would,
+// and managed resources back off exponentially (up to a minute) after
+// consecutive failures. Reads change nothing, so retrying them is safe.
+// Errors come back unwrapped; callers wrap them with the operation they
+// were doing.
 func invoke[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
+	send func(context.Context, Req) (Resp, error)) (Resp, error) {
+	if strings.HasPrefix(action, "Describe") {
+		var resp Resp
+		err := retryBatch(ctx, func() error {
+			var err error
+			resp, err = invokeOnce(ctx, c, action, req, send)
+			return err
+		})
+		return resp, err
+	}
+	return invokeOnce(ctx, c, action, req, send)
+}
+
+// invokeOnce is invoke without the retries of reads.
+func invokeOnce[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
 	send func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
 	for try := 1; ; try++ {

@@ -142,13 +142,28 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		if len(reqs) == 0 {
 			return
 		}
-		if err := c.ensureIdle(ctx, op, action, lbID); err != nil {
+		// Registrations are retried here (see retryBatch). Deregistrations
+		// are not: one must never outlive the decision that sent it, and
+		// while it waited to be sent again a Pod of the same name could
+		// take its target over (same listener, same IP), which only the
+		// caller knows. Their callers retry them, a batch's together.
+		retry := retryBatch
+		if !register {
+			retry = func(_ context.Context, send func() error) error { return send() }
+		}
+		if err := retry(ctx, func() error { return c.ensureIdle(ctx, op, action, lbID) }); err != nil {
 			failAll(err)
 			return
 		}
 		b := &targetBatch{c: c, ctx: ctx, op: op, action: action, lbID: lbID, register: register,
 			results: make([]targetResult, len(reqs))}
-		b.call = b.callAPI
+		b.call = func(entries []*targetEntry) (failed []string, msg, task string, err error) {
+			err = retry(ctx, func() error {
+				failed, msg, task, err = b.callAPI(entries)
+				return err
+			})
+			return failed, msg, task, err
+		}
 		b.send(b.entries(reqs))
 		for i, p := range reqs {
 			p.reply(b.results[i].task, b.results[i].err)

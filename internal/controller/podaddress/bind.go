@@ -103,8 +103,14 @@ func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool
 	defer b.mu.Unlock()
 	if r, ok := b.results[pa]; ok && r.gen == gen {
 		if r.err != nil {
-			// Report a failure once; the next call tries again (the
-			// controller's backoff spaces the tries).
+			// Report a failure once; the next call tries again. The
+			// reconcile returns the error, so the controller's per-item
+			// backoff spaces the tries, but failed tries alone do not grow
+			// it past its first step (1 s): the reconcile that starts the
+			// next try succeeds, which resets it. Failures that waiting fixes (busy, server
+			// error, dropped connection) were already retried for the
+			// whole batch in the cloud client (registrations only); the rest
+			// come here, and the Pods of one batch retry together again.
 			delete(b.results, pa)
 		}
 		return true, r.err
