@@ -97,7 +97,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
-	randRange := fs.String("randhostport-range", randhostport.DefaultRange.String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
+	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

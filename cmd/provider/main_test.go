@@ -50,8 +50,8 @@ func TestWebhookFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"--webhook-admission-grace", "0s"}); err == nil {
 		t.Error("a zero grace: want an error")
 	}
-	if o.randHostPorts != randhostport.DefaultRange {
-		t.Errorf("--randhostport-range defaults to %s, want %s", o.randHostPorts, randhostport.DefaultRange)
+	if o.randHostPorts != randhostport.DefaultRange() {
+		t.Errorf("--randhostport-range defaults to %s, want %s", o.randHostPorts, randhostport.DefaultRange())
 	}
 	if o, err := parseFlags([]string{"--randhostport-range", "40000-40009"}); err != nil || o.randHostPorts != (randhostport.Range{Min: 40000, Max: 40009}) {
 		t.Errorf("--randhostport-range 40000-40009: got %s, %v", o.randHostPorts, err)

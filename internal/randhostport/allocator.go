@@ -12,7 +12,7 @@ import (
 // stays below the Kubernetes NodePort range (30000-32767), whose ports
 // kube-proxy captures on every node, and below Linux's ephemeral ports
 // (32768 and up); the seed's example ports (29001, 29323) lie in it.
-var DefaultRange = Range{Min: 20000, Max: 29999}
+func DefaultRange() Range { return Range{Min: 20000, Max: 29999} }
 
 // A Range is the inclusive range of host ports to pick from.
 type Range struct{ Min, Max int32 }
@@ -29,7 +29,7 @@ func (r Range) Contains(port int32) bool { return port >= r.Min && port <= r.Max
 func ParseRange(s string) (Range, error) {
 	lo, hi, ok := strings.Cut(strings.TrimSpace(s), "-")
 	if !ok {
-		return Range{}, fmt.Errorf("port range %q: want min-max, e.g. %s", s, DefaultRange)
+		return Range{}, fmt.Errorf("port range %q: want min-max, e.g. %s", s, DefaultRange())
 	}
 	a, errA := strconv.ParseInt(strings.TrimSpace(lo), 10, 32)
 	b, errB := strconv.ParseInt(strings.TrimSpace(hi), 10, 32)

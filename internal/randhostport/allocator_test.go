@@ -93,7 +93,7 @@ func TestBalanced1000Pods(t *testing.T) {
 }
 
 func BenchmarkTake(b *testing.B) {
-	a := NewAllocator(DefaultRange)
+	a := NewAllocator(DefaultRange())
 	for b.Loop() {
 		_, _ = a.Take(2)
 	}
