@@ -409,11 +409,12 @@ func checkStaticBinary(t *testing.T, b []byte, arch string) {
 func checkPodWebhook(t *testing.T, c *admv1.MutatingWebhookConfiguration) {
 	t.Helper()
 	if len(c.Webhooks) != 3 {
-		t.Fatalf("%d webhooks, want 3 (our namespace label, bcs's, random host ports)", len(c.Webhooks))
+		t.Fatalf("%d webhooks, want 3 (random host ports, our namespace label, bcs's)", len(c.Webhooks))
 	}
 	for i, w := range c.Webhooks {
 		path, policy := podaddress.WebhookPath, admv1.Ignore
-		if i == 2 {
+		// Random host ports first, so that the address webhook sees them.
+		if i == 0 {
 			path, policy = randhostport.WebhookPath, admv1.Fail
 		}
 		if w.FailurePolicy == nil || *w.FailurePolicy != policy {
@@ -431,7 +432,7 @@ func checkPodWebhook(t *testing.T, c *admv1.MutatingWebhookConfiguration) {
 		if len(w.MatchConditions) != 1 {
 			t.Errorf("%s: %d matchConditions, want 1", w.Name, len(w.MatchConditions))
 		}
-		if i == 2 {
+		if i == 0 {
 			if e := w.MatchConditions[0].Expression; !strings.Contains(e, "'"+randhostport.AnnotationEnabled+"'") {
 				t.Errorf("%s: matchCondition %q does not ask for %s", w.Name, e, randhostport.AnnotationEnabled)
 			}

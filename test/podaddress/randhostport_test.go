@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -318,5 +319,50 @@ func TestRandHostPortMalformed(t *testing.T) {
 	}
 	if hps := off.Spec.Containers[0].Ports; hps[0].HostPort != 0 || len(off.Spec.Containers[0].Env) != 0 {
 		t.Errorf("a Pod not asking was mutated: ports %+v env %+v", hps, off.Spec.Containers[0].Env)
+	}
+}
+
+// TestRandHostPortWithPool: a Pod of a bcs-injected namespace asks for a
+// random hostPort and for a port-pool address with the HostPort backend
+// (the seed's "hostPort: true" with random host ports). The random hostPort
+// webhook runs first, so the address webhook allocates at admission with
+// the host port known, and the public address forwards to node:hostPort.
+func TestRandHostPortWithPool(t *testing.T) {
+	startRandHostPort(t, randhostport.Range{Min: 43000, Max: 43009})
+	ns := labelledNamespace(t, map[string]string{podannotation.BCSNamespaceLabelInject: "true"})
+	t.Cleanup(func() {
+		_ = kube.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
+	})
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool1", []string{"lb"}, 31000, 31009)
+	ctx := context.Background()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "room", Annotations: map[string]string{
+			randhostport.AnnotationEnabled: "true", randhostport.AnnotationPorts: "game",
+			bcsEnabled: "true", bcsPorts: "pool1 TCP 7777/hostport",
+		}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server",
+			Ports: []corev1.ContainerPort{{Name: "game", ContainerPort: 7777, Protocol: corev1.ProtocolTCP}}}}},
+	}
+	waitServed(t, p)
+	if err := testenv.RunPod(ctx, kube, p, "10.43.0.1", wait); err != nil {
+		t.Fatal(err)
+	}
+	hp := hostPortsOf(t, p)[7777]
+	if hp != 43000 {
+		t.Fatalf("hostPort %d, want 43000", hp)
+	}
+	envName := podannotation.EnvVarName("TCP", 7777)
+	admitted, ok := envOf(p.Spec.Containers[0], envName)
+	if !ok {
+		t.Errorf("not allocated at admission: env %v lacks %s", p.Spec.Containers[0].Env, envName)
+	}
+	pa := bound(t, ns, "room")
+	b := pa.Status.Bindings[0]
+	if want := fmt.Sprintf("%s:%d", b.VIPs[0], b.Port); ok && admitted != want {
+		t.Errorf("admitted with %s=%s, bound to %s", envName, admitted, want)
+	}
+	if got, want := cloudTargets(lbID(l), b.ListenerIDs["TCP"]), fmt.Sprintf("%s:%d", testenv.NodeIP, hp); len(got) != 1 || got[0] != want {
+		t.Errorf("cloud targets %v, want [%s], the node and the random hostPort", got, want)
 	}
 }
