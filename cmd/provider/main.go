@@ -41,6 +41,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 type options struct {
@@ -63,6 +64,7 @@ type options struct {
 	webhookAddr        string
 	webhookCertDir     string
 	admissionGrace     time.Duration
+	randHostPorts      randhostport.Range
 }
 
 // webhookCertDirEnv is set by Crossplane on a provider whose revision has a
@@ -96,9 +98,15 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
+	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	r, err := randhostport.ParseRange(*randRange)
+	if err != nil {
+		return o, fmt.Errorf("--randhostport-range: %w", err)
+	}
+	o.randHostPorts = r
 	if o.admissionGrace <= 0 {
 		return o, fmt.Errorf("--webhook-admission-grace must be positive, got %s", o.admissionGrace)
 	}
@@ -220,6 +228,7 @@ func run(o options) error {
 	po := podaddress.Options{TargetAuditInterval: o.targetAudit}
 	if webhookServer != nil {
 		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
+		po.RandHostPort = randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath))
 	}
 	if err := pcontroller.Setup(mgr, copts, pool, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)

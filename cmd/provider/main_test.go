@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -47,5 +49,16 @@ func TestWebhookFlags(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--webhook-admission-grace", "0s"}); err == nil {
 		t.Error("a zero grace: want an error")
+	}
+	if o.randHostPorts != randhostport.DefaultRange() {
+		t.Errorf("--randhostport-range defaults to %s, want %s", o.randHostPorts, randhostport.DefaultRange())
+	}
+	if o, err := parseFlags([]string{"--randhostport-range", "40000-40009"}); err != nil || o.randHostPorts != (randhostport.Range{Min: 40000, Max: 40009}) {
+		t.Errorf("--randhostport-range 40000-40009: got %s, %v", o.randHostPorts, err)
+	}
+	for _, bad := range []string{"40000", "40010-40000", "0-10", "1-70000", "a-b"} {
+		if _, err := parseFlags([]string{"--randhostport-range", bad}); err == nil {
+			t.Errorf("--randhostport-range %s: want an error", bad)
+		}
 	}
 }

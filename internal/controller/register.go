@@ -25,6 +25,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 // A kindController is one controller and every kind of ours it reads or
@@ -89,10 +90,17 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Poo
 // po configures the PodAddress controller: the target audit, and the Pod
 // admission webhook, which is registered on the manager's webhook server at
 // once when po.Admission is set; until the PodAddress controller starts
-// (safe-start) it only adds readiness gates.
+// (safe-start) it only adds readiness gates. po.RandHostPort, when set, is
+// served on the same webhook server.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po podaddress.Options) error {
 	if po.Admission != nil {
 		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: po.Admission})
+	}
+	if po.RandHostPort != nil {
+		// Pods only: it needs no CRD, so it starts at once, safe-start or not.
+		if err := randhostport.Setup(mgr, po.RandHostPort); err != nil {
+			return err
+		}
 	}
 	for _, c := range controllers(po) {
 		if o.Gate == nil {

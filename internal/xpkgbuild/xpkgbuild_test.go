@@ -37,6 +37,7 @@ import (
 	xpyaml "github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser/yaml"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 const repoRoot = "../.."
@@ -236,7 +237,7 @@ func TestProviderPackage(t *testing.T) {
 		}
 	}
 	if hooks != 1 {
-		t.Errorf("%d MutatingWebhookConfigurations in the Provider package, want the Pod address one", hooks)
+		t.Errorf("%d MutatingWebhookConfigurations in the Provider package, want the one of the Pod webhooks", hooks)
 	}
 	sort.Strings(got)
 	if want := crdNames(t, filepath.Join(repoRoot, "package", "crds")); !slices.Equal(got, want) {
@@ -401,31 +402,44 @@ func checkStaticBinary(t *testing.T, b []byte, arch string) {
 }
 
 // checkPodWebhook checks what the docs promise of the Pod admission
-// webhook: fail-open, no side effects on dry run, Pod creations of opted-in
-// namespaces only, served at the path the provider serves it on.
+// webhooks: Pod creations only, no side effects on dry run, served at the
+// paths the provider serves them on; per-Pod addresses fail-open for
+// opted-in namespaces only, random host ports fail-closed for Pods with
+// the annotation only.
 func checkPodWebhook(t *testing.T, c *admv1.MutatingWebhookConfiguration) {
 	t.Helper()
-	if len(c.Webhooks) != 2 {
-		t.Fatalf("%d webhooks, want 2 (our namespace label, bcs's)", len(c.Webhooks))
+	if len(c.Webhooks) != 3 {
+		t.Fatalf("%d webhooks, want 3 (random host ports, our namespace label, bcs's)", len(c.Webhooks))
 	}
-	for _, w := range c.Webhooks {
-		if w.FailurePolicy == nil || *w.FailurePolicy != admv1.Ignore {
-			t.Errorf("%s: failurePolicy %v, want Ignore", w.Name, w.FailurePolicy)
+	for i, w := range c.Webhooks {
+		path, policy := podaddress.WebhookPath, admv1.Ignore
+		// Random host ports first, so that the address webhook sees them.
+		if i == 0 {
+			path, policy = randhostport.WebhookPath, admv1.Fail
+		}
+		if w.FailurePolicy == nil || *w.FailurePolicy != policy {
+			t.Errorf("%s: failurePolicy %v, want %s", w.Name, w.FailurePolicy, policy)
 		}
 		if w.SideEffects == nil || *w.SideEffects != admv1.SideEffectClassNoneOnDryRun {
 			t.Errorf("%s: sideEffects %v, want NoneOnDryRun", w.Name, w.SideEffects)
 		}
-		if s := w.ClientConfig.Service; s == nil || s.Path == nil || *s.Path != podaddress.WebhookPath {
-			t.Errorf("%s: clientConfig.service %+v, want path %s", w.Name, s, podaddress.WebhookPath)
+		if s := w.ClientConfig.Service; s == nil || s.Path == nil || *s.Path != path {
+			t.Errorf("%s: clientConfig.service %+v, want path %s", w.Name, s, path)
 		}
 		if len(w.Rules) != 1 || !slices.Equal(w.Rules[0].Operations, []admv1.OperationType{admv1.Create}) || !slices.Equal(w.Rules[0].Resources, []string{"pods"}) {
 			t.Errorf("%s: rules %+v, want Pod CREATE only", w.Name, w.Rules)
 		}
-		if w.NamespaceSelector == nil || (len(w.NamespaceSelector.MatchLabels) == 0 && len(w.NamespaceSelector.MatchExpressions) == 0) {
-			t.Errorf("%s: no namespaceSelector: the webhook must be opt-in", w.Name)
-		}
 		if len(w.MatchConditions) != 1 {
 			t.Errorf("%s: %d matchConditions, want 1", w.Name, len(w.MatchConditions))
+		}
+		if i == 0 {
+			if e := w.MatchConditions[0].Expression; !strings.Contains(e, "'"+randhostport.AnnotationEnabled+"'") {
+				t.Errorf("%s: matchCondition %q does not ask for %s", w.Name, e, randhostport.AnnotationEnabled)
+			}
+			continue
+		}
+		if w.NamespaceSelector == nil || (len(w.NamespaceSelector.MatchLabels) == 0 && len(w.NamespaceSelector.MatchExpressions) == 0) {
+			t.Errorf("%s: no namespaceSelector: the webhook must be opt-in", w.Name)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +40,13 @@ import (
 // webhook configuration for it.
 func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 	t.Helper()
+	return startWebhooks(t, podaddress.Options{Admission: podaddress.NewAdmission(grace, logging.NewNopLogger())})
+}
+
+// startWebhooks runs a provider that serves the webhooks po sets on one
+// webhook server, and installs the package's webhook configuration for it.
+func startWebhooks(t *testing.T, po podaddress.Options) (stop func()) {
+	t.Helper()
 	dir := t.TempDir()
 	ca, err := testenv.ServingCert(dir, net.ParseIP("127.0.0.1"))
 	if err != nil {
@@ -51,7 +59,7 @@ func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 	host, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	ws := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: dir})
-	stop = startProviderOpts(t, env.Config, 10, clb.Options{}, ws, podaddress.Options{Admission: podaddress.NewAdmission(grace, logging.NewNopLogger())})
+	stop = startProviderOpts(t, env.Config, 10, clb.Options{}, ws, po)
 	eventually(t, "webhook server up", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only waits for the listener
 		if err != nil {
@@ -60,7 +68,12 @@ func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 		return c.Close()
 	})
 	ctx := context.Background()
-	cfg, err := testenv.InstallPodWebhook(ctx, kube, "pod-address-"+strings.ToLower(t.Name()), "https://"+addr, ca)
+	// A provider started again in the same test replaces the configuration.
+	name := "pod-address-" + strings.ToLower(t.Name())
+	if err := kube.Delete(ctx, &admv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil && !kerrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	cfg, err := testenv.InstallPodWebhook(ctx, kube, name, "https://"+addr, ca)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 // The drift label values of podaddress_target_drift_total.
@@ -53,6 +54,9 @@ type Options struct {
 	TargetAuditInterval time.Duration
 	// Admission is the Pod admission webhook, nil when it is not served.
 	Admission *Admission
+	// RandHostPort is the random hostPort webhook, served on the same
+	// webhook server; nil when it is not served.
+	RandHostPort *randhostport.Webhook
 }
 
 // An auditor compares, every interval, what the PodAddresses recorded with
