@@ -221,6 +221,7 @@ func (a *auditor) round(ctx context.Context) error {
 		if len(g.listeners) == 0 {
 			continue
 		}
+		seenAt := time.Now()
 		cloud, err := g.c.DescribeListenersTargets(ctx, g.lb, slices.Sorted(maps.Keys(g.listeners)))
 		if err != nil {
 			errs = append(errs, errors.Wrapf(err, "load balancer %s", g.lb))
@@ -238,7 +239,7 @@ func (a *auditor) round(ctx context.Context) error {
 				key := client.ObjectKeyFromObject(e.pa)
 				rp := missing[key]
 				if rp == nil {
-					rp = &repair{boundAt: *e.pa.Status.BoundAt}
+					rp = &repair{boundAt: *e.pa.Status.BoundAt, seenAt: seenAt}
 					missing[key] = rp
 				}
 				rp.targets = append(rp.targets, e.t)
@@ -448,6 +449,9 @@ func ptrTo[T any](v T) *T { return &v }
 // (boundAt): bound anew, its targets were registered since.
 type repair struct {
 	boundAt metav1.Time
+	// seenAt is when the cloud was read: a finding read before the last
+	// repair of the PodAddress ended may predate that repair.
+	seenAt  time.Time
 	targets []clb.Target
 }
 
@@ -457,16 +461,33 @@ type repair struct {
 type repairs struct {
 	mu   sync.Mutex
 	m    map[types.NamespacedName]repair
+	done map[types.NamespacedName]time.Time // when each last repair ended
 	wake chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
 func newRepairs() *repairs {
-	return &repairs{m: map[types.NamespacedName]repair{}, wake: make(chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress], 1024)}
+	return &repairs{
+		m: map[types.NamespacedName]repair{}, done: map[types.NamespacedName]time.Time{},
+		wake: make(chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress], 1024),
+	}
 }
 
-// add records rp for key and wakes its reconcile.
+// add records rp for key and wakes its reconcile. A finding read from the
+// cloud before the PodAddress's last repair ended is dropped: that repair
+// may have put the targets back after the read (a round that overlaps
+// the repair of the round before on a busy machine), and counting it again
+// would report drift that is not there.
 func (rs *repairs) add(ctx context.Context, key types.NamespacedName, rp repair) {
 	rs.mu.Lock()
+	if rp.seenAt.Before(rs.done[key]) {
+		rs.mu.Unlock()
+		return
+	}
+	for k, at := range rs.done {
+		if time.Since(at) > time.Hour {
+			delete(rs.done, k) // bounded: only recent repairs matter
+		}
+	}
 	rs.m[key] = rp
 	rs.mu.Unlock()
 	obj := &v1alpha1.PodAddress{}
@@ -483,6 +504,14 @@ func (rs *repairs) get(key types.NamespacedName) (repair, bool) {
 	defer rs.mu.Unlock()
 	rp, ok := rs.m[key]
 	return rp, ok
+}
+
+// finish drops the repair of key and records when it ended.
+func (rs *repairs) finish(key types.NamespacedName) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.m, key)
+	rs.done[key] = time.Now()
 }
 
 func (rs *repairs) drop(key types.NamespacedName) {
@@ -514,7 +543,7 @@ func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool,
 		return false, err
 	}
 	r.binder.forget(key)
-	r.repairs.drop(key)
+	r.repairs.finish(key)
 	var ts []string
 	for _, o := range ops {
 		for _, t := range o.targets {
