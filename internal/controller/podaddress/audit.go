@@ -80,7 +80,26 @@ type auditor struct {
 	// seen while its registration and its record were in flight (and the
 	// cache behind) is never taken for foreign.
 	suspects map[string]bool
+
+	// failing holds the load balancers whose describe failed, skipped
+	// until their time: an unreachable endpoint or region must not slow
+	// every round for the others.
+	failing map[string]failure
 }
+
+// A failure is a load balancer the audit skips until until; failures
+// doubles its wait, up to maxAuditBackoff.
+type failure struct {
+	until    time.Time
+	failures int
+}
+
+const (
+	// parallelAudits bounds the load balancers described at once.
+	parallelAudits = 8
+	// maxAuditBackoff caps how long a failing load balancer is skipped.
+	maxAuditBackoff = 5 * time.Minute
+)
 
 // NeedLeaderElection: only the leader audits.
 func (a *auditor) NeedLeaderElection() bool { return true }
@@ -217,16 +236,46 @@ func (a *auditor) round(ctx context.Context) error {
 	next := map[string]bool{}
 	var foreign []suspect
 	var errs []error
+	now := time.Now()
+	var gs []*lbAudit
 	for _, g := range slices.SortedFunc(maps.Values(groups), func(x, y *lbAudit) int { return cmp.Compare(x.lb, y.lb) }) {
-		if len(g.listeners) == 0 {
-			continue
+		if len(g.listeners) > 0 && !a.failing[g.lb].until.After(now) {
+			gs = append(gs, g)
 		}
-		seenAt := time.Now()
-		cloud, err := g.c.DescribeListenersTargets(ctx, g.lb, slices.Sorted(maps.Keys(g.listeners)))
+	}
+	// Load balancers are described in parallel, so that one slow region
+	// does not hold up the others.
+	type described struct {
+		cloud  map[string]*clbsdk.ListenerBackend
+		err    error
+		seenAt time.Time
+	}
+	ds := make([]described, len(gs))
+	sem := make(chan struct{}, parallelAudits)
+	var wg sync.WaitGroup
+	for i, g := range gs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ds[i].seenAt = time.Now()
+			ds[i].cloud, ds[i].err = g.c.DescribeListenersTargets(ctx, g.lb, slices.Sorted(maps.Keys(g.listeners)))
+		})
+	}
+	wg.Wait()
+	if a.failing == nil {
+		a.failing = map[string]failure{}
+	}
+	for i, g := range gs {
+		cloud, err, seenAt := ds[i].cloud, ds[i].err, ds[i].seenAt
 		if err != nil {
 			errs = append(errs, errors.Wrapf(err, "load balancer %s", g.lb))
+			f := a.failing[g.lb]
+			f.failures++
+			f.until = time.Now().Add(min(a.interval<<min(f.failures, 16), maxAuditBackoff))
+			a.failing[g.lb] = f
 			continue
 		}
+		delete(a.failing, g.lb)
 		var reweigh []expected
 		for _, e := range g.expect {
 			l := cloud[e.t.ListenerID]
