@@ -176,12 +176,12 @@ func TestRandHostPortGolden(t *testing.T) {
 	}
 }
 
-// TestRandHostPortBalanced: 100 Pods (two ports each, created five at a
-// time) on a range of 10 ports: every port holds 20 Pods. Pods going away
-// free their ports: once the webhook has seen them go, the next Pod gets
-// the freed port. (1000 Pods are TestBalanced1000Pods, on the allocator.)
+// TestRandHostPortBalanced: 1000 Pods (two ports each, created five at a
+// time through the real kube-apiserver calling the webhook) on a range of
+// 100 ports: every port holds 20 Pods. Pods going away free their ports:
+// once the webhook has seen them go, the next Pod gets the freed port.
 func TestRandHostPortBalanced(t *testing.T) {
-	r := randhostport.Range{Min: 40000, Max: 40009}
+	r := randhostport.Range{Min: 40000, Max: 40099}
 	w, _ := startRandHostPort(t, r)
 	ns, d := randHostPortExample(t)
 	ctx := context.Background()
@@ -193,7 +193,7 @@ func TestRandHostPortBalanced(t *testing.T) {
 	errs := make(chan error, 5)
 	for range 5 {
 		wg.Go(func() {
-			for range 20 {
+			for range 200 {
 				p := templatePod(ns, d)
 				if err := kube.Create(ctx, p); err != nil {
 					errs <- err
