@@ -64,7 +64,7 @@ type Local struct {
 	Kube     client.Client
 	Core     *Core
 	Registry string
-	PKI      *PKI
+	PKI      *testenv.PKI
 	Runtime  *Runtime
 
 	registry *httptest.Server
@@ -119,7 +119,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 		}
 	}
 
-	if l.PKI, err = NewPKI(filepath.Join(o.Dir, "pki")); err != nil {
+	if l.PKI, err = testenv.NewPKI(filepath.Join(o.Dir, "pki")); err != nil {
 		return fail(err)
 	}
 	kubeconfig := filepath.Join(o.Dir, "kubeconfig")

@@ -35,7 +35,7 @@ type Launcher func(ctx context.Context, revision, endpoint string) (stop func(),
 // cluster.
 type Runtime struct {
 	Kube client.Client
-	PKI  *PKI
+	PKI  *testenv.PKI
 	// Providers and Functions launch processes by package name (the name
 	// of the Provider or Function object).
 	Providers map[string]Launcher

@@ -48,7 +48,7 @@ func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 func startWebhooks(t *testing.T, po podaddress.Options) (stop func()) {
 	t.Helper()
 	dir := t.TempDir()
-	ca, err := testenv.ServingCert(dir, net.ParseIP("127.0.0.1"))
+	ca, err := testenv.ServingCert(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xplocal.Namespace}}); err != nil {
 		t.Fatal(err)
 	}
-	pki, err := xplocal.NewPKI(filepath.Join(dir, "pki"))
+	pki, err := testenv.NewPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}

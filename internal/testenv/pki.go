@@ -1,4 +1,4 @@
-package xplocal
+package testenv
 
 import (
 	"crypto/ecdsa"
