@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -185,12 +184,7 @@ func createPods(t *testing.T, ns string, n int) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				p := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("gs-%03d", i),
-						Annotations: map[string]string{portsAnnotation: "7777 crash"}},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server",
-						Ports: []corev1.ContainerPort{{ContainerPort: 7777, Protocol: corev1.ProtocolTCP}}}}},
-				}
+				p := gamePod(ns, i, "crash")
 				if err := testenv.RunPod(ctx, kube, p, fmt.Sprintf("10.70.%d.%d", i/250, i%250+1), wait); err != nil {
 					errs <- errors.Wrapf(err, "Pod %s", p.Name)
 				}

@@ -277,3 +277,32 @@ func matches(t *testing.T, ns string, emu *emulator.Emulator, base cloudShape) (
 func eventuallyErr(fn func() error) error {
 	return testenv.Eventually(context.Background(), wait, fn)
 }
+
+// gamePod is Pod i of a game server asking for one TCP address from pool.
+func gamePod(ns string, i int, pool string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("gs-%03d", i),
+			Annotations: map[string]string{portsAnnotation: "7777 " + pool}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server",
+			Ports: []corev1.ContainerPort{{ContainerPort: 7777, Protocol: corev1.ProtocolTCP}}}}},
+	}
+}
+
+// kept reports, as test errors, every PodAddress of was whose binding is
+// not the same in pas (across what), and every address two Pods hold. It
+// returns how many moved and the duplicates.
+func kept(t *testing.T, was map[string]string, pas map[string]v1alpha1.PodAddress, what string) (moved int, dups []string) {
+	t.Helper()
+	now := bindingsOf(pas)
+	for name, b := range was {
+		if now[name] != b {
+			moved++
+			t.Errorf("%s got another address across %s:\nbefore %s\nafter  %s", name, what, b, now[name])
+		}
+	}
+	dups = duplicates(pas)
+	for _, d := range dups {
+		t.Error(d)
+	}
+	return moved, dups
+}

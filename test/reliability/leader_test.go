@@ -9,8 +9,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -81,12 +79,7 @@ func TestLeaderFailover(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				p := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("gs-%03d", i),
-						Annotations: map[string]string{portsAnnotation: "7777 failover"}},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "server", Image: "example/server",
-						Ports: []corev1.ContainerPort{{ContainerPort: 7777, Protocol: corev1.ProtocolTCP}}}}},
-				}
+				p := gamePod(ns, i, "failover")
 				if err := testenv.RunPod(ctx, kube, p, fmt.Sprintf("10.72.0.%d", i+1), wait); err != nil {
 					t.Error(err)
 				}
@@ -146,18 +139,7 @@ func TestLeaderFailover(t *testing.T) {
 	if pas, err = podAddresses(ns); err != nil {
 		t.Fatal(err)
 	}
-	now := bindingsOf(pas)
-	moved := 0
-	for name, b := range was {
-		if now[name] != b {
-			moved++
-			t.Errorf("%s got another address across the failover:\nbefore %s\nafter  %s", name, b, now[name])
-		}
-	}
-	dups := duplicates(pas)
-	for _, d := range dups {
-		t.Error(d)
-	}
+	moved, dups := kept(t, was, pas, "the failover")
 	leaks := matches(t, ns, emu, base)
 	t.Logf("SUMMARY leader failover: pods=%d boundAtKill=%d takeover=%s (lease %s, limit %s) allBound=%s reallocated=%d duplicates=%d leaks=%d (new holder %s)",
 		failoverPods, len(was), takeover.Round(time.Millisecond), leaseDuration, takeoverLimit, converged.Round(time.Millisecond), moved, len(dups), len(leaks), second)

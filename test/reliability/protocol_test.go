@@ -122,18 +122,7 @@ func TestRestartEveryProtocol(t *testing.T) {
 	if pas, err = podAddresses(ns); err != nil {
 		t.Fatal(err)
 	}
-	now := bindingsOf(pas)
-	moved := 0
-	for name, b := range was {
-		if now[name] != b {
-			moved++
-			t.Errorf("%s was re-bound across the restart:\nbefore %s\nafter  %s", name, b, now[name])
-		}
-	}
-	dups := duplicates(pas)
-	for _, d := range dups {
-		t.Error(d)
-	}
+	moved, dups := kept(t, was, pas, "the restart")
 	leaks := matches(t, ns, emu, base)
 	t.Logf("SUMMARY restart with every protocol: protocols=%d pods=%d kills=1 rebound=%d duplicates=%d leaks=%d targets=%d",
 		len(everyProtocol), portsPerProtocolPool, moved, len(dups), len(leaks), len(shapeOf(emu).targets))
