@@ -222,6 +222,8 @@ func TestVPCAddressLifecycle(t *testing.T) {
 	if s := *address(t, c, id).AddressStatus; s != "OFFLINING" {
 		t.Fatalf("status after ReleaseAddresses = %s, want OFFLINING", s)
 	}
+	_, err = c.ModifyAddressAttribute(mreq)
+	wantCode(t, err, "UnsupportedOperation.AddressStatusNotPermit")
 	if r := waitEIPTask(t, c, task); r != "SUCCESS" {
 		t.Fatalf("release task %s", r)
 	}
@@ -328,6 +330,16 @@ func TestVPCErrorCodes(t *testing.T) {
 	dreq.Filters = []*vpc.Filter{filter("colour", "blue")}
 	_, err = c.DescribeAddresses(dreq)
 	wantCode(t, err, "InvalidParameter.InvalidFilter")
+	dreq = vpc.NewDescribeAddressesRequest()
+	for range 11 {
+		dreq.Filters = append(dreq.Filters, filter("address-status", "UNBIND"))
+	}
+	_, err = c.DescribeAddresses(dreq)
+	wantCode(t, err, "LimitExceeded.NumberOfFilters")
+	nreq := vpc.NewDescribeNetworkInterfacesRequest()
+	nreq.Filters = []*vpc.Filter{filter("private-ip-address", "10.3.0.1")} // the EIP filter name, not the ENI one
+	_, err = c.DescribeNetworkInterfaces(nreq)
+	wantCode(t, err, "InvalidParameter.FilterInvalidKey")
 	dreq = vpc.NewDescribeAddressesRequest()
 	dreq.Limit = common.Int64Ptr(101)
 	_, err = c.DescribeAddresses(dreq)
