@@ -43,12 +43,15 @@ const (
 // cannot change; hosts and availableIPs can.
 //
 // The CIDR rules run in the API server, so a bad pool is refused at apply.
-// +kubebuilder:validation:XValidation:rule="isCIDR(self.net + '/' + string(self.mask)) && cidr(self.net + '/' + string(self.mask)).masked() == cidr(self.net + '/' + string(self.mask))",message="net must be the first address of its subnet: no host bits set below mask"
-// +kubebuilder:validation:XValidation:rule="!isCIDR(self.net + '/' + string(self.mask)) || cidr(self.net + '/' + string(self.mask)).containsIP(self.gateway)",message="gateway must be inside net/mask"
-// +kubebuilder:validation:XValidation:rule="!has(self.availableIPs) || !isCIDR(self.net + '/' + string(self.mask)) || self.availableIPs.all(i, cidr(self.net + '/' + string(self.mask)).containsIP(i))",message="every availableIP must be inside net/mask"
+// They spell the mask by indexing a list of strings: string(self.mask)
+// has no size bound for CEL's cost estimate, which then refuses the rule.
+// +kubebuilder:validation:XValidation:rule="!isIP(self.net) || cidr(self.net + '/' + ['0','1','2','3','4','5','6','7','8','9','10','11','12','13','14','15','16','17','18','19','20','21','22','23','24','25','26','27','28','29','30','31','32'][self.mask]).masked() == cidr(self.net + '/' + ['0','1','2','3','4','5','6','7','8','9','10','11','12','13','14','15','16','17','18','19','20','21','22','23','24','25','26','27','28','29','30','31','32'][self.mask])",message="net must be the first address of its subnet: no host bits set below mask"
+// +kubebuilder:validation:XValidation:rule="!isIP(self.net) || !isIP(self.gateway) || cidr(self.net + '/' + ['0','1','2','3','4','5','6','7','8','9','10','11','12','13','14','15','16','17','18','19','20','21','22','23','24','25','26','27','28','29','30','31','32'][self.mask]).containsIP(self.gateway)",message="gateway must be inside net/mask"
+// +kubebuilder:validation:XValidation:rule="!has(self.availableIPs) || !isIP(self.net) || self.availableIPs.all(i, !isIP(i) || cidr(self.net + '/' + ['0','1','2','3','4','5','6','7','8','9','10','11','12','13','14','15','16','17','18','19','20','21','22','23','24','25','26','27','28','29','30','31','32'][self.mask]).containsIP(i))",message="every availableIP must be inside net/mask"
 // +kubebuilder:validation:XValidation:rule="!has(self.availableIPs) || !self.availableIPs.exists(i, i == self.gateway)",message="the gateway cannot be an availableIP"
 type NetPoolSpec struct {
 	// Net is the subnet's IPv4 network address.
+	// +kubebuilder:validation:MaxLength=15
 	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="net must be an IPv4 address"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="net is immutable"
 	Net string `json:"net"`
@@ -60,12 +63,14 @@ type NetPoolSpec struct {
 	Mask int `json:"mask"`
 
 	// Gateway of the subnet.
+	// +kubebuilder:validation:MaxLength=15
 	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="gateway must be an IPv4 address"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="gateway is immutable"
 	Gateway string `json:"gateway"`
 
 	// Hosts whose containers allocate from this pool, by IP.
 	// +kubebuilder:validation:MaxItems=1024
+	// +kubebuilder:validation:items:MaxLength=39
 	// +kubebuilder:validation:items:XValidation:rule="isIP(self)",message="every host must be an IP address"
 	// +listType=set
 	// +optional
@@ -75,6 +80,7 @@ type NetPoolSpec struct {
 	// named after each is created. An IP removed while Active stays until
 	// its container is released.
 	// +kubebuilder:validation:MaxItems=1024
+	// +kubebuilder:validation:items:MaxLength=15
 	// +kubebuilder:validation:items:XValidation:rule="isIP(self) && ip(self).family() == 4",message="every availableIP must be an IPv4 address"
 	// +listType=set
 	// +optional
