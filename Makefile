@@ -60,6 +60,7 @@ bench:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
 	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
+	$(GO) test ./test/ippool/ -run '^$$' -bench AllocatorHTTP -benchtime 1x -timeout 10m
 
 ## soak: the long variant of test/reliability (docs/reliability.md): 20
 ## cycles of 500 Pods with the provider SIGKILLed at random moments, and 100

@@ -24,6 +24,9 @@ const AnnotationFixedIPKeep = "network.tencentcloud.crossplane.io/fixed-ip-keep"
 const (
 	// NetIPPoolIndex indexes NetIPs by spec.pool.
 	NetIPPoolIndex = "network.tencentcloud.crossplane.io/netip-pool"
+	// NetIPFreeIndex indexes Available NetIPs by spec.pool: what the
+	// allocator picks from.
+	NetIPFreeIndex = "network.tencentcloud.crossplane.io/netip-free"
 	// NetIPContainerIndex indexes held NetIPs by ContainerKey.
 	NetIPContainerIndex = "network.tencentcloud.crossplane.io/netip-container"
 	// NetIPHostIndex indexes held NetIPs by status.host.
@@ -60,6 +63,13 @@ var NetIPIndexes = map[string]client.IndexerFunc{
 	NetIPPoolIndex: func(o client.Object) []string {
 		ip, ok := o.(*NetIP)
 		if !ok {
+			return nil
+		}
+		return []string{ip.Spec.Pool}
+	},
+	NetIPFreeIndex: func(o client.Object) []string {
+		ip, ok := o.(*NetIP)
+		if !ok || ip.Status.Status != NetIPAvailable {
 			return nil
 		}
 		return []string{ip.Spec.Pool}

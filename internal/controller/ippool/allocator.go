@@ -187,7 +187,7 @@ func (a *Allocator) takeNamed(ctx context.Context, name string, req Request, fix
 		if own && v1alpha1.FixedKey(ip.Status) != fixed.key {
 			return nil, errorf(CodeIPTaken, 409, "IP %s is no longer kept for %s", name, fixed.key)
 		}
-		err := a.write(ctx, ip, req, fixed)
+		got, err := a.write(ctx, ip, req, fixed)
 		if kerrors.IsConflict(err) {
 			pause(ctx)
 			continue
@@ -195,7 +195,7 @@ func (a *Allocator) takeNamed(ctx context.Context, name string, req Request, fix
 		if err != nil {
 			return nil, unavailable(err)
 		}
-		return a.bound(ctx, ip, fixed)
+		return a.bound(ctx, got, fixed)
 	}
 	return nil, errorf(CodeUnavailable, 503, "IP %s changed %d times while being given; retry", name, attempts)
 }
@@ -228,7 +228,7 @@ func (a *Allocator) takeAny(ctx context.Context, pools []v1alpha1.NetPool, req R
 			if _, busy := a.inflight.LoadOrStore(ip.Name, true); busy {
 				continue
 			}
-			err := a.write(ctx, ip, req, fixed)
+			got, err := a.write(ctx, ip, req, fixed)
 			a.inflight.Delete(ip.Name)
 			if kerrors.IsConflict(err) || kerrors.IsNotFound(err) {
 				lost++
@@ -237,7 +237,7 @@ func (a *Allocator) takeAny(ctx context.Context, pools []v1alpha1.NetPool, req R
 			if err != nil {
 				return nil, unavailable(err)
 			}
-			return a.bound(ctx, ip, fixed)
+			return a.bound(ctx, got, fixed)
 		}
 		lost++
 	}
@@ -245,18 +245,24 @@ func (a *Allocator) takeAny(ctx context.Context, pools []v1alpha1.NetPool, req R
 }
 
 // free lists the Available, listed IPs of pools not yet tried, shuffled
-// within each pool, pools in order.
+// within each pool, pools in order. The cache's objects are not copied:
+// a pool's free IPs are listed on every call, and only the one written is
+// copied (in write).
 func (a *Allocator) free(ctx context.Context, pools []v1alpha1.NetPool, tried map[string]bool) ([]*v1alpha1.NetIP, error) {
 	var out []*v1alpha1.NetIP
 	for i := range pools {
 		ips := &v1alpha1.NetIPList{}
-		if err := a.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPPoolIndex: pools[i].Name}); err != nil {
+		if err := a.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPFreeIndex: pools[i].Name}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, unavailable(err)
+		}
+		listed := make(map[string]bool, len(pools[i].Spec.AvailableIPs))
+		for _, s := range pools[i].Spec.AvailableIPs {
+			listed[s] = true
 		}
 		start := len(out)
 		for j := range ips.Items {
 			ip := &ips.Items[j]
-			if ip.Status.Status == v1alpha1.NetIPAvailable && !tried[ip.Name] && ip.DeletionTimestamp == nil && slices.Contains(pools[i].Spec.AvailableIPs, ip.Name) {
+			if ip.Status.Status == v1alpha1.NetIPAvailable && !tried[ip.Name] && ip.DeletionTimestamp == nil && listed[ip.Name] {
 				out = append(out, ip)
 			}
 		}
@@ -265,9 +271,10 @@ func (a *Allocator) free(ctx context.Context, pools []v1alpha1.NetPool, tried ma
 	return out, nil
 }
 
-// write makes ip Active for req's container, if ip is still at the version
-// read, and waits for the cache to see it.
-func (a *Allocator) write(ctx context.Context, ip *v1alpha1.NetIP, req Request, fixed *fixedFor) error {
+// write makes a copy of ip Active for req's container, if ip is still at
+// the version read, and waits for the cache to see it.
+func (a *Allocator) write(ctx context.Context, ip *v1alpha1.NetIP, req Request, fixed *fixedFor) (*v1alpha1.NetIP, error) {
+	ip = ip.DeepCopy()
 	read := ip.ResourceVersion
 	s := v1alpha1.NetIPStatus{
 		Status: v1alpha1.NetIPActive, Host: req.Host, ContainerID: req.ContainerID,
@@ -284,9 +291,9 @@ func (a *Allocator) write(ctx context.Context, ip *v1alpha1.NetIP, req Request, 
 	}
 	ip.Status = s
 	if err := a.kube.Status().Update(ctx, ip); err != nil {
-		return err
+		return nil, err
 	}
-	return a.seen(ctx, ip.Name, read)
+	return ip, a.seen(ctx, ip.Name, read)
 }
 
 // seen waits until the cache holds a version of name other than read.
