@@ -55,7 +55,7 @@ demo:
 
 ## bench: the figures quoted in the docs — the allocator at 100k ports 90 %
 ## full, signed requests/second of the emulator, and 1000 Pods bound against
-## the emulator's realistic profile.
+## the emulator's realistic profile, and the IP pools' allocator HTTP API.
 bench:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
