@@ -202,7 +202,7 @@ func deletePool(t testing.TB, name string) {
 		if kerrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("pool %s still there (%v)", name, err)
+		return fmt.Errorf("pool %s still there (%w)", name, err)
 	}); err != nil {
 		t.Errorf("cleanup: %v", err)
 	}

@@ -288,7 +288,7 @@ func TestPoolDeletionRefused(t *testing.T) {
 	release(t, base, ippool.Request{Host: "10.35.255.1", ContainerID: "b"})
 	if err := testenv.Eventually(ctx, time.Minute, func() error {
 		if err := kube.Get(ctx, types.NamespacedName{Name: p.Name}, p); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("pool still there: %v", err)
+			return fmt.Errorf("pool still there: %w", err)
 		}
 		if n := len(poolIPs(t, p.Name)); n != 0 {
 			return fmt.Errorf("%d NetIPs left", n)

@@ -128,15 +128,15 @@ func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 		have[addr] = ip
 	}
 	for name, ip := range have {
-		switch {
-		case ip.Status.Status == "":
+		switch ip.Status.Status {
+		case "":
 			// Created, but its status was never written (a crash between
 			// the two calls): it is free.
 			ip.Status = v1alpha1.NetIPStatus{Status: v1alpha1.NetIPAvailable, UpdateTime: stamp(now)}
 			if err := r.kube.Status().Update(ctx, ip); err != nil {
 				return reconcile.Result{}, err
 			}
-		case ip.Status.Status == v1alpha1.NetIPReserved:
+		case v1alpha1.NetIPReserved:
 			after, err := r.expire(ctx, ip, now)
 			if err != nil {
 				return reconcile.Result{}, err
