@@ -55,11 +55,12 @@ demo:
 
 ## bench: the figures quoted in the docs — the allocator at 100k ports 90 %
 ## full, signed requests/second of the emulator, and 1000 Pods bound against
-## the emulator's realistic profile.
+## the emulator's realistic profile, and the IP pools' allocator HTTP API.
 bench:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
 	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
+	$(GO) test ./test/ippool/ -run '^$$' -bench AllocatorHTTP -benchtime 1x -timeout 10m
 
 ## soak: the long variant of test/reliability (docs/reliability.md): 20
 ## cycles of 500 Pods with the provider SIGKILLed at random moments, and 100

@@ -38,8 +38,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
@@ -65,6 +67,8 @@ type options struct {
 	webhookCertDir     string
 	admissionGrace     time.Duration
 	randHostPorts      randhostport.Range
+	netserviceAddr     string
+	netserviceKeep     time.Duration
 }
 
 // webhookCertDirEnv is set by Crossplane on a provider whose revision has a
@@ -98,6 +102,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
+	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
+	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -109,6 +115,9 @@ func parseFlags(args []string) (options, error) {
 	o.randHostPorts = r
 	if o.admissionGrace <= 0 {
 		return o, fmt.Errorf("--webhook-admission-grace must be positive, got %s", o.admissionGrace)
+	}
+	if o.netserviceKeep < 0 {
+		return o, fmt.Errorf("--netservice-statefulset-ip-keep must not be negative, got %s", o.netserviceKeep)
 	}
 	if o.maxReconcileRate < 1 {
 		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
@@ -233,7 +242,14 @@ func run(o options) error {
 	if err := pcontroller.Setup(mgr, copts, pool, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
-	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
+	var netservice *ippool.Server
+	if o.netserviceAddr != "" {
+		netservice = ippool.NewServer(o.netserviceAddr, log.WithValues("netservice", o.netserviceAddr))
+	}
+	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
+		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
+	}
+	log.Info("Starting", "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -19,6 +19,7 @@ import (
 	configv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
@@ -103,24 +104,46 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po podaddress
 		}
 	}
 	for _, c := range controllers(po) {
-		if o.Gate == nil {
-			if err := c.setup(mgr, o, pool); err != nil {
-				return err
-			}
-			continue
+		if err := add(mgr, o, pool, c); err != nil {
+			return err
 		}
-		o.Gate.Register(func() {
-			if err := waitMapped(mgr, c.needs); err != nil {
-				o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
-				return
-			}
-			if err := c.setup(mgr, o, pool); err != nil {
-				// Nothing can return this error any more: the manager is
-				// running. Say which kinds stay unreconciled.
-				o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
-			}
-		}, c.needs...)
 	}
+	return nil
+}
+
+// SetupIPPools adds the NetPool controller (gated like Setup's) and, when
+// srv is not nil, serves the allocator API through it: srv is added to
+// the manager now and answers "unavailable" until the controller starts.
+// keep is how long a StatefulSet Pod's IP is kept after its container is
+// released, unless the Pod says.
+func SetupIPPools(mgr ctrl.Manager, o controller.Options, srv *ippool.Server, keep time.Duration) error {
+	if srv != nil {
+		if err := mgr.Add(srv); err != nil {
+			return err
+		}
+	}
+	return add(mgr, o, nil, kindController{
+		setup: func(m ctrl.Manager, o controller.Options, _ *clb.Pool) error { return ippool.Setup(m, o, srv, keep) },
+		needs: []schema.GroupVersionKind{networkv1alpha1.NetPoolGroupVersionKind, networkv1alpha1.NetIPGroupVersionKind, networkv1alpha1.NetIPClaimGroupVersionKind},
+	})
+}
+
+// add sets c up now, or, under safe-start, once its CRDs are established.
+func add(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, c kindController) error {
+	if o.Gate == nil {
+		return c.setup(mgr, o, pool)
+	}
+	o.Gate.Register(func() {
+		if err := waitMapped(mgr, c.needs); err != nil {
+			o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
+			return
+		}
+		if err := c.setup(mgr, o, pool); err != nil {
+			// Nothing can return this error any more: the manager is
+			// running. Say which kinds stay unreconciled.
+			o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
+		}
+	}, c.needs...)
 	return nil
 }
 

@@ -48,6 +48,10 @@ var kinds = map[string]kind{
   strategy: Dynamic, keepDuration: 5m0s, backend: PodIP}`},
 	"PodAddressPolicy": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{selector: {matchLabels: {app: a}}, ports: [` + portRequest + `],
   strategy: Ordinal, keepDuration: 1h30m, backend: PodIP}`},
+	"NetPool": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{net: 10.9.0.0, mask: 24, gateway: 10.9.0.1,
+  hosts: [10.9.1.1], availableIPs: [10.9.0.5, 10.9.0.6]}`},
+	"NetIP":      {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{pool: p, mask: 24, gateway: 10.9.0.1}`},
+	"NetIPClaim": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{netIPName: 10.9.0.5, expiredDuration: 10m}`},
 	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
   credentials: {source: Secret, secretRef: {name: creds}}, endpoint: {host: "127.0.0.1:9443", scheme: http}}`},
 	"ClusterProviderConfig": {apiVersion: "tencentcloud.crossplane.io/v1alpha1", cluster: true, spec: `{region: ap-guangzhou,
@@ -313,6 +317,34 @@ func cases() []bad {
 
 	add(portRequestCases("PodAddress")...)
 	add(portRequestCases("PodAddressPolicy")...)
+	const ipv4 = "must be an IPv4 address"
+	add(
+		rule("NetPool", "net "+ipv4, edit{"spec.net", `"fd00::"`}),
+		rule("NetPool", "gateway "+ipv4, edit{"spec.gateway", "gw"}),
+		rule("NetPool", "every availableIP "+ipv4, edit{"spec.availableIPs", "[10.9.0.x]"}),
+		rule("NetPool", "every host must be an IP address", edit{"spec.hosts", "[node-1]"}),
+		rule("NetPool", "net must be the first address of its subnet: no host bits set below mask", edit{"spec.net", "10.9.0.4"}),
+		rule("NetPool", "gateway must be inside net/mask", edit{"spec.gateway", "10.9.1.1"}),
+		rule("NetPool", "every availableIP must be inside net/mask", edit{"spec.availableIPs", "[10.9.3.7]"}),
+		rule("NetPool", "the gateway cannot be an availableIP", edit{"spec.availableIPs", "[10.9.0.1]"}),
+		immutable("NetPool", "net is immutable", edit{"spec.net", "10.8.0.0"}, edit{"spec.gateway", "10.8.0.1"}, edit{"spec.availableIPs", del}),
+		immutable("NetPool", "mask is immutable", edit{"spec.mask", "16"}),
+		immutable("NetPool", "gateway is immutable", edit{"spec.gateway", "10.9.0.2"}),
+		maxLength("NetPool", "spec.net", 15),
+		maxLength("NetPool", "spec.gateway", 15),
+		maxLength("NetPool", "spec.hosts.0", 39),
+		maxLength("NetPool", "spec.availableIPs.0", 15),
+		rule("NetIPClaim", "expiredDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.expiredDuration", "forever"}),
+	)
+	add(rangeOf("NetPool", "spec.mask", 1, 32)...)
+	manyIPs := make([]string, 1025)
+	for i := range manyIPs {
+		manyIPs[i] = fmt.Sprintf("10.9.%d.%d", i/250, i%250+2)
+	}
+	add(
+		bad{kind: "NetPool", edits: []edit{{"spec.net", "10.9.0.0"}, {"spec.mask", "16"}, {"spec.availableIPs", "[" + strings.Join(manyIPs, ",") + "]"}}, check: "maxItems", want: "must have at most 1024 items"},
+		bad{kind: "NetPool", edits: []edit{{"spec.hosts", "[" + strings.Join(manyIPs, ",") + "]"}}, check: "maxItems", want: "must have at most 1024 items"},
+	)
 	add(providerConfigCases("ProviderConfig")...)
 	add(providerConfigCases("ClusterProviderConfig")...)
 	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))

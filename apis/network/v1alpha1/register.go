@@ -36,7 +36,18 @@ var (
 	PodAddressPolicyGroupVersionKind = SchemeGroupVersion.WithKind(PodAddressPolicyKind)
 )
 
+// NetPool, NetIP and NetIPClaim type metadata.
+var (
+	NetPoolKind                = reflect.TypeFor[NetPool]().Name()
+	NetPoolGroupVersionKind    = SchemeGroupVersion.WithKind(NetPoolKind)
+	NetIPKind                  = reflect.TypeFor[NetIP]().Name()
+	NetIPGroupVersionKind      = SchemeGroupVersion.WithKind(NetIPKind)
+	NetIPClaimKind             = reflect.TypeFor[NetIPClaim]().Name()
+	NetIPClaimGroupVersionKind = SchemeGroupVersion.WithKind(NetIPClaimKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&PodAddress{}, &PodAddressList{})
 	SchemeBuilder.Register(&PodAddressPolicy{}, &PodAddressPolicyList{})
+	SchemeBuilder.Register(&NetPool{}, &NetPoolList{}, &NetIP{}, &NetIPList{}, &NetIPClaim{}, &NetIPClaimList{})
 }
