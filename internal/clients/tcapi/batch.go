@@ -196,21 +196,27 @@ func ReplyAll[R any](m map[string][]*Pending[string, R], ids []string, err error
 // (at the cost of about 2·log2(size) more calls); other errors (busy,
 // throttled, network) concern the whole chunk and fail it.
 func CallIsolating[E any](items []E, size int, cls CodeClassifier, call func([]E) error, fail func([]E, error)) {
+	CallIsolatingIf(items, size, func(err error) bool { return Classify(err, cls) == Invalid }, call, fail)
+}
+
+// CallIsolatingIf is CallIsolating that halves a refused chunk whenever
+// split says the error may concern only some of its items.
+func CallIsolatingIf[E any](items []E, size int, split func(error) bool, call func([]E) error, fail func([]E, error)) {
 	for _, chunk := range Chunks(items, size) {
-		isolate(chunk, cls, call, fail)
+		isolate(chunk, split, call, fail)
 	}
 }
 
-func isolate[E any](items []E, cls CodeClassifier, call func([]E) error, fail func([]E, error)) {
+func isolate[E any](items []E, split func(error) bool, call func([]E) error, fail func([]E, error)) {
 	err := call(items)
 	switch {
 	case err == nil:
-	case len(items) == 1 || Classify(err, cls) != Invalid:
+	case len(items) == 1 || !split(err):
 		fail(items, err)
 	default:
 		half := len(items) / 2
-		isolate(items[:half], cls, call, fail)
-		isolate(items[half:], cls, call, fail)
+		isolate(items[:half], split, call, fail)
+		isolate(items[half:], split, call, fail)
 	}
 }
 
