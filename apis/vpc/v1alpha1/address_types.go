@@ -4,20 +4,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 )
 
 // AddressAssociation is what an EIP is bound to: a private IP of an
 // elastic network interface (e.g. a Pod's IP under VPC-CNI), or the
 // primary IP of a CVM instance.
-// +kubebuilder:validation:XValidation:rule="!(has(self.instanceId) && has(self.networkInterfaceId))",message="set either instanceId or networkInterfaceId and privateIpAddress, not both"
-// +kubebuilder:validation:XValidation:rule="has(self.networkInterfaceId) == has(self.privateIpAddress)",message="networkInterfaceId and privateIpAddress go together"
+// +kubebuilder:validation:XValidation:rule="!(has(self.instanceId) && (has(self.networkInterfaceId) || has(self.privateIpAddress)))",message="set either instanceId, or privateIpAddress (and optionally networkInterfaceId), not both"
+// +kubebuilder:validation:XValidation:rule="has(self.instanceId) || has(self.privateIpAddress)",message="set instanceId or privateIpAddress"
 type AddressAssociation struct {
-	// NetworkInterfaceID is the ENI, eni-….
+	// NetworkInterfaceID is the ENI, eni-…, that holds privateIpAddress.
+	// When unset the provider finds the ENI holding privateIpAddress.
 	// +kubebuilder:validation:Pattern=`^eni-[a-z0-9]+$`
 	// +optional
 	NetworkInterfaceID *string `json:"networkInterfaceId,omitempty"`
 
-	// PrivateIPAddress is the private IP on that ENI.
+	// PrivateIPAddress is the private IP to bind to.
 	// +kubebuilder:validation:Format=ipv4
 	// +optional
 	PrivateIPAddress *string `json:"privateIpAddress,omitempty"`
@@ -80,9 +83,11 @@ type AddressObservation struct {
 	// Status is the cloud's AddressStatus: CREATING, BINDING, BIND,
 	// UNBINDING, UNBIND, OFFLINING or BIND_ENI.
 	Status string `json:"status,omitempty"`
-	// BoundTo is what the EIP is bound to: eni-…/private IP, or ins-…;
-	// empty when unbound.
+	// BoundTo is what the EIP is bound to, eni-…/private IP; empty when
+	// unbound.
 	BoundTo string `json:"boundTo,omitempty"`
+	// InstanceID is the CVM instance holding that ENI, if any.
+	InstanceID string `json:"instanceId,omitempty"`
 	// ISP of the address.
 	ISP string `json:"isp,omitempty"`
 	// Bandwidth cap in Mbps.
@@ -91,6 +96,9 @@ type AddressObservation struct {
 	InternetChargeType string `json:"internetChargeType,omitempty"`
 	// Tags as reported by the cloud.
 	Tags map[string]string `json:"tags,omitempty"`
+	// Task is the last asynchronous bind, unbind or release the provider
+	// started.
+	Task clbv1alpha1.TaskStatus `json:"task,omitempty"`
 }
 
 // An AddressSpec defines the desired state of an Address.

@@ -2,9 +2,10 @@
 // resources: allocate, bind to an ENI private IP or a CVM instance, rename,
 // re-bind, unbind and release.
 //
-// EIP writes are asynchronous; instead of tracking their tasks, Observe
-// reads the address's own status (CREATING, BINDING, UNBINDING, OFFLINING
-// are transient) and acts only once it has settled.
+// EIP writes are asynchronous. Observe acts only once the address has
+// settled: its own status is not transient (CREATING, BINDING, UNBINDING,
+// OFFLINING) and the last task the provider started has ended, like the
+// LoadBalancer's; a failed task shows in status.atProvider.task.
 package address
 
 import (
@@ -21,6 +22,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
@@ -49,6 +52,27 @@ type api interface {
 	Disassociate(ctx context.Context, id string) (string, error)
 	Release(ctx context.Context, ids []string) (string, error)
 	Rename(ctx context.Context, id, name string) error
+	ENIOf(ctx context.Context, privateIP string) (string, error)
+	TaskDone(ctx context.Context, taskID string) (bool, error)
+}
+
+// tasks reads EIP tasks for mr.Check.
+type tasks struct{ c api }
+
+func (t tasks) TaskStatus(ctx context.Context, id string) (clb.TaskState, string, error) {
+	done, err := t.c.TaskDone(ctx, id)
+	switch {
+	case vpc.IsTaskFailed(err):
+		return clb.TaskFailed, err.Error(), nil
+	case vpc.IsInvalid(err):
+		// The API no longer knows the task: it ended long ago.
+		return clb.TaskSucceeded, "", tcapi.LocalErr("describe task result", tcapi.NotFound, err.Error())
+	case err != nil:
+		return clb.TaskRunning, "", err
+	case done:
+		return clb.TaskSucceeded, "", nil
+	}
+	return clb.TaskRunning, "", nil
 }
 
 type external struct {
@@ -66,7 +90,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 	if err != nil || a == nil {
 		return managed.ExternalObservation{}, err
 	}
-	cr.Status.AtProvider = observe(*a)
+	running, err := mr.Check(ctx, tasks{e.c}, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the address's task")
+	}
+	cr.Status.AtProvider = observe(*a, cr.Status.AtProvider.Task)
 	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, *a)
 
 	switch a.Status {
@@ -85,8 +113,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 	}
 	// A binding or unbinding refuses writes; drift is acted on once the
 	// address has settled.
-	if settled(a.Status) {
-		obs.Diff = diff(cr, *a)
+	if !running && settled(a.Status) {
+		obs.Diff = diff(cr)
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
@@ -135,21 +163,38 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot rename address")
 		}
 	}
-	if boundTo(cr.Spec.ForProvider.Association) == at.BoundTo {
+	as := cr.Spec.ForProvider.Association
+	if matches(as, at) {
 		return managed.ExternalUpdate{}, nil
 	}
-	if at.BoundTo != "" {
-		_, err := e.c.Disassociate(ctx, id)
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot unbind address")
+	if at.BoundTo != "" || at.InstanceID != "" {
+		task, err := e.c.Disassociate(ctx, id)
+		if err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot unbind address")
+		}
+		mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+		return managed.ExternalUpdate{}, nil
 	}
-	as := cr.Spec.ForProvider.Association
+	var task string
 	var err error
-	if as.InstanceID != nil {
-		_, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
-	} else {
-		_, err = e.c.Associate(ctx, id, deref(as.NetworkInterfaceID), deref(as.PrivateIPAddress))
+	switch {
+	case as.InstanceID != nil:
+		task, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
+	case as.NetworkInterfaceID != nil:
+		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, deref(as.PrivateIPAddress))
+	default:
+		ip := deref(as.PrivateIPAddress)
+		var eni string
+		if eni, err = e.c.ENIOf(ctx, ip); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot find the network interface of "+ip)
+		}
+		task, err = e.c.Associate(ctx, id, eni, ip)
 	}
-	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot bind address")
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot bind address")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
 }
 
 // Delete unbinds a bound address, then releases it; each step waits for the
@@ -158,21 +203,27 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	cr.SetConditions(xpv2.Deleting())
 	id := meta.GetExternalName(cr)
 	at := cr.Status.AtProvider
-	switch {
-	case !settled(at.Status):
+	if !settled(at.Status) || (at.Task.State == mr.TaskRunning && at.Task.Operation == mr.OpDelete) {
 		return managed.ExternalDelete{}, nil
-	case at.BoundTo != "":
-		_, err := e.c.Disassociate(ctx, id)
-		if vpc.IsNotFound(err) {
-			return managed.ExternalDelete{}, nil
-		}
+	}
+	release := at.BoundTo == "" && at.InstanceID == ""
+	var task string
+	var err error
+	if release {
+		task, err = e.c.Release(ctx, []string{id})
+	} else {
+		task, err = e.c.Disassociate(ctx, id)
+	}
+	switch {
+	case vpc.IsNotFound(err):
+		return managed.ExternalDelete{}, nil
+	case err != nil && release:
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot release address")
+	case err != nil:
 		return managed.ExternalDelete{}, errors.Wrap(err, "cannot unbind address")
 	}
-	_, err := e.c.Release(ctx, []string{id})
-	if vpc.IsNotFound(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	return managed.ExternalDelete{}, errors.Wrap(err, "cannot release address")
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
+	return managed.ExternalDelete{}, nil
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
@@ -46,36 +47,48 @@ func AllocateRequest(cr *v1alpha1.Address) vpc.AllocateRequest {
 	}
 }
 
-// boundTo formats a binding as status.atProvider.boundTo shows it:
-// eni-…/private IP, or ins-…; "" for none.
-func boundTo(as *v1alpha1.AddressAssociation) string {
+// boundTo is what status.atProvider.boundTo shows: eni-…/private IP, or
+// "" when unbound.
+func boundTo(a vpc.Address) string {
+	if a.ENIID == "" {
+		return ""
+	}
+	return a.ENIID + "/" + a.PrivateIP
+}
+
+// matches reports whether the observed binding is the one asked for. An
+// address bound to an instance is bound to a private IP of one of its
+// ENIs, so each kind of association compares only what it names.
+func matches(as *v1alpha1.AddressAssociation, at v1alpha1.AddressObservation) bool {
+	eni, ip, _ := strings.Cut(at.BoundTo, "/")
 	switch {
 	case as == nil:
-		return ""
+		return at.BoundTo == "" && at.InstanceID == ""
 	case as.InstanceID != nil:
-		return *as.InstanceID
+		return *as.InstanceID == at.InstanceID
 	default:
-		return deref(as.NetworkInterfaceID) + "/" + deref(as.PrivateIPAddress)
+		return deref(as.PrivateIPAddress) == ip && (as.NetworkInterfaceID == nil || *as.NetworkInterfaceID == eni)
 	}
 }
 
-// observedBoundTo is boundTo of what the cloud reports. An address bound to
-// an instance names the instance, whatever ENI carries it.
-func observedBoundTo(a vpc.Address) string {
+// wanted describes an association for diffs.
+func wanted(as *v1alpha1.AddressAssociation) string {
 	switch {
-	case a.InstanceID != "":
-		return a.InstanceID
-	case a.ENIID != "":
-		return a.ENIID + "/" + a.PrivateIP
+	case as == nil:
+		return "unbound"
+	case as.InstanceID != nil:
+		return "instance " + *as.InstanceID
+	case as.NetworkInterfaceID != nil:
+		return *as.NetworkInterfaceID + "/" + deref(as.PrivateIPAddress)
 	default:
-		return ""
+		return deref(as.PrivateIPAddress)
 	}
 }
 
-func observe(a vpc.Address) v1alpha1.AddressObservation {
+func observe(a vpc.Address, task clbv1alpha1.TaskStatus) v1alpha1.AddressObservation {
 	return v1alpha1.AddressObservation{
-		AddressID: a.ID, Name: a.Name, PublicIP: a.PublicIP, Status: a.Status, BoundTo: observedBoundTo(a),
-		ISP: a.ISP, Bandwidth: a.Bandwidth, InternetChargeType: a.ChargeType, Tags: a.Tags,
+		AddressID: a.ID, Name: a.Name, PublicIP: a.PublicIP, Status: a.Status, BoundTo: boundTo(a), InstanceID: a.InstanceID,
+		ISP: a.ISP, Bandwidth: a.Bandwidth, InternetChargeType: a.ChargeType, Tags: a.Tags, Task: task,
 	}
 }
 
@@ -98,13 +111,14 @@ func lateInitialize(p *v1alpha1.AddressParameters, a vpc.Address) bool {
 }
 
 // diff describes what Update would change, or "" when nothing.
-func diff(cr *v1alpha1.Address, a vpc.Address) string {
+func diff(cr *v1alpha1.Address) string {
+	at := cr.Status.AtProvider
 	var d []string
-	if want := name(cr); want != a.Name {
-		d = append(d, fmt.Sprintf("name %q -> %q", a.Name, want))
+	if want := name(cr); want != at.Name {
+		d = append(d, fmt.Sprintf("name %q -> %q", at.Name, want))
 	}
-	if want, got := boundTo(cr.Spec.ForProvider.Association), observedBoundTo(a); want != got {
-		d = append(d, fmt.Sprintf("binding %q -> %q", got, want))
+	if as := cr.Spec.ForProvider.Association; !matches(as, at) {
+		d = append(d, fmt.Sprintf("binding %q (instance %q) -> %s", at.BoundTo, at.InstanceID, wanted(as)))
 	}
 	return strings.Join(d, "; ")
 }
