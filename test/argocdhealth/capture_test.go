@@ -239,9 +239,11 @@ func TestHealthOfLiveObjects(t *testing.T) {
 
 // bound: an Address whose EIP is bound and settled.
 func bound(u *unstructured.Unstructured) error {
-	at, _, _ := unstructured.NestedString(u.Object, "status", "atProvider", "boundTo")
-	if err := condition("Synced", "True", "")(u); err != nil || at == "" {
-		return fmt.Errorf("boundTo %q, %v", at, err)
+	if at, _, _ := unstructured.NestedString(u.Object, "status", "atProvider", "boundTo"); at == "" {
+		return errors.New("not bound yet")
+	}
+	if err := condition("Synced", "True", "")(u); err != nil {
+		return err
 	}
 	return condition("Ready", "True", "")(u)
 }
