@@ -16,6 +16,7 @@ require (
 	github.com/spf13/afero v1.15.0
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb v1.3.156
 	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common v1.3.156
+	github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc v1.0.1100
 	github.com/yuin/gopher-lua v1.1.1
 	go.uber.org/zap v1.28.0
 	google.golang.org/grpc v1.82.1

@@ -20,6 +20,8 @@ import (
 //	GET  /_emulator/ratelimit                RateLimitJSON; POST sets
 //	GET  /_emulator/policy                   CAM policies by SecretId; POST PolicyJSON sets one
 //	POST /_emulator/health                   TargetHealthJSON
+//	GET  /_emulator/enis                     ENIs (InventoryENI); POST ENIJSON adds one (AddENI)
+//	GET  /_emulator/eip-idle                 EIPIdle, the idle-time account of EIPs
 //	POST /_emulator/save                     write the state file now
 //	POST /_emulator/reset[?scope=counters]   Reset (or ResetCounters)
 
@@ -191,6 +193,32 @@ func (e *Emulator) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		}
 		e.SetTargetHealth(h.IP, h.Port, h.Healthy)
 		reply(h)
+	case "enis":
+		if !method(http.MethodGet, http.MethodPost) {
+			return
+		}
+		if r.Method == http.MethodPost {
+			var n ENIJSON
+			if !read(&n) {
+				return
+			}
+			id, err := e.AddENI(n.Region, n.InstanceID, n.PrivateIPAddresses...)
+			if err != nil {
+				fail(http.StatusBadRequest, "%v", err)
+				return
+			}
+			for _, x := range e.Inventory().ENIs {
+				if x.ID == id {
+					reply(x)
+				}
+			}
+			return
+		}
+		reply(e.Inventory().ENIs)
+	case "eip-idle":
+		if method(http.MethodGet) {
+			reply(e.EIPIdle())
+		}
 	case "save":
 		if !method(http.MethodPost) {
 			return

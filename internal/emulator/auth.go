@@ -13,9 +13,10 @@ import (
 )
 
 const (
-	tc3Algorithm  = "TC3-HMAC-SHA256"
-	tc3Terminator = "tc3_request"
-	serviceName   = "clb"
+	tc3Algorithm   = "TC3-HMAC-SHA256"
+	tc3Terminator  = "tc3_request"
+	serviceName    = "clb"
+	vpcServiceName = "vpc"
 )
 
 // signingKeys caches the derived TC3 signing key per secret, UTC date and
@@ -72,10 +73,11 @@ func hostService(host string) string {
 }
 
 // scopeServiceOK tells whether a credential scope's service is one the
-// cloud would accept for a request to host: clb itself (the Go SDK and
-// current Python SDKs name their service) or the host's own service.
-func scopeServiceOK(service, host string) bool {
-	return service == serviceName || (service != "" && service == hostService(host))
+// cloud would accept for a request to host: the called service itself (the
+// Go SDK and current Python SDKs name their service) or the host's own
+// service.
+func scopeServiceOK(service, host, called string) bool {
+	return service == called || (service != "" && service == hostService(host))
 }
 
 func sha256Hex(b []byte) string {
@@ -123,7 +125,7 @@ func parseAuthorization(h string) (authorization, bool) {
 // authenticate verifies a TC3-HMAC-SHA256 request and returns its SecretId.
 // Identical replays are accepted on purpose: the SDK resends the very same
 // signed request when it retries.
-func (e *Emulator) authenticate(r *http.Request, body []byte, now time.Time) (string, *apiError) {
+func (e *Emulator) authenticate(r *http.Request, body []byte, now time.Time, called string) (string, *apiError) {
 	a, ok := parseAuthorization(r.Header.Get("Authorization"))
 	if !ok {
 		return "", errorf(codeAuthInvalidAuthorization,
@@ -144,10 +146,10 @@ func (e *Emulator) authenticate(r *http.Request, body []byte, now time.Time) (st
 		return a.secretID, errorf(codeAuthSecretIDNotFound, "The SecretId is not found, please ensure that your SecretId is correct.")
 	}
 	date := time.Unix(ts, 0).UTC().Format("2006-01-02")
-	if a.date != date || !scopeServiceOK(a.service, r.Host) || a.terminator != tc3Terminator {
+	if a.date != date || !scopeServiceOK(a.service, r.Host, called) || a.terminator != tc3Terminator {
 		return a.secretID, errorf(codeAuthSignatureFailure,
 			"The credential scope %s/%s/%s does not match the request (expected %s/%s/%s, or service %q derived from host %q).",
-			a.date, a.service, a.terminator, date, serviceName, tc3Terminator, hostService(r.Host), r.Host)
+			a.date, a.service, a.terminator, date, called, tc3Terminator, hostService(r.Host), r.Host)
 	}
 	if r.Header.Get("X-TC-Token") != cred.Token {
 		return a.secretID, errorf(codeAuthTokenFailure, "The token is invalid or does not belong to the SecretId.")

@@ -23,6 +23,9 @@ const (
 	defaultInternalLBQuota   = 100
 	defaultVIPPoolSize       = 60000
 	defaultMaxTasks          = 100000
+	defaultEIPQuota          = 20
+	defaultEIPBase           = "127.2.0.1"
+	defaultEIPPoolSize       = 60000
 	defaultPersistInterval   = 200 * time.Millisecond
 	defaultRateLimitPerKey   = 20
 	defaultTestTaskDuration  = 50 * time.Millisecond
@@ -81,6 +84,23 @@ type Config struct {
 	TargetQuota     int // targets per listener or rule (TOTAL_TARGET_BIND_QUOTA)
 	OpenLBQuota     int // OPEN load balancers per region (TOTAL_OPEN_CLB_QUOTA)
 	InternalLBQuota int // INTERNAL load balancers per region (TOTAL_INTERNAL_CLB_QUOTA)
+
+	// EIPQuota is the number of EIPs an account may hold per region
+	// (AddressQuotaLimitExceeded); zero means 20, a fresh real account's.
+	// EIPDailyAllocateLimit is how many EIPs may be allocated per region
+	// and UTC day of the emulator's clock, released ones included
+	// (AddressQuotaLimitExceeded.DailyAllocate); zero means twice
+	// EIPQuota, the real rule.
+	EIPQuota              int
+	EIPDailyAllocateLimit int
+	// EIPBase is the first public address handed to EIPs and EIPPoolSize
+	// the pool length (loopback by default, like VIPs).
+	EIPBase     string
+	EIPPoolSize int
+	// AutoENI gives any private IPv4 address an ENI (no instance) the first
+	// time DescribeNetworkInterfaces looks it up with the address-ip filter,
+	// so that tests whose Pods get made-up IPs need not register ENIs.
+	AutoENI bool
 
 	// VIPBase is the first address of the VIP pool and VIPPoolSize its
 	// length. Loopback addresses let a data plane bind every VIP locally.
@@ -187,6 +207,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InternalLBQuota <= 0 {
 		c.InternalLBQuota = defaultInternalLBQuota
+	}
+	if c.EIPQuota <= 0 {
+		c.EIPQuota = defaultEIPQuota
+	}
+	if c.EIPDailyAllocateLimit <= 0 {
+		c.EIPDailyAllocateLimit = 2 * c.EIPQuota
+	}
+	if c.EIPBase == "" {
+		c.EIPBase = defaultEIPBase
+	}
+	if c.EIPPoolSize <= 0 {
+		c.EIPPoolSize = defaultEIPPoolSize
 	}
 	if c.VIPBase == "" {
 		c.VIPBase = DefaultVIPBase

@@ -25,9 +25,39 @@ import (
 )
 
 const (
-	apiVersion  = "2018-03-17"
-	adminPrefix = "/_emulator/"
+	apiVersion    = "2018-03-17" // clb
+	vpcAPIVersion = "2017-03-12"
+	adminPrefix   = "/_emulator/"
 )
+
+// apiService is one cloud service the emulator answers on its single
+// endpoint: clb, and the EIP/ENI part of vpc.
+type apiService struct {
+	name    string
+	version string
+	lookup  func(action string) handler
+}
+
+var (
+	clbService = &apiService{name: serviceName, version: apiVersion, lookup: lookupHandler}
+	vpcService = &apiService{name: vpcServiceName, version: vpcAPIVersion, lookup: lookupVPCHandler}
+)
+
+// serviceOf picks the service a request is for. The Go and Python SDKs
+// name it in the credential scope; SDKs that derive the scope from the host
+// (here "127") leave the version as the only hint. clb is the fallback, so
+// that requests without either keep the clb error messages.
+func serviceOf(scopeService, version string) *apiService {
+	switch {
+	case scopeService == vpcServiceName:
+		return vpcService
+	case scopeService == serviceName:
+		return clbService
+	case version == vpcAPIVersion:
+		return vpcService
+	}
+	return clbService
+}
 
 // Emulator is one emulated region set of the CLB service. It is an
 // http.Handler; Start serves it on a loopback port.
@@ -66,6 +96,7 @@ type Emulator struct {
 
 // call is one API request on its way through the pipeline.
 type call struct {
+	service   *apiService
 	action    string
 	region    string
 	secretID  string
@@ -256,20 +287,23 @@ func (e *Emulator) process(r *http.Request, c *call) (resp any, apiErr *apiError
 	}
 	c.now = e.cfg.Clock()
 
+	scope, _ := parseAuthorization(r.Header.Get("Authorization"))
+	svc := serviceOf(scope.service, r.Header.Get("X-TC-Version"))
+	c.service = svc
 	switch v := r.Header.Get("X-TC-Version"); {
 	case v == "":
 		return nil, missing("Version"), false
-	case v != apiVersion:
-		return nil, errorf(codeNoSuchVersion, "The API version `%s` does not exist for clb (use %s).", v, apiVersion), false
+	case v != svc.version:
+		return nil, errorf(codeNoSuchVersion, "The API version `%s` does not exist for %s (use %s).", v, svc.name, svc.version), false
 	}
 	if c.action == "" {
 		return nil, missing("Action"), false
 	}
-	h := lookupHandler(c.action)
+	h := svc.lookup(c.action)
 	if h == nil {
-		return nil, errorf(codeInvalidAction, "The action `%s` is not found in clb %s.", c.action, apiVersion), false
+		return nil, errorf(codeInvalidAction, "The action `%s` is not found in %s %s.", c.action, svc.name, svc.version), false
 	}
-	secretID, authErr := e.authenticate(r, body, c.now)
+	secretID, authErr := e.authenticate(r, body, c.now, svc.name)
 	if authErr != nil {
 		return nil, authErr, false
 	}
@@ -280,14 +314,14 @@ func (e *Emulator) process(r *http.Request, c *call) (resp any, apiErr *apiError
 	if !e.regionExists(c.region) {
 		return nil, errorf(codeRegionNotFound, "The region `%s` does not exist.", c.region), false
 	}
-	if res := e.authorize(secretID, c.region, c.action, body); res != "" {
+	if res := e.authorize(secretID, c.region, svc.name, c.action, body); res != "" {
 		return nil, errorf(codeUnauthorized,
-			"You are not authorized to perform operation (clb:%s) on resource (%s); check the CAM policy of SecretId %s.",
-			c.action, res, secretID), false
+			"You are not authorized to perform operation (%s:%s) on resource (%s); check the CAM policy of SecretId %s.",
+			svc.name, c.action, res, secretID), false
 	}
 	if !e.limiter.allow(secretID, c.action, c.now) {
-		return nil, errorf(codeRequestLimit, "Your current request times equals to `%s` in a second, which exceeds the frequency limit for clb:%s; please reduce the frequency of calls.",
-			e.limiter.limitText(c.action), c.action), false
+		return nil, errorf(codeRequestLimit, "Your current request times equals to `%s` in a second, which exceeds the frequency limit for %s:%s; please reduce the frequency of calls.",
+			e.limiter.limitText(c.action), svc.name, c.action), false
 	}
 	if f := e.faults.Load(); f != nil {
 		if d := f.delay(c.action); d > 0 {

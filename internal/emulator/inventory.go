@@ -9,8 +9,11 @@ import (
 // assertions in tests.
 type Inventory struct {
 	LoadBalancers []InventoryLoadBalancer `json:"LoadBalancers"`
-	// RunningTasks counts asynchronous tasks still in progress.
+	// RunningTasks counts asynchronous tasks still in progress (clb and vpc).
 	RunningTasks int `json:"RunningTasks"`
+	// EIPs and ENIs of every region, ordered by id.
+	EIPs []InventoryEIP `json:"EIPs"`
+	ENIs []InventoryENI `json:"ENIs"`
 }
 
 // InventoryLoadBalancer is one load balancer with everything under it.
@@ -92,6 +95,7 @@ func (e *Emulator) Inventory() Inventory {
 		add(lb, true)
 	}
 	slices.SortFunc(inv.LoadBalancers, func(a, b InventoryLoadBalancer) int { return strings.Compare(a.ID, b.ID) })
+	e.vpcInventory(&inv)
 	seen := map[*task]bool{}
 	for _, t := range e.st.tasks {
 		if t.Status == taskRunning && !seen[t] {

@@ -25,6 +25,20 @@ type persisted struct {
 	Tokens        map[string]*tokenRecord `json:"clientTokens,omitempty"`
 	VIPCursor     int                     `json:"vipCursor"`
 	VPCs          map[string]vpcInfo      `json:"defaultVpcs,omitempty"`
+	VPC           *persistedVPC           `json:"vpc,omitempty"`
+}
+
+// persistedVPC is the vpc part of the state file: EIPs, ENIs and the
+// counters quota, daily limit, idle accounting and task ids depend on.
+type persistedVPC struct {
+	EIPs         []*eipState          `json:"eips"`
+	ENIs         []*eniState          `json:"enis"`
+	EIPSeq       uint64               `json:"eipSeq"`
+	EIPCursor    int                  `json:"eipCursor"`
+	Daily        map[string]int       `json:"dailyAllocated,omitempty"`
+	Tokens       map[string]*eipToken `json:"clientTokens,omitempty"`
+	TaskSeq      uint64               `json:"taskSeq"`
+	ReleasedIdle float64              `json:"releasedIdleSeconds"`
 }
 
 func (e *Emulator) markDirty() {
@@ -74,6 +88,17 @@ func (e *Emulator) save() error {
 	for _, lb := range e.st.lbs {
 		p.LoadBalancers = append(p.LoadBalancers, lb)
 	}
+	vs := &e.st.vpc
+	p.VPC = &persistedVPC{EIPSeq: vs.eipSeq, EIPCursor: vs.eipCursor, Daily: vs.daily, Tokens: vs.tokens,
+		TaskSeq: vs.taskSeq, ReleasedIdle: vs.releasedIdle, EIPs: []*eipState{}, ENIs: []*eniState{}}
+	for _, a := range vs.eips {
+		p.VPC.EIPs = append(p.VPC.EIPs, a)
+	}
+	slices.SortFunc(p.VPC.EIPs, func(a, b *eipState) int { return int(a.Seq) - int(b.Seq) })
+	for _, n := range vs.enis {
+		p.VPC.ENIs = append(p.VPC.ENIs, n)
+	}
+	slices.SortFunc(p.VPC.ENIs, func(a, b *eniState) int { return strings.Compare(a.ID, b.ID) })
 	slices.SortFunc(p.LoadBalancers, func(a, b *lbState) int { return int(a.Seq) - int(b.Seq) })
 	for _, id := range e.st.taskOrder {
 		t, ok := e.st.tasks[id]
@@ -177,6 +202,36 @@ func (e *Emulator) load() error {
 			st.taskOrder = append(st.taskOrder, alias)
 		}
 	}
+	if v := p.VPC; v != nil {
+		vs := &st.vpc
+		vs.eipSeq, vs.eipCursor, vs.releasedIdle = v.EIPSeq, v.EIPCursor, v.ReleasedIdle
+		vs.taskSeq = max(v.TaskSeq, firstVPCTaskID)
+		if v.Daily != nil {
+			vs.daily = v.Daily
+		}
+		if v.Tokens != nil {
+			vs.tokens = v.Tokens
+		}
+		for _, a := range v.EIPs {
+			if a == nil || a.ID == "" {
+				continue
+			}
+			vs.eips[a.ID] = a
+			vs.eipIPs[a.IP] = a.ID
+			st.usedIDs[a.ID] = struct{}{}
+		}
+		for _, n := range v.ENIs {
+			if n == nil || n.ID == "" {
+				continue
+			}
+			vs.enis[n.ID] = n
+			st.usedIDs[n.ID] = struct{}{}
+			for _, x := range n.IPs {
+				vs.eniByIP[x.IP] = n.ID
+			}
+		}
+	}
 	e.st = st
+	e.settleLoadedEIPs(p.SavedAt)
 	return nil
 }

@@ -106,7 +106,8 @@ func (e *Emulator) SetCAMPolicy(secretID string, p *CAMPolicy) {
 
 // SetPolicy restricts secretID to the listed actions on every resource, a
 // one-statement CAM policy. Entries may be bare action names
-// ("CreateListener"), CAM names ("clb:CreateListener") or patterns
+// ("CreateListener", "AllocateAddresses": the service is the one that
+// has the action), CAM names ("clb:CreateListener") or patterns
 // ("clb:Describe*", "*"). A nil list removes the restriction; an empty,
 // non-nil list denies everything.
 func (e *Emulator) SetPolicy(secretID string, actions []string) {
@@ -119,7 +120,7 @@ func (e *Emulator) SetPolicy(secretID string, actions []string) {
 		s := CAMStatement{Effect: "allow", Resource: CAMList{"*"}}
 		for _, a := range actions {
 			if a != "*" && !strings.Contains(a, ":") {
-				a = "clb:" + a
+				a = serviceOfAction(a) + ":" + a
 			}
 			s.Action = append(s.Action, a)
 		}
@@ -139,7 +140,7 @@ func (e *Emulator) Policies() map[string]*CAMPolicy {
 
 // authorize returns "" when secretID may call action with this request
 // body, or else the CAM resource it may not act on.
-func (e *Emulator) authorize(secretID, region, action string, body []byte) (denied string) {
+func (e *Emulator) authorize(secretID, region, service, action string, body []byte) (denied string) {
 	p := e.policies.Load()
 	if p == nil {
 		return ""
@@ -148,34 +149,39 @@ func (e *Emulator) authorize(secretID, region, action string, body []byte) (deni
 	if pol == nil {
 		return ""
 	}
-	return pol.deniedResource(region, action, body)
+	return pol.deniedResource(region, service, action, body)
 }
 
 // deniedResource evaluates the policy the way CAM does: an explicit deny
-// wins, and each resource the call acts on needs an allow. A call names its
-// load balancers by LoadBalancerId or LoadBalancerIds; one that names none
-// (CreateLoadBalancer, DescribeQuota, a DescribeLoadBalancers without ids)
-// acts on "clb/*", which only a statement for every load balancer covers.
-func (p *CAMPolicy) deniedResource(region, action string, body []byte) string {
-	prefix := "qcs::clb:" + region + ":uin/" + EmulatedUIN + ":clb/"
-	var ids struct {
-		LoadBalancerId  *string
-		LoadBalancerIds []*string
-	}
-	_ = json.Unmarshal(body, &ids) // a malformed body is the handler's error to report
+// wins, and each resource the call acts on needs an allow. A clb call names
+// its load balancers by LoadBalancerId or LoadBalancerIds; one that names
+// none (CreateLoadBalancer, DescribeQuota, a DescribeLoadBalancers without
+// ids) acts on "clb/*", which only a statement for every load balancer
+// covers. vpc calls are resolved by camResources.
+func (p *CAMPolicy) deniedResource(region, service, action string, body []byte) string {
 	var resources []string
-	for _, id := range append(ids.LoadBalancerIds, ids.LoadBalancerId) {
-		if id != nil && *id != "" {
-			resources = append(resources, prefix+*id)
+	if service == vpcServiceName {
+		resources = vpcCAMResources(region, action, body)
+	} else {
+		prefix := "qcs::clb:" + region + ":uin/" + EmulatedUIN + ":clb/"
+		var ids struct {
+			LoadBalancerId  *string
+			LoadBalancerIds []*string
 		}
-	}
-	if len(resources) == 0 {
-		resources = []string{prefix + "*"}
+		_ = json.Unmarshal(body, &ids) // a malformed body is the handler's error to report
+		for _, id := range append(ids.LoadBalancerIds, ids.LoadBalancerId) {
+			if id != nil && *id != "" {
+				resources = append(resources, prefix+*id)
+			}
+		}
+		if len(resources) == 0 {
+			resources = []string{prefix + "*"}
+		}
 	}
 	for _, r := range resources {
 		allowed := false
 		for _, s := range p.Statement {
-			if !s.matches(action, r) {
+			if !s.matches(service, action, r) {
 				continue
 			}
 			if strings.EqualFold(s.Effect, "deny") {
@@ -190,15 +196,15 @@ func (p *CAMPolicy) deniedResource(region, action string, body []byte) string {
 	return ""
 }
 
-func (s CAMStatement) matches(action, resource string) bool {
+func (s CAMStatement) matches(service, action, resource string) bool {
 	actionOK := false
 	for _, a := range s.Action {
 		if a == "*" {
 			actionOK = true
 			break
 		}
-		service, name, _ := strings.Cut(a, ":")
-		if glob(strings.TrimPrefix(service, "name/"), "clb") && glob(name, action) {
+		svc, name, _ := strings.Cut(a, ":")
+		if glob(strings.TrimPrefix(svc, "name/"), service) && glob(name, action) {
 			actionOK = true
 			break
 		}

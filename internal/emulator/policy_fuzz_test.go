@@ -25,7 +25,7 @@ func FuzzCAMPolicy(f *testing.F) {
 		if err != nil {
 			return
 		}
-		denied := p.deniedResource("ap-guangzhou", action, []byte(body))
+		denied := p.deniedResource("ap-guangzhou", "clb", action, []byte(body))
 		out, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func FuzzCAMPolicy(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s parsed, but not as written back: %s: %v", doc, out, err)
 		}
-		if d := again.deniedResource("ap-guangzhou", action, []byte(body)); d != denied {
+		if d := again.deniedResource("ap-guangzhou", "clb", action, []byte(body)); d != denied {
 			t.Fatalf("%s decides %s %s as %q, written back as %q", doc, action, body, denied, d)
 		}
 	})

@@ -290,6 +290,8 @@ type store struct {
 	vpcs      map[string]vpcInfo // default VPC per region
 	health    map[healthKey]bool // targets marked unhealthy by SetTargetHealth
 	deletes   []time.Time        // recent non-forced deletions, for FrequencyCheckRisk
+
+	vpc vpcStore
 }
 
 type vpcInfo struct {
@@ -322,5 +324,6 @@ func newStore() *store {
 		vips:    make(map[string]string),
 		vpcs:    make(map[string]vpcInfo),
 		health:  make(map[healthKey]bool),
+		vpc:     newVPCStore(),
 	}
 }

@@ -21,6 +21,7 @@ const (
 	taskCreate                 // load balancer goes from Status 0 to 1
 	taskDelete                 // load balancer leaves the data plane at completion
 	taskSync                   // already complete when recorded (Batch*Targets)
+	taskEIP                    // vpc EIP task: addresses settle (or roll back) at completion
 )
 
 // task is one asynchronous operation, identified by the RequestId of the
@@ -33,6 +34,9 @@ type task struct {
 	Status   int64     `json:"status"`
 	Message  string    `json:"message,omitempty"`
 	Created  time.Time `json:"created"`
+	// Service is "vpc" for EIP tasks, whose ids are numeric (DescribeTaskResult).
+	Service string   `json:"service,omitempty"`
+	EIPIDs  []string `json:"eipIds,omitempty"`
 
 	kind     taskKind
 	deadline time.Time // zero: completes before the response is written
@@ -123,6 +127,9 @@ func (e *Emulator) finishTask(t *task) {
 	}
 	now := e.cfg.Clock()
 	st := e.st
+	if t.kind == taskEIP {
+		e.settleEIPTask(t, failed, now)
+	}
 	for _, id := range t.LBIDs {
 		switch t.kind {
 		case taskCreate:
@@ -218,7 +225,7 @@ func (e *Emulator) describeTaskStatus(c *call) (any, *apiError) {
 		}
 	}
 	t, ok := e.st.tasks[id]
-	if !ok {
+	if !ok || t.Service != "" {
 		return nil, errorf(codeInvalidParameter, "TaskId %s not found.", id)
 	}
 	resp := &clb.DescribeTaskStatusResponseParams{

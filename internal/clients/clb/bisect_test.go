@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // refusingAPI is a fake Batch*Targets that refuses the listener group of
@@ -55,7 +57,7 @@ func TestBisectBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := Target{ListenerID: "lbl-0", EniIP: "10.9.9.9", Port: 80}
-			var reqs []*pending[[]Target, string]
+			var reqs []*tcapi.Pending[[]Target, string]
 			for i := range tc.callers {
 				own := Target{ListenerID: fmt.Sprintf("lbl-%d", i%tc.listeners), EniIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 80}
 				in := []Target{own}
@@ -63,7 +65,7 @@ func TestBisectBound(t *testing.T) {
 				if i%2 == 0 {
 					in = append(in, bad)
 				}
-				reqs = append(reqs, &pending[[]Target, string]{in: in})
+				reqs = append(reqs, &tcapi.Pending[[]Target, string]{In: in})
 			}
 			api := &refusingAPI{refused: map[string]bool{bad.key(): true}, wholeCall: tc.wholeCall}
 			b := &targetBatch{op: "register targets", results: make([]targetResult, len(reqs)), call: api.call}
@@ -101,13 +103,13 @@ func TestBisectBound(t *testing.T) {
 // many others as the budget allowed to isolate succeed.
 func TestBisectBudget(t *testing.T) {
 	refused := map[string]bool{}
-	var reqs []*pending[[]Target, string]
+	var reqs []*tcapi.Pending[[]Target, string]
 	for i := range 400 {
 		tg := Target{ListenerID: "lbl-0", EniIP: fmt.Sprintf("10.0.%d.%d", i/250, i%250+1), Port: 80}
 		if i%7 == 0 {
 			refused[tg.key()] = true
 		}
-		reqs = append(reqs, &pending[[]Target, string]{in: []Target{tg}})
+		reqs = append(reqs, &tcapi.Pending[[]Target, string]{In: []Target{tg}})
 	}
 	api := &refusingAPI{refused: refused}
 	b := &targetBatch{op: "register targets", results: make([]targetResult, len(reqs)), call: api.call}

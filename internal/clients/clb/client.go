@@ -11,15 +11,11 @@ package clb
 
 import (
 	"context"
-	"math"
-	"strings"
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // API batch limits (reference §5).
@@ -34,17 +30,14 @@ const (
 	maxWeightRules         = 100
 	maxWeightRuleTargets   = 50
 	maxWeightTargetsTotal  = 500
-	flushTimeoutMultiplier = 2
 )
 
 // scope is what all clients of one key pair, region and endpoint share.
 type scope struct {
-	clock    func() time.Time
-	limits   *limiters
-	locks    *lbLocks
-	tasks    *taskMemory
-	m        *metrics
-	maxTries int
+	clock func() time.Time
+	api   *tcapi.Caller
+	locks *lbLocks
+	tasks *taskMemory
 }
 
 // Client talks to CLB in one region with one key pair. It is safe for
@@ -54,106 +47,43 @@ type Client struct {
 	s            *scope
 	flushTimeout time.Duration
 
-	lbs        *coalescer[string, *clbsdk.LoadBalancer]
-	listeners  *coalescer[string, *clbsdk.Listener]
-	targets    *coalescer[string, *clbsdk.ListenerBackend]
-	register   *coalescer[[]Target, string]
-	deregister *coalescer[[]Target, string]
+	lbs        *tcapi.Coalescer[string, *clbsdk.LoadBalancer]
+	listeners  *tcapi.Coalescer[string, *clbsdk.Listener]
+	targets    *tcapi.Coalescer[string, *clbsdk.ListenerBackend]
+	register   *tcapi.Coalescer[[]Target, string]
+	deregister *tcapi.Coalescer[[]Target, string]
 }
 
-func newClient(cfg clients.Config, scheme string, s *scope, o Options) (*Client, error) {
-	cpf := profile.NewClientProfile()
-	cpf.HttpProfile.Endpoint = cfg.Endpoint
-	cpf.HttpProfile.Scheme = scheme
-	cpf.HttpProfile.ReqTimeout = int(math.Ceil(o.RequestTimeout.Seconds()))
-	cpf.Language = "en-US"
-	// Retries are ours: the SDK would sleep without honouring ctx and
-	// retry behind the rate limiter's back.
-	cpf.RateLimitExceededMaxRetries = 0
-	cpf.NetworkFailureMaxRetries = 0
-	cpf.DisableRegionBreaker = true
-
-	var cred common.CredentialIface = common.NewCredential(cfg.SecretID, cfg.SecretKey)
-	if cfg.Token != "" {
-		cred = common.NewTokenCredential(cfg.SecretID, cfg.SecretKey, cfg.Token)
-	}
-	sdk, err := clbsdk.NewClient(cred, cfg.Region, cpf)
+func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
+	sdk, err := clbsdk.NewClient(ss.Credential, ss.Region, ss.Profile)
 	if err != nil {
 		return nil, err
 	}
 	sdk.WithHttpTransport(o.Transport)
 
-	c := &Client{sdk: sdk, s: s, flushTimeout: flushTimeoutMultiplier * o.RequestTimeout}
-	c.lbs = newCoalescer(o.BatchWindow, maxDescribeLBIDs, oneUnit, c.flushDescribeLBs)
-	c.listeners = newCoalescer(o.BatchWindow, maxDescribeListenerIDs, oneUnit, c.flushDescribeListeners)
-	c.targets = newCoalescer(o.BatchWindow, maxDescribeTargetsIDs, oneUnit, c.flushDescribeTargets)
-	c.register = newCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
-	c.deregister = newCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
+	c := &Client{sdk: sdk, s: s, flushTimeout: o.FlushTimeout()}
+	c.lbs = tcapi.NewCoalescer(o.BatchWindow, maxDescribeLBIDs, tcapi.OneUnit, c.flushDescribeLBs)
+	c.listeners = tcapi.NewCoalescer(o.BatchWindow, maxDescribeListenerIDs, tcapi.OneUnit, c.flushDescribeListeners)
+	c.targets = tcapi.NewCoalescer(o.BatchWindow, maxDescribeTargetsIDs, tcapi.OneUnit, c.flushDescribeTargets)
+	c.register = tcapi.NewCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
+	c.deregister = tcapi.NewCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
 	return c, nil
 }
 
 // CurrentRate returns the requests per second the client allows for action
 // right now: the configured rate, or less while recovering from
 // RequestLimitExceeded answers.
-func (c *Client) CurrentRate(action string) float64 { return c.s.limits.current(action) }
+func (c *Client) CurrentRate(action string) float64 { return c.s.api.Limits.Current(action) }
 
-// invoke sends one API call through the action's rate limiter, sends it
-// again (after another token) while the API answers RequestLimitExceeded,
-// and records metrics. A read (Describe*) that fails for a reason waiting
-// can fix is sent again too, like a registration batch (see retryBatch):
-// a controller's reconcile makes many reads, and one of them failing fails
-// the reconcile, so with a tenth of calls failing most reconciles would,
-// and managed resources back off exponentially (up to a minute) after
-// consecutive failures. Reads change nothing, so retrying them is safe.
-// Errors come back unwrapped; callers wrap them with the operation they
-// were doing.
+// invoke is tcapi.Invoke with this client's limits, metrics and codes.
 func invoke[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
 	send func(context.Context, Req) (Resp, error)) (Resp, error) {
-	if strings.HasPrefix(action, "Describe") {
-		var resp Resp
-		err := retryBatch(ctx, func() error {
-			var err error
-			resp, err = invokeOnce(ctx, c, action, req, send)
-			return err
-		})
-		return resp, err
-	}
-	return invokeOnce(ctx, c, action, req, send)
+	return tcapi.Invoke(ctx, c.s.api, action, req, send)
 }
 
-// invokeOnce is invoke without the retries of reads.
-func invokeOnce[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
-	send func(context.Context, Req) (Resp, error)) (Resp, error) {
-	var zero Resp
-	for try := 1; ; try++ {
-		if err := c.s.limits.wait(ctx, action); err != nil {
-			return zero, err
-		}
-		start := time.Now()
-		resp, err := send(ctx, req)
-		code := Code(err)
-		if err != nil && code == "" {
-			code = "ClientError"
-		}
-		c.s.m.observeCall(action, code, time.Since(start))
-		if err == nil {
-			return resp, nil
-		}
-		if code == codeNetworkError && ctx.Err() != nil {
-			return zero, ctx.Err() // the SDK flattens a cancelled request into text
-		}
-		switch classifyCode(code) {
-		case Throttled:
-			c.s.m.throttled.WithLabelValues(action).Inc()
-			c.s.limits.throttled(action)
-			if try < c.s.maxTries {
-				continue
-			}
-		case Busy:
-			c.s.m.busy.WithLabelValues(action).Inc()
-		}
-		return zero, err
-	}
+// retryBatch is tcapi.RetryBatch with CLB's error codes.
+func retryBatch(ctx context.Context, send func() error) error {
+	return tcapi.RetryBatch(ctx, classifyCode, send)
 }
 
 // write runs an asynchronous write under the write lock of lbID, after

@@ -119,9 +119,9 @@ func TestRetryAfter(t *testing.T) {
 		code string
 		want time.Duration
 	}{
-		{codeResourceInOperating, busyRetryAfter},
-		{codeRequestLimit, throttledRetryAfter},
-		{"InternalError", transientRetryAfter},
+		{codeResourceInOperating, time.Second},
+		{"RequestLimitExceeded", 3 * time.Second},
+		{"InternalError", 3 * time.Second},
 		{"InvalidParameter.PortCheckFailed", 0},
 		{"InvalidParameter.LBIdNotFound", 0},
 	} {

@@ -8,6 +8,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
@@ -39,7 +40,7 @@ func start(t *testing.T, cfg emulator.Config, o Options) (*emulator.Emulator, *C
 func newTestPool(t *testing.T, o Options) *Pool {
 	t.Helper()
 	if o.Transport == nil {
-		tr := newTransport()
+		tr := tcapi.NewTransport()
 		o.Transport = tr
 		t.Cleanup(tr.CloseIdleConnections)
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // CreateListener creates one listener per port of req and returns their
@@ -47,20 +49,20 @@ func (c *Client) DescribeListener(ctx context.Context, lbID, listenerID string) 
 	if lbID == "" || listenerID == "" {
 		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
 	}
-	l, err := c.listeners.do(ctx, lbID, listenerID)
+	l, err := c.listeners.Do(ctx, lbID, listenerID)
 	return l, wrapErr(op, err)
 }
 
-func (c *Client) flushDescribeListeners(lbID string, reqs []*pending[string, *clbsdk.Listener]) {
+func (c *Client) flushDescribeListeners(lbID string, reqs []*tcapi.Pending[string, *clbsdk.Listener]) {
 	const op, action = "describe listener", "DescribeListeners"
 	ctx, cancel := c.flushContext()
 	defer cancel()
-	keys, byID := groupByInput(live(reqs))
-	callIsolating(keys, maxDescribeListenerIDs, func(ids []string) error {
+	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
+	tcapi.CallIsolating(keys, maxDescribeListenerIDs, classifyCode, func(ids []string) error {
 		req := clbsdk.NewDescribeListenersRequest()
 		req.LoadBalancerId = &lbID
 		req.ListenerIds = ptrs(ids)
-		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
 		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeListenersWithContext)
 		if err != nil {
 			return wrapErr(op, err)
@@ -78,14 +80,14 @@ func (c *Client) flushDescribeListeners(lbID string, reqs []*pending[string, *cl
 			l := found[id]
 			for _, p := range byID[id] {
 				if l == nil {
-					p.reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
+					p.Reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
 				} else {
-					p.reply(l, nil)
+					p.Reply(l, nil)
 				}
 			}
 		}
 		return nil
-	}, func(ids []string, err error) { replyAll(byID, ids, err) })
+	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
 }
 
 // DescribeListeners returns the listeners of a load balancer, optionally

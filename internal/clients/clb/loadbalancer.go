@@ -4,6 +4,8 @@ import (
 	"context"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // CreateLoadBalancer creates load balancers as req describes and returns
@@ -98,20 +100,20 @@ func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.L
 	if id == "" {
 		return nil, localErr(op, Invalid, "no load balancer id given")
 	}
-	lb, err := c.lbs.do(ctx, "", id)
+	lb, err := c.lbs.Do(ctx, "", id)
 	return lb, wrapErr(op, err)
 }
 
-func (c *Client) flushDescribeLBs(_ string, reqs []*pending[string, *clbsdk.LoadBalancer]) {
+func (c *Client) flushDescribeLBs(_ string, reqs []*tcapi.Pending[string, *clbsdk.LoadBalancer]) {
 	const op, action = "describe load balancer", "DescribeLoadBalancers"
 	ctx, cancel := c.flushContext()
 	defer cancel()
-	keys, byID := groupByInput(live(reqs))
-	callIsolating(keys, maxDescribeLBIDs, func(ids []string) error {
+	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
+	tcapi.CallIsolating(keys, maxDescribeLBIDs, classifyCode, func(ids []string) error {
 		req := clbsdk.NewDescribeLoadBalancersRequest()
 		req.LoadBalancerIds = ptrs(ids)
 		req.Limit = ptr(int64(len(ids)))
-		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
 		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeLoadBalancersWithContext)
 		if err != nil {
 			return wrapErr(op, err)
@@ -129,14 +131,14 @@ func (c *Client) flushDescribeLBs(_ string, reqs []*pending[string, *clbsdk.Load
 			lb := found[id]
 			for _, p := range byID[id] {
 				if lb == nil {
-					p.reply(nil, localErr(op, NotFound, "load balancer "+id+" does not exist"))
+					p.Reply(nil, localErr(op, NotFound, "load balancer "+id+" does not exist"))
 				} else {
-					p.reply(lb, nil)
+					p.Reply(lb, nil)
 				}
 			}
 		}
 		return nil
-	}, func(ids []string, err error) { replyAll(byID, ids, err) })
+	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
 }
 
 // DeleteLoadBalancer deletes one load balancer with its listeners, rules

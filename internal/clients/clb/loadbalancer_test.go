@@ -9,6 +9,7 @@ import (
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
@@ -42,7 +43,7 @@ func (h hideCreatedIDs) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestCreateLoadBalancerReadsDelayedIDsFromTask(t *testing.T) {
-	tr := newTransport()
+	tr := tcapi.NewTransport()
 	e, c := start(t, emulator.DefaultConfig(), Options{Transport: hideCreatedIDs{next: tr}})
 	t.Cleanup(tr.CloseIdleConnections) // before the emulator closes
 	req := clbsdk.NewCreateLoadBalancerRequest()

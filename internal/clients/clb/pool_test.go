@@ -49,9 +49,7 @@ func TestPoolCachesOneClientPerKey(t *testing.T) {
 	if e == d || e.s != a.s {
 		t.Fatal("a new key must give a new client in the same scope")
 	}
-	p.mu.Lock()
-	n := len(p.clients)
-	p.mu.Unlock()
+	n := p.clients.Len()
 	if n != 2 { // e, and c for the other region
 		t.Fatalf("pool keeps %d clients, want 2 (rotated ones dropped)", n)
 	}

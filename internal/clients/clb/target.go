@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // Target is one backend bound to a listener (L4) or to a rule of it (L7).
@@ -95,7 +97,7 @@ func (c *Client) RegisterTargets(ctx context.Context, lbID string, targets []Tar
 	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
-	task, err := c.register.do(ctx, lbID, targets)
+	task, err := c.register.Do(ctx, lbID, targets)
 	return task, wrapErr(op, err)
 }
 
@@ -107,25 +109,25 @@ func (c *Client) DeregisterTargets(ctx context.Context, lbID string, targets []T
 	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
-	task, err := c.deregister.do(ctx, lbID, targets)
+	task, err := c.deregister.Do(ctx, lbID, targets)
 	return task, wrapErr(op, err)
 }
 
 // flushTargets sends the target changes gathered for one load balancer.
-func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, string]) {
+func (c *Client) flushTargets(register bool) func(string, []*tcapi.Pending[[]Target, string]) {
 	op, action := "register targets", "BatchRegisterTargets"
 	if !register {
 		op, action = "deregister targets", "BatchDeregisterTargets"
 	}
-	return func(lbID string, reqs []*pending[[]Target, string]) {
-		if len(live(reqs)) == 0 {
+	return func(lbID string, reqs []*tcapi.Pending[[]Target, string]) {
+		if len(tcapi.Live(reqs)) == 0 {
 			return
 		}
 		ctx, cancel := c.flushContext()
 		defer cancel()
 		failAll := func(err error) {
 			for _, p := range reqs {
-				p.reply("", err)
+				p.Reply("", err)
 			}
 		}
 		unlock, err := c.s.locks.lock(ctx, lbID)
@@ -138,7 +140,7 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		// caller that gave up before then may go on to undo its change (a
 		// registration followed by a deregistration), and that undo takes
 		// this lock too, so it can never overtake a change sent here.
-		reqs = live(reqs)
+		reqs = tcapi.Live(reqs)
 		if len(reqs) == 0 {
 			return
 		}
@@ -166,7 +168,7 @@ func (c *Client) flushTargets(register bool) func(string, []*pending[[]Target, s
 		}
 		b.send(b.entries(reqs))
 		for i, p := range reqs {
-			p.reply(b.results[i].task, b.results[i].err)
+			p.Reply(b.results[i].task, b.results[i].err)
 		}
 	}
 }
@@ -197,11 +199,11 @@ type targetEntry struct {
 
 // entries flattens the callers' targets, sending a target asked for by
 // several callers once.
-func (b *targetBatch) entries(reqs []*pending[[]Target, string]) []*targetEntry {
+func (b *targetBatch) entries(reqs []*tcapi.Pending[[]Target, string]) []*targetEntry {
 	var out []*targetEntry
 	seen := map[string]*targetEntry{}
 	for ci, p := range reqs {
-		for _, t := range p.in {
+		for _, t := range p.In {
 			if e := seen[t.key()]; e != nil {
 				if e.callers[len(e.callers)-1] != ci {
 					e.callers = append(e.callers, ci)
@@ -258,7 +260,7 @@ func onListener(entries []*targetEntry, listener string) []*targetEntry {
 // targets among n costs at most about 2·b·log2(n) more calls, and never
 // more than maxIsolationCalls.
 func (b *targetBatch) send(entries []*targetEntry) {
-	for _, chunk := range chunks(entries, maxBatchTargets) {
+	for _, chunk := range tcapi.Chunks(entries, maxBatchTargets) {
 		failed, msg, task, err := b.call(chunk)
 		if err != nil {
 			if len(chunk) > 1 && Classify(err) == Invalid && b.retry() {
@@ -346,7 +348,7 @@ func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, tas
 	for i, e := range entries {
 		ts[i] = e.t.batch()
 	}
-	b.c.s.m.batchSize.WithLabelValues(b.action).Observe(float64(len(ts)))
+	b.c.s.api.Metrics.BatchSize.WithLabelValues(b.action).Observe(float64(len(ts)))
 	if b.register {
 		req := clbsdk.NewBatchRegisterTargetsRequest()
 		req.LoadBalancerId, req.Targets = &b.lbID, ts
@@ -381,20 +383,20 @@ func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (
 	if lbID == "" || listenerID == "" {
 		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
 	}
-	b, err := c.targets.do(ctx, lbID, listenerID)
+	b, err := c.targets.Do(ctx, lbID, listenerID)
 	return b, wrapErr(op, err)
 }
 
-func (c *Client) flushDescribeTargets(lbID string, reqs []*pending[string, *clbsdk.ListenerBackend]) {
+func (c *Client) flushDescribeTargets(lbID string, reqs []*tcapi.Pending[string, *clbsdk.ListenerBackend]) {
 	const op, action = "describe targets", "DescribeTargets"
 	ctx, cancel := c.flushContext()
 	defer cancel()
-	keys, byID := groupByInput(live(reqs))
-	callIsolating(keys, maxDescribeTargetsIDs, func(ids []string) error {
+	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
+	tcapi.CallIsolating(keys, maxDescribeTargetsIDs, classifyCode, func(ids []string) error {
 		req := clbsdk.NewDescribeTargetsRequest()
 		req.LoadBalancerId = &lbID
 		req.ListenerIds = ptrs(ids)
-		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
 		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
 		if err != nil {
 			return wrapErr(op, err)
@@ -412,14 +414,14 @@ func (c *Client) flushDescribeTargets(lbID string, reqs []*pending[string, *clbs
 			l := found[id]
 			for _, p := range byID[id] {
 				if l == nil {
-					p.reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
+					p.Reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
 				} else {
-					p.reply(l, nil)
+					p.Reply(l, nil)
 				}
 			}
 		}
 		return nil
-	}, func(ids []string, err error) { replyAll(byID, ids, err) })
+	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
 }
 
 // DescribeListenersTargets returns the backends of listeners of one load
@@ -433,11 +435,11 @@ func (c *Client) DescribeListenersTargets(ctx context.Context, lbID string, list
 		return nil, localErr(op, Invalid, "no load balancer id given")
 	}
 	out := map[string]*clbsdk.ListenerBackend{}
-	for _, ids := range chunks(listenerIDs, maxDescribeTargetsIDs) {
+	for _, ids := range tcapi.Chunks(listenerIDs, maxDescribeTargetsIDs) {
 		req := clbsdk.NewDescribeTargetsRequest()
 		req.LoadBalancerId = &lbID
 		req.ListenerIds = ptrs(ids)
-		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(ids)))
+		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
 		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
 		if err != nil {
 			return nil, wrapErr(op, err)
@@ -496,7 +498,7 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
 		req := clbsdk.NewBatchModifyTargetWeightRequest()
 		req.LoadBalancerId, req.ModifyList = &lbID, rules
-		c.s.m.batchSize.WithLabelValues(action).Observe(float64(len(targets)))
+		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(targets)))
 		resp, err := invoke(ctx, c, action, req, c.sdk.BatchModifyTargetWeightWithContext)
 		if err != nil {
 			return "", err

@@ -194,6 +194,6 @@ func (c *Client) ensureIdle(ctx context.Context, op, action, lbID string) error 
 	if st, _ := taskState(p); st != TaskRunning {
 		return nil
 	}
-	c.s.m.busy.WithLabelValues(action).Inc()
+	c.s.api.Metrics.Busy.WithLabelValues(action).Inc()
 	return localErr(op, Busy, "load balancer "+lbID+" has a task in progress; try again shortly")
 }

@@ -1,5 +1,6 @@
 // Package emulatortest helps tests of other packages run against the
-// emulated CLB through the real tencentcloud-sdk-go client.
+// emulated CLB and VPC (EIPs, ENIs) through the real tencentcloud-sdk-go
+// clients.
 package emulatortest
 
 import (
@@ -12,6 +13,7 @@ import (
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
+	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
@@ -124,4 +126,36 @@ func Refused(e *emulator.Emulator, secretID string) map[string]int {
 		}
 	}
 	return out
+}
+
+// NewVPCClient returns a real VPC SDK client (EIPs, ENIs) for endpoint,
+// signed with the given key pair, in region. It shares the endpoint of
+// the CLB client: the emulator serves both services.
+func NewVPCClient(t testing.TB, endpoint, secretID, secretKey, region string) *vpc.Client {
+	t.Helper()
+	c, err := vpc.NewClient(common.NewCredential(secretID, secretKey), region, ClientProfile(endpoint))
+	if err != nil {
+		t.Fatalf("new vpc client: %v", err)
+	}
+	return c
+}
+
+// DefaultVPCClient is NewVPCClient with the emulator's default key pair and region.
+func DefaultVPCClient(t testing.TB, endpoint string) *vpc.Client {
+	t.Helper()
+	return NewVPCClient(t, endpoint, emulator.DefaultSecretID, emulator.DefaultSecretKey, emulator.DefaultRegion)
+}
+
+// AddENI creates an ENI in the emulator's region holding ips (the first is
+// its primary IP) and returns its id. With an instanceID, the instance's
+// first ENI is its primary ENI, the one AssociateAddress by InstanceId
+// binds to. An empty instanceID makes an ENI no instance holds (an EIP
+// bound to it reports BIND_ENI).
+func AddENI(t testing.TB, e *emulator.Emulator, instanceID string, ips ...string) string {
+	t.Helper()
+	id, err := e.AddENI("", instanceID, ips...)
+	if err != nil {
+		t.Fatalf("add ENI: %v", err)
+	}
+	return id
 }

@@ -1,4 +1,4 @@
-package clb
+package tcapi
 
 import (
 	"errors"
@@ -7,39 +7,40 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// codeOK is the code label of a successful call.
-const codeOK = "OK"
+// CodeOK is the code label of a successful call.
+const CodeOK = "OK"
 
-// metrics are the Prometheus collectors of one Pool. Without a Registerer
+// Metrics are the Prometheus collectors of one service client pool. Without a Registerer
 // they are still updated, just never exported, so no call site branches.
-type metrics struct {
-	calls     *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	throttled *prometheus.CounterVec
-	busy      *prometheus.CounterVec
-	batchSize *prometheus.HistogramVec
+type Metrics struct {
+	Calls     *prometheus.CounterVec
+	Duration  *prometheus.HistogramVec
+	Throttled *prometheus.CounterVec
+	Busy      *prometheus.CounterVec
+	BatchSize *prometheus.HistogramVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
-	return &metrics{
-		calls: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+// NewMetrics builds the collectors and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	return &Metrics{
+		Calls: Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tencentcloud_api_calls_total",
 			Help: "Tencent Cloud API calls by action and result code (OK on success).",
 		}, []string{"action", "code"})),
-		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Duration: Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tencentcloud_api_call_duration_seconds",
 			Help:    "Duration of Tencent Cloud API calls, excluding time spent waiting for the rate limiter.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"action"})),
-		throttled: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Throttled: Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tencentcloud_api_throttled_total",
 			Help: "Tencent Cloud API calls answered RequestLimitExceeded.",
 		}, []string{"action"})),
-		busy: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Busy: Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tencentcloud_api_busy_total",
-			Help: "Writes refused because the load balancer had a task in progress, locally or by the API.",
+			Help: "Writes refused because the resource had a task in progress, locally or by the API.",
 		}, []string{"action"})),
-		batchSize: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		BatchSize: Register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "tencentcloud_api_batch_size",
 			Help:    "Items carried by one coalesced API call (ids described or targets changed).",
 			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500},
@@ -47,11 +48,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 }
 
-// register registers c, or returns the collector already registered under
+// Register registers c, or returns the collector already registered under
 // the same name so that several pools (tests, or one per manager) share it.
 // Any other registration failure leaves c unregistered: metrics must never
 // stop the provider.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+func Register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	if reg == nil {
 		return c
 	}
@@ -66,11 +67,11 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
-// observeCall records one answered (or failed) API call.
-func (m *metrics) observeCall(action, code string, took time.Duration) {
+// ObserveCall records one answered (or failed) API call.
+func (m *Metrics) ObserveCall(action, code string, took time.Duration) {
 	if code == "" {
-		code = codeOK
+		code = CodeOK
 	}
-	m.calls.WithLabelValues(action, code).Inc()
-	m.duration.WithLabelValues(action).Observe(took.Seconds())
+	m.Calls.WithLabelValues(action, code).Inc()
+	m.Duration.WithLabelValues(action).Observe(took.Seconds())
 }

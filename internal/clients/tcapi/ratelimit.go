@@ -1,4 +1,4 @@
-package clb
+package tcapi
 
 import (
 	"context"
@@ -9,19 +9,19 @@ import (
 )
 
 // Adaptive rate limiting: a RequestLimitExceeded answer halves the action's
-// rate, which holds for throttleHold and then climbs back by
+// rate, which holds for ThrottleHold and then climbs back by
 // recoveryPerSecond of the configured rate each second. Halvings closer
-// together than throttleHold count once, because one burst of callers
+// together than ThrottleHold count once, because one burst of callers
 // usually meets the limit together.
 const (
-	throttleHold      = time.Second
+	ThrottleHold      = time.Second
 	recoveryPerSecond = 0.10
 	minRateFraction   = 1.0 / 16
 )
 
-// limiters holds one adaptive token bucket per API action. Actions are a
+// Limiters holds one adaptive token bucket per API action. Actions are a
 // small fixed set, so the map never grows beyond it.
-type limiters struct {
+type Limiters struct {
 	clock     func() time.Time
 	rate      float64
 	overrides map[string]float64
@@ -30,15 +30,15 @@ type limiters struct {
 	m  map[string]*actionLimiter
 }
 
-func newLimiters(clock func() time.Time, perSecond float64, overrides map[string]float64) *limiters {
+func NewLimiters(clock func() time.Time, perSecond float64, overrides map[string]float64) *Limiters {
 	o := make(map[string]float64, len(overrides))
 	for k, v := range overrides {
 		o[k] = v
 	}
-	return &limiters{clock: clock, rate: perSecond, overrides: o, m: map[string]*actionLimiter{}}
+	return &Limiters{clock: clock, rate: perSecond, overrides: o, m: map[string]*actionLimiter{}}
 }
 
-func (l *limiters) get(action string) *actionLimiter {
+func (l *Limiters) get(action string) *actionLimiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.m[action]
@@ -53,16 +53,16 @@ func (l *limiters) get(action string) *actionLimiter {
 	return a
 }
 
-// wait blocks until action may send one request, or ctx ends.
-func (l *limiters) wait(ctx context.Context, action string) error {
+// Wait blocks until action may send one request, or ctx ends.
+func (l *Limiters) Wait(ctx context.Context, action string) error {
 	return l.get(action).wait(ctx)
 }
 
-// throttled tells the limiter of action that the API refused a call.
-func (l *limiters) throttled(action string) { l.get(action).throttled(l.clock()) }
+// Throttled tells the limiter of action that the API refused a call.
+func (l *Limiters) Throttled(action string) { l.get(action).throttled(l.clock()) }
 
-// current returns the rate action is held to now.
-func (l *limiters) current(action string) float64 { return l.get(action).current(l.clock()) }
+// Current returns the rate action is held to now.
+func (l *Limiters) Current(action string) float64 { return l.get(action).current(l.clock()) }
 
 // actionLimiter is a token bucket whose rate drops on throttling and
 // recovers over time. Waiters queue in arrival order and a timer hands out
@@ -98,7 +98,7 @@ func (a *actionLimiter) rateAt(now time.Time) float64 {
 	if a.throttledAt.IsZero() {
 		return a.configured
 	}
-	since := now.Sub(a.throttledAt) - throttleHold
+	since := now.Sub(a.throttledAt) - ThrottleHold
 	if since <= 0 {
 		return a.floor
 	}
@@ -135,7 +135,7 @@ func (a *actionLimiter) current(now time.Time) float64 {
 func (a *actionLimiter) throttled(now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.throttledAt.IsZero() && now.Sub(a.throttledAt) < throttleHold {
+	if !a.throttledAt.IsZero() && now.Sub(a.throttledAt) < ThrottleHold {
 		return
 	}
 	a.refill(now)
