@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
 
@@ -16,7 +18,8 @@ const (
 	// AnnotationEIP asks for one EIP bound to the Pod's IP: "true" for the
 	// defaults, or space, comma or semicolon separated key=value items:
 	// isp, bandwidth, chargeType, releasePolicy, fallbackPool
-	// ([namespace/]name), e.g. "isp=BGP bandwidth=10 fallbackPool=rooms".
+	// ([namespace/]name), providerConfig (a ProviderConfig of the Pod's
+	// namespace), e.g. "isp=BGP bandwidth=10 fallbackPool=rooms".
 	AnnotationEIP = "network.tencentcloud.crossplane.io/eip"
 
 	// TKEAnnotationEIPAttributes is TKE VPC-CNI's per-Pod EIP request: a
@@ -57,6 +60,12 @@ func parseEIP(v, podNS string) (*v1alpha1.EIPRequest, error) {
 			e.InternetChargeType, err = oneOfErr(k, val, "TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE")
 		case "releasepolicy":
 			e.ReleasePolicy, err = oneOfErr(k, val, v1alpha1.EIPReleaseAfterKeep, v1alpha1.EIPReleaseNever)
+		case "providerconfig":
+			// A ProviderConfig of the Pod's namespace: its account and region.
+			if errs := validation.IsDNS1123Subdomain(val); len(errs) > 0 {
+				err = fmt.Errorf("invalid ProviderConfig name: %s", strings.Join(errs, "; "))
+			}
+			e.ProviderConfigRef = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: val}
 		case "fallbackpool":
 			ref := v1alpha1.PoolRef{Name: val}
 			nsGiven := false
@@ -66,7 +75,7 @@ func parseEIP(v, podNS string) (*v1alpha1.EIPRequest, error) {
 			err = validPoolRef(ref, nsGiven, validation.IsDNS1123Subdomain)
 			e.FallbackPool = &ref
 		default:
-			err = fmt.Errorf("unknown key %q: want isp, bandwidth, chargeType, releasePolicy or fallbackPool", k)
+			err = fmt.Errorf("unknown key %q: want isp, bandwidth, chargeType, releasePolicy, fallbackPool or providerConfig", k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s item %q: %w", AnnotationEIP, it, err)

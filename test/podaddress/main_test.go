@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
@@ -135,6 +136,12 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 // (po.Admission, served on ws).
 func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, po podaddress.Options) (stop func()) {
 	t.Helper()
+	if po.VPC == nil {
+		po.VPC = vpc.NewPool(vpc.Options{})
+	}
+	if po.EIPWarmInterval == 0 {
+		po.EIPWarmInterval = 300 * time.Millisecond
+	}
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:        env.Scheme,
