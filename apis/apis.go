@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	v1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 )
 
 // AddToScheme adds every API group of the provider to a scheme.
@@ -17,6 +18,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		clbv1alpha1.AddToScheme,
 		networkv1alpha1.AddToScheme,
 		clusterv1alpha1.AddToScheme,
+		vpcv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

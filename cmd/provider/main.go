@@ -224,13 +224,14 @@ func run(o options) error {
 	if err := customresourcesgate.Setup(mgr, copts); err != nil {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
-	pool := clb.NewPool(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
+	// One pool per cloud service, with the same rate limit and metrics.
+	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
 	po := podaddress.Options{TargetAuditInterval: o.targetAudit}
 	if webhookServer != nil {
 		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
 		po.RandHostPort = randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath))
 	}
-	if err := pcontroller.Setup(mgr, copts, pool, po); err != nil {
+	if err := pcontroller.Setup(mgr, copts, pools, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
 	log.Info("Starting", "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)

@@ -37,8 +37,8 @@ type options struct {
 	stateFile, vipBase, camPolicy                       string
 	latency, taskDuration                               time.Duration
 	rateLimit                                           float64
-	listenerQuota, lbQuota                              int
-	dataPlane, verbose                                  bool
+	listenerQuota, lbQuota, eipQuota, eipDaily          int
+	dataPlane, verbose, autoENI                         bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, error) {
@@ -56,6 +56,9 @@ func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, erro
 	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second per action and SecretId, 0 = off (default: from --profile)")
 	fs.IntVar(&o.listenerQuota, "listener-quota", 0, "listeners per load balancer (default 50)")
 	fs.IntVar(&o.lbQuota, "lb-quota", 0, "OPEN and INTERNAL load balancers per region, each (default 100)")
+	fs.IntVar(&o.eipQuota, "eip-quota", 0, "EIPs per region (default 20)")
+	fs.IntVar(&o.eipDaily, "eip-daily-limit", 0, "EIP allocations per region and UTC day (default twice --eip-quota)")
+	fs.BoolVar(&o.autoENI, "auto-eni", false, "give any private IP looked up by DescribeNetworkInterfaces (address-ip) an ENI")
 	fs.StringVar(&o.stateFile, "state-file", "", "JSON file the cloud is loaded from and saved to; empty keeps it in memory")
 	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets")
 	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
@@ -96,6 +99,7 @@ func (o options) config(set map[string]bool) (emulator.Config, error) {
 	if set["lb-quota"] {
 		cfg.OpenLBQuota, cfg.InternalLBQuota = o.lbQuota, o.lbQuota
 	}
+	cfg.EIPQuota, cfg.EIPDailyAllocateLimit, cfg.AutoENI = o.eipQuota, o.eipDaily, o.autoENI
 	if o.camPolicy != "" {
 		doc, err := os.ReadFile(o.camPolicy)
 		if err != nil {

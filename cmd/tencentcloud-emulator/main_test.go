@@ -144,7 +144,8 @@ func TestRunServesTrafficAndSavesState(t *testing.T) {
 }
 
 func TestConfigFromFlags(t *testing.T) {
-	o, set, err := parseFlags([]string{"--profile", "realistic", "--task-duration", "0", "--lb-quota", "3", "--listener-quota", "7"}, io.Discard)
+	o, set, err := parseFlags([]string{"--profile", "realistic", "--task-duration", "0", "--lb-quota", "3", "--listener-quota", "7",
+		"--eip-quota", "4", "--eip-daily-limit", "9", "--auto-eni"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,8 @@ func TestConfigFromFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Latency != 50*time.Millisecond || cfg.TaskDuration != 0 || cfg.RateLimit != 20 ||
-		cfg.OpenLBQuota != 3 || cfg.InternalLBQuota != 3 || cfg.ListenerQuota != 7 {
+		cfg.OpenLBQuota != 3 || cfg.InternalLBQuota != 3 || cfg.ListenerQuota != 7 ||
+		cfg.EIPQuota != 4 || cfg.EIPDailyAllocateLimit != 9 || !cfg.AutoENI {
 		t.Fatalf("config %+v", cfg)
 	}
 	if cfg.Credentials[0].SecretID != emulator.DefaultSecretID || cfg.Region != emulator.DefaultRegion {

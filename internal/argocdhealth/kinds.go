@@ -48,6 +48,7 @@ func Kinds() []Kind {
 		{"clb.tencentcloud.m.crossplane.io", "Rule", ScriptManaged},
 		{"clb.tencentcloud.m.crossplane.io", "TargetSet", ScriptManaged},
 		{"clb.tencentcloud.m.crossplane.io", "PortPool", ScriptPortPool},
+		{"vpc.tencentcloud.m.crossplane.io", "Address", ScriptManaged},
 		{"network.tencentcloud.m.crossplane.io", "PodAddress", ScriptPodAddress},
 		{"network.tencentcloud.m.crossplane.io", "PodAddressPolicy", ScriptPodAddressPolicy},
 		// Crossplane v2 namespaced composites.

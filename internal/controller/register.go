@@ -17,7 +17,11 @@ import (
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	configv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/address"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
@@ -31,8 +35,26 @@ import (
 // A kindController is one controller and every kind of ours it reads or
 // watches: it can start only once all of their CRDs are served.
 type kindController struct {
-	setup func(ctrl.Manager, controller.Options, *clb.Pool) error
+	setup func(ctrl.Manager, controller.Options, Pools) error
 	needs []schema.GroupVersionKind
+}
+
+// Pools are the cloud clients the controllers share: one pool per service,
+// each handing out one client per account, region and endpoint.
+type Pools struct {
+	CLB *clb.Pool
+	VPC *vpc.Pool
+}
+
+// NewPools builds the pools of every service with the same options (rate,
+// timeouts, metrics registry).
+func NewPools(o tcapi.Options) Pools {
+	return Pools{CLB: clb.NewPool(o), VPC: vpc.NewPool(o)}
+}
+
+// withCLB adapts the Setup of a controller that needs only CLB.
+func withCLB(setup func(ctrl.Manager, controller.Options, *clb.Pool) error) func(ctrl.Manager, controller.Options, Pools) error {
+	return func(m ctrl.Manager, o controller.Options, p Pools) error { return setup(m, o, p.CLB) }
 }
 
 func controllers(po podaddress.Options) []kindController {
@@ -46,13 +68,14 @@ func controllers(po podaddress.Options) []kindController {
 		return append(append([]schema.GroupVersionKind{}, configKinds...), gvks...)
 	}
 	return []kindController{
-		{setup: func(m ctrl.Manager, o controller.Options, _ *clb.Pool) error { return config.Setup(m, o) }, needs: configKinds},
-		{setup: loadbalancer.Setup, needs: with(v1alpha1.LoadBalancerGroupVersionKind)},
-		{setup: listener.Setup, needs: with(v1alpha1.ListenerGroupVersionKind)},
-		{setup: rule.Setup, needs: with(v1alpha1.RuleGroupVersionKind)},
-		{setup: targetset.Setup, needs: with(v1alpha1.TargetSetGroupVersionKind)},
-		{setup: idx.before(portpool.Setup), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p *clb.Pool) error { return podaddress.Setup(m, o, p, po) }), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return config.Setup(m, o) }, needs: configKinds},
+		{setup: withCLB(loadbalancer.Setup), needs: with(v1alpha1.LoadBalancerGroupVersionKind)},
+		{setup: withCLB(listener.Setup), needs: with(v1alpha1.ListenerGroupVersionKind)},
+		{setup: withCLB(rule.Setup), needs: with(v1alpha1.RuleGroupVersionKind)},
+		{setup: withCLB(targetset.Setup), needs: with(v1alpha1.TargetSetGroupVersionKind)},
+		{setup: func(m ctrl.Manager, o controller.Options, p Pools) error { return address.Setup(m, o, p.VPC) }, needs: with(vpcv1alpha1.AddressGroupVersionKind)},
+		{setup: idx.before(withCLB(portpool.Setup)), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
+		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p Pools) error { return podaddress.Setup(m, o, p.CLB, po) }), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }
@@ -65,8 +88,8 @@ type poolIndex struct {
 	err  error
 }
 
-func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Pool) error) func(ctrl.Manager, controller.Options, *clb.Pool) error {
-	return func(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, Pools) error) func(ctrl.Manager, controller.Options, Pools) error {
+	return func(mgr ctrl.Manager, o controller.Options, pool Pools) error {
 		p.once.Do(func() {
 			p.err = mgr.GetFieldIndexer().IndexField(context.Background(), &networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf)
 		})
@@ -77,9 +100,9 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Poo
 	}
 }
 
-// Setup adds all controllers to the manager. They share pool, so that one
-// cloud client per account, region and endpoint carries every call of the
-// process and its rate limits hold across controllers.
+// Setup adds all controllers to the manager. They share pools, so that one
+// cloud client per service, account, region and endpoint carries every call
+// of the process and its rate limits hold across controllers.
 //
 // With o.Gate set (safe-start), a controller is added only once the CRDs of
 // every kind it needs are established: Crossplane installs the CRDs of a
@@ -92,7 +115,7 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, *clb.Poo
 // once when po.Admission is set; until the PodAddress controller starts
 // (safe-start) it only adds readiness gates. po.RandHostPort, when set, is
 // served on the same webhook server.
-func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po podaddress.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, pool Pools, po podaddress.Options) error {
 	if po.Admission != nil {
 		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: po.Admission})
 	}

@@ -222,6 +222,8 @@ func TestVPCAddressLifecycle(t *testing.T) {
 	if s := *address(t, c, id).AddressStatus; s != "OFFLINING" {
 		t.Fatalf("status after ReleaseAddresses = %s, want OFFLINING", s)
 	}
+	_, err = c.ModifyAddressAttribute(mreq)
+	wantCode(t, err, "UnsupportedOperation.AddressStatusNotPermit")
 	if r := waitEIPTask(t, c, task); r != "SUCCESS" {
 		t.Fatalf("release task %s", r)
 	}
@@ -328,6 +330,16 @@ func TestVPCErrorCodes(t *testing.T) {
 	dreq.Filters = []*vpc.Filter{filter("colour", "blue")}
 	_, err = c.DescribeAddresses(dreq)
 	wantCode(t, err, "InvalidParameter.InvalidFilter")
+	dreq = vpc.NewDescribeAddressesRequest()
+	for range 11 {
+		dreq.Filters = append(dreq.Filters, filter("address-status", "UNBIND"))
+	}
+	_, err = c.DescribeAddresses(dreq)
+	wantCode(t, err, "LimitExceeded.NumberOfFilters")
+	nreq := vpc.NewDescribeNetworkInterfacesRequest()
+	nreq.Filters = []*vpc.Filter{filter("private-ip-address", "10.3.0.1")} // the EIP filter name, not the ENI one
+	_, err = c.DescribeNetworkInterfaces(nreq)
+	wantCode(t, err, "InvalidParameter.FilterInvalidKey")
 	dreq = vpc.NewDescribeAddressesRequest()
 	dreq.Limit = common.Int64Ptr(101)
 	_, err = c.DescribeAddresses(dreq)
@@ -815,4 +827,29 @@ func TestEIPConcurrentAllocateRelease(t *testing.T) {
 		t.Fatalf("%d EIPs allocated (%d refused by quota), %d left", len(ids), refused.Load(), len(e.Inventory().EIPs))
 	}
 	t.Logf("%d EIPs allocated and released by 12 workers, %d allocations refused by the quota", len(ids), refused.Load())
+}
+
+// TestVPCServiceDispatch: the Go SDK names vpc in its credential scope; an
+// SDK that signs the host's first label ("127") is routed by X-TC-Version.
+// A vpc scope on a clb request, or a clb scope on a vpc action, is refused.
+func TestVPCServiceDispatch(t *testing.T) {
+	_, endpoint := emulatortest.Start(t, instant())
+	vpcCall := func(scope string) *http.Request {
+		r := tc3Request(t, endpoint, endpoint, "", scope, scope)
+		r.Header.Set("X-TC-Action", "DescribeAddresses") // the body {} and the signed headers stay valid
+		r.Header.Set("X-TC-Version", "2017-03-12")
+		return r
+	}
+	for _, scope := range []string{"vpc", "127"} {
+		if code, msg := send(t, vpcCall(scope)); code != "" {
+			t.Fatalf("scope %s: %s: %s", scope, code, msg)
+		}
+	}
+	if code, _ := send(t, vpcCall("clb")); code != "NoSuchVersion" {
+		t.Fatalf("clb scope with the vpc version: %q, want NoSuchVersion", code)
+	}
+	r := tc3Request(t, endpoint, endpoint, "", "vpc", "vpc") // DescribeQuota, a clb action, signed for vpc
+	if code, msg := send(t, r); code != "NoSuchVersion" || !strings.Contains(msg, "vpc") {
+		t.Fatalf("vpc scope on a clb call: %q %q, want NoSuchVersion for vpc", code, msg)
+	}
 }

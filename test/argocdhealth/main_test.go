@@ -105,7 +105,7 @@ func startProvider(t *testing.T) {
 		MaxConcurrentReconciles: 10,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{}), podaddress.Options{}); err != nil {
+	if err := pcontroller.Setup(mgr, o, pcontroller.NewPools(clb.Options{}), podaddress.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -102,7 +102,7 @@ func run(m *testing.M) int {
 		MaxConcurrentReconciles: 10,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(clb.Options{}), podaddress.Options{}); err != nil {
+	if err := pcontroller.Setup(mgr, o, pcontroller.NewPools(clb.Options{}), podaddress.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

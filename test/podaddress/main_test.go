@@ -161,7 +161,7 @@ func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Optio
 		MaxConcurrentReconciles: workers,
 		Features:                flags,
 	}
-	if err := pcontroller.Setup(mgr, o, clb.NewPool(co), po); err != nil {
+	if err := pcontroller.Setup(mgr, o, pcontroller.NewPools(co), po); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -360,7 +360,7 @@ func (c *Client) TaskDone(ctx context.Context, taskID string) (bool, error) {
 	case "SUCCESS":
 		return true, nil
 	case "FAILED":
-		return false, tcapi.LocalErr(op, tcapi.Unknown, "task "+taskID+" failed")
+		return false, taskFailedError{tcapi.LocalErr(op, tcapi.Unknown, "task "+taskID+" failed")}
 	default:
 		return false, nil
 	}

@@ -1,6 +1,7 @@
 package vpc
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
@@ -68,3 +69,16 @@ func IsThrottled(err error) bool { return err != nil && Classify(err) == tcapi.T
 // IsInvalid reports whether the request itself is wrong (bad ISP, bandwidth
 // out of range, malformed id).
 func IsInvalid(err error) bool { return err != nil && Classify(err) == tcapi.Invalid }
+
+// taskFailedError is what TaskDone returns for a task that FAILED.
+type taskFailedError struct{ err *tcapi.Error }
+
+func (e taskFailedError) Error() string { return e.err.Error() }
+func (e taskFailedError) Unwrap() error { return e.err }
+
+// IsTaskFailed reports whether err is TaskDone's answer for a task that
+// ended in failure (rather than a failure to ask).
+func IsTaskFailed(err error) bool {
+	var t taskFailedError
+	return errors.As(err, &t)
+}

@@ -30,7 +30,7 @@ const (
 
 // Setup adds the Listener controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Listener]{
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Listener, *clb.Client]{
 		GVK:    v1alpha1.ListenerGroupVersionKind,
 		Object: func() *v1alpha1.Listener { return &v1alpha1.Listener{} },
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Listener] {

@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // Load balancer states as the provider reports them.
@@ -68,10 +69,7 @@ func CreateRequest(cr *v1alpha1.LoadBalancer) *clbsdk.CreateLoadBalancerRequest 
 	// tag finds a load balancer whose id was never saved.
 	uid := string(cr.GetUID())
 	req.ClientToken = ptr(uid)
-	tags := map[string]string{TagUID: uid, TagNamespace: cr.GetNamespace(), TagName: cr.GetName()}
-	for k, v := range p.Tags {
-		tags[k] = v
-	}
+	tags := mr.OwnerTags(cr, p.Tags)
 	for _, k := range sortedKeys(tags) {
 		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: ptr(k), TagValue: ptr(tags[k])})
 	}

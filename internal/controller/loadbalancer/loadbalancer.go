@@ -19,13 +19,11 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// Tags the provider puts on every load balancer it creates. The UID tag
-// finds a load balancer whose id was never saved (the provider stopped
-// between CreateLoadBalancer and persisting the external name).
+// Tags the provider puts on every load balancer it creates (see mr.TagUID).
 const (
-	TagUID       = "crossplane-uid"
-	TagNamespace = "crossplane-namespace"
-	TagName      = "crossplane-name"
+	TagUID       = mr.TagUID
+	TagNamespace = mr.TagNamespace
+	TagName      = mr.TagName
 )
 
 // Connection detail keys.
@@ -36,7 +34,7 @@ const (
 
 // Setup adds the LoadBalancer controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.LoadBalancer]{
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.LoadBalancer, *clb.Client]{
 		GVK:    v1alpha1.LoadBalancerGroupVersionKind,
 		Object: func() *v1alpha1.LoadBalancer { return &v1alpha1.LoadBalancer{} },
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.LoadBalancer] {

@@ -1,4 +1,4 @@
-// Package mr holds what every CLB managed resource controller shares: the
+// Package mr holds what every managed resource controller shares: the
 // connector to the cloud client pool, the standard reconciler setup, and
 // asynchronous task tracking.
 package mr
@@ -13,23 +13,28 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // A Connector connects managed resources of type T to Tencent Cloud through
 // the process-wide client pool, so every controller shares one client (and
 // its rate limits, locks and batches) per account, region and endpoint.
-type Connector[T resource.ModernManaged] struct {
+type Connector[T resource.ModernManaged, C any] struct {
 	Kube  client.Client
 	Usage resource.ModernTracker
-	Pool  *clb.Pool
+	Pool  Pool[C]
 	// New builds the kind's external client around the shared cloud client.
-	New func(c *clb.Client, kube client.Client) managed.TypedExternalClient[T]
+	New func(c C, kube client.Client) managed.TypedExternalClient[T]
+}
+
+// A Pool hands out the shared cloud client C (a *clb.Client, a
+// *vpc.Client) of an account, region and endpoint.
+type Pool[C any] interface {
+	Client(cfg clients.Config) (C, error)
 }
 
 // Connect tracks the use of the managed resource's provider config, then
 // returns an external client for it.
-func (c *Connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+func (c *Connector[T, C]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 	if err := c.Usage.Track(ctx, mg); err != nil {
 		return nil, errors.Wrap(err, "cannot track provider config usage")
 	}

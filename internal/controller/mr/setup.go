@@ -20,7 +20,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // notReadyPoll is how often a resource that is not Ready yet (a load
@@ -35,12 +34,12 @@ const (
 )
 
 // Kind describes one managed resource kind for Setup.
-type Kind[T resource.ModernManaged] struct {
+type Kind[T resource.ModernManaged, C any] struct {
 	GVK schema.GroupVersionKind
 	// Object returns a new empty object of the kind.
 	Object func() T
 	// New builds the external client around the shared cloud client.
-	New func(c *clb.Client, kube client.Client) managed.TypedExternalClient[T]
+	New func(c C, kube client.Client) managed.TypedExternalClient[T]
 	// Options are added after the standard ones.
 	Options []managed.ReconcilerOption
 	// Watches are other objects whose changes should reconcile this kind
@@ -56,10 +55,10 @@ type Watch struct {
 
 // Setup adds a controller for one managed resource kind with the options
 // every kind of this provider uses.
-func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, pool *clb.Pool, k Kind[T]) error {
+func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Options, pool Pool[C], k Kind[T, C]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	opts := []managed.ReconcilerOption{
-		managed.WithTypedExternalConnector[T](&Connector[T]{
+		managed.WithTypedExternalConnector[T](&Connector[T, C]{
 			Kube:  mgr.GetClient(),
 			Usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			Pool:  pool,

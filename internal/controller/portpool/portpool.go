@@ -57,7 +57,7 @@ const (
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	sh := newShared(time.Now)
 	live := mgr.GetAPIReader()
-	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.PortPool]{
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.PortPool, *clb.Client]{
 		GVK:    v1alpha1.PortPoolGroupVersionKind,
 		Object: func() *v1alpha1.PortPool { return &v1alpha1.PortPool{} },
 		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.PortPool] {

@@ -23,7 +23,7 @@ import (
 
 // Setup adds the Rule controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Rule]{
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Rule, *clb.Client]{
 		GVK:    v1alpha1.RuleGroupVersionKind,
 		Object: func() *v1alpha1.Rule { return &v1alpha1.Rule{} },
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Rule] {

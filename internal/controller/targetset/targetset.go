@@ -24,7 +24,7 @@ import (
 
 // Setup adds the TargetSet controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
-	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.TargetSet]{
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.TargetSet, *clb.Client]{
 		GVK:    v1alpha1.TargetSetGroupVersionKind,
 		Object: func() *v1alpha1.TargetSet { return &v1alpha1.TargetSet{} },
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {

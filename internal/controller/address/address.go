@@ -1,0 +1,229 @@
+// Package address manages elastic public IPs (EIPs) as Address managed
+// resources: allocate, bind to an ENI private IP or a CVM instance, rename,
+// re-bind, unbind and release.
+//
+// EIP writes are asynchronous. Observe acts only once the address has
+// settled: its own status is not transient (CREATING, BINDING, UNBINDING,
+// OFFLINING) and the last task the provider started has ended, like the
+// LoadBalancer's; a failed task shows in status.atProvider.task.
+package address
+
+import (
+	"context"
+	"slices"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+)
+
+// ConnPublicIP is the connection detail key of the address.
+const ConnPublicIP = "publicIp"
+
+// Setup adds the Address controller.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *vpc.Pool) error {
+	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Address, *vpc.Client]{
+		GVK:    v1alpha1.AddressGroupVersionKind,
+		Object: func() *v1alpha1.Address { return &v1alpha1.Address{} },
+		New: func(c *vpc.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Address] {
+			return &external{c: c}
+		},
+	})
+}
+
+// api is what this controller needs of the cloud client.
+type api interface {
+	Allocate(ctx context.Context, r vpc.AllocateRequest) ([]string, string, error)
+	Describe(ctx context.Context, ids []string) ([]vpc.Address, error)
+	DescribeByTag(ctx context.Context, key, value string) ([]vpc.Address, error)
+	Associate(ctx context.Context, id, eniID, privateIP string) (string, error)
+	AssociateInstance(ctx context.Context, id, instanceID string) (string, error)
+	Disassociate(ctx context.Context, id string) (string, error)
+	Release(ctx context.Context, ids []string) (string, error)
+	Rename(ctx context.Context, id, name string) error
+	ENIOf(ctx context.Context, privateIP string) (string, error)
+	TaskDone(ctx context.Context, taskID string) (bool, error)
+}
+
+// tasks reads EIP tasks for mr.Check.
+type tasks struct{ c api }
+
+func (t tasks) TaskStatus(ctx context.Context, id string) (clb.TaskState, string, error) {
+	done, err := t.c.TaskDone(ctx, id)
+	switch {
+	case vpc.IsTaskFailed(err):
+		return clb.TaskFailed, err.Error(), nil
+	case vpc.IsInvalid(err):
+		// The API no longer knows the task: it ended long ago.
+		return clb.TaskSucceeded, "", tcapi.LocalErr("describe task result", tcapi.NotFound, err.Error())
+	case err != nil:
+		return clb.TaskRunning, "", err
+	case done:
+		return clb.TaskSucceeded, "", nil
+	}
+	return clb.TaskRunning, "", nil
+}
+
+type external struct {
+	c api
+}
+
+// settled reports whether no asynchronous change is under way, so the
+// address accepts writes.
+func settled(status string) bool {
+	return slices.Contains([]string{vpc.StatusUnbind, vpc.StatusBind, vpc.StatusBindENI}, status)
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalObservation, error) {
+	a, adopted, err := e.find(ctx, cr)
+	if err != nil || a == nil {
+		return managed.ExternalObservation{}, err
+	}
+	running, err := mr.Check(ctx, tasks{e.c}, cr, &cr.Status.AtProvider.Task)
+	if err != nil {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the address's task")
+	}
+	cr.Status.AtProvider = observe(*a, cr.Status.AtProvider.Task)
+	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, *a)
+
+	switch a.Status {
+	case vpc.StatusCreating:
+		cr.SetConditions(xpv2.Creating())
+	case vpc.StatusOfflining:
+		cr.SetConditions(xpv2.Deleting())
+	default:
+		cr.SetConditions(xpv2.Available())
+	}
+	obs := managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        true,
+		ResourceLateInitialized: lateInit || adopted,
+		ConnectionDetails:       managed.ConnectionDetails{ConnPublicIP: []byte(a.PublicIP)},
+	}
+	// A binding or unbinding refuses writes; drift is acted on once the
+	// address has settled.
+	if !running && settled(a.Status) {
+		obs.Diff = diff(cr)
+		obs.ResourceUpToDate = obs.Diff == ""
+	}
+	return obs, nil
+}
+
+// find returns the address of cr: by its external name, or, when none is
+// saved yet, by the UID tag of an allocation whose answer was lost.
+func (e *external) find(ctx context.Context, cr *v1alpha1.Address) (*vpc.Address, bool, error) {
+	if id := meta.GetExternalName(cr); id != "" {
+		found, err := e.c.Describe(ctx, []string{id})
+		if err != nil || len(found) == 0 {
+			return nil, false, errors.Wrap(err, "cannot describe address")
+		}
+		return &found[0], false, nil
+	}
+	found, err := e.c.DescribeByTag(ctx, mr.TagUID, string(cr.GetUID()))
+	if err != nil || len(found) == 0 {
+		return nil, false, errors.Wrap(err, "cannot look for an address allocated earlier")
+	}
+	meta.SetExternalName(cr, found[0].ID)
+	return &found[0], true, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalCreation, error) {
+	cr.SetConditions(xpv2.Creating())
+	ids, _, err := e.c.Allocate(ctx, AllocateRequest(cr))
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot allocate address")
+	}
+	if len(ids) == 0 {
+		// The id is not known yet; the UID tag finds it on the next Observe.
+		return managed.ExternalCreation{}, nil
+	}
+	meta.SetExternalName(cr, ids[0])
+	return managed.ExternalCreation{}, nil
+}
+
+// Update renames the address and moves its binding one step: an address
+// bound elsewhere is unbound first, and bound as wanted once Observe sees it
+// unbound.
+func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalUpdate, error) {
+	id := meta.GetExternalName(cr)
+	at := cr.Status.AtProvider
+	if want := name(cr); want != at.Name {
+		if err := e.c.Rename(ctx, id, want); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot rename address")
+		}
+	}
+	as := cr.Spec.ForProvider.Association
+	if matches(as, at) {
+		return managed.ExternalUpdate{}, nil
+	}
+	if at.BoundTo != "" || at.InstanceID != "" {
+		task, err := e.c.Disassociate(ctx, id)
+		if err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot unbind address")
+		}
+		mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+		return managed.ExternalUpdate{}, nil
+	}
+	var task string
+	var err error
+	switch {
+	case as.InstanceID != nil:
+		task, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
+	case as.NetworkInterfaceID != nil:
+		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, deref(as.PrivateIPAddress))
+	default:
+		ip := deref(as.PrivateIPAddress)
+		var eni string
+		if eni, err = e.c.ENIOf(ctx, ip); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot find the network interface of "+ip)
+		}
+		task, err = e.c.Associate(ctx, id, eni, ip)
+	}
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot bind address")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
+}
+
+// Delete unbinds a bound address, then releases it; each step waits for the
+// address to settle, and the reconciler comes back until it is gone.
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalDelete, error) {
+	cr.SetConditions(xpv2.Deleting())
+	id := meta.GetExternalName(cr)
+	at := cr.Status.AtProvider
+	if !settled(at.Status) || (at.Task.State == mr.TaskRunning && at.Task.Operation == mr.OpDelete) {
+		return managed.ExternalDelete{}, nil
+	}
+	release := at.BoundTo == "" && at.InstanceID == ""
+	var task string
+	var err error
+	if release {
+		task, err = e.c.Release(ctx, []string{id})
+	} else {
+		task, err = e.c.Disassociate(ctx, id)
+	}
+	switch {
+	case vpc.IsNotFound(err):
+		return managed.ExternalDelete{}, nil
+	case err != nil && release:
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot release address")
+	case err != nil:
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot unbind address")
+	}
+	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
