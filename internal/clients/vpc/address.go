@@ -323,7 +323,10 @@ func (c *Client) Rename(ctx context.Context, id, name string) error {
 func (c *Client) ENIOf(ctx context.Context, privateIP string) (eniID string, err error) {
 	const op = "find the network interface of a private IP"
 	req := vpcsdk.NewDescribeNetworkInterfacesRequest()
-	req.Filters = []*vpcsdk.Filter{{Name: ptr("private-ip-address"), Values: []*string{&privateIP}}}
+	req.Filters = []*vpcsdk.Filter{
+		{Name: ptr("address-ip"), Values: []*string{&privateIP}},
+		{Name: ptr("ip-exact-match"), Values: []*string{ptr("true")}}, // else one IP matches as a suffix
+	}
 	resp, err := invoke(ctx, c, "DescribeNetworkInterfaces", req, c.sdk.DescribeNetworkInterfacesWithContext)
 	if err != nil {
 		return "", wrapErr(op, err)
