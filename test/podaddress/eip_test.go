@@ -92,17 +92,21 @@ func checkAssociated(t *testing.T, emu *emulator.Emulator, pa *v1alpha1.PodAddre
 	case e.ENIID != got.ENIID || e.PrivateIP != ip || e.State != v1alpha1.EIPAssociated:
 		t.Fatalf("%s: status %+v does not match the cloud %+v", pa.Name, e, got)
 	}
-	pod := &corev1.Pod{}
-	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pa), pod); err != nil {
-		t.Fatal(err)
-	}
-	as, err := podannotation.ParseAddresses(pod.Annotations[podannotation.AnnotationAddresses])
-	if err != nil || len(as) != 1 || as[0].Address != e.PublicIP || as[0].AddressID != e.AddressID {
-		t.Fatalf("%s: told %q (%v), want its EIP %s", pa.Name, pod.Annotations[podannotation.AnnotationAddresses], err, e.PublicIP)
-	}
-	if s := pod.Annotations[podannotation.AnnotationStatus]; s != podannotation.StatusReady {
-		t.Fatalf("%s: status annotation %q", pa.Name, s)
-	}
+	// The Pod is told right after the state is recorded.
+	eventually(t, pa.Name+" told its EIP", func() error {
+		pod := &corev1.Pod{}
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pa), pod); err != nil {
+			return err
+		}
+		as, err := podannotation.ParseAddresses(pod.Annotations[podannotation.AnnotationAddresses])
+		if err != nil || len(as) != 1 || as[0].Address != e.PublicIP || as[0].AddressID != e.AddressID {
+			return errors.Errorf("told %q (%v), want its EIP %s", pod.Annotations[podannotation.AnnotationAddresses], err, e.PublicIP)
+		}
+		if s := pod.Annotations[podannotation.AnnotationStatus]; s != podannotation.StatusReady {
+			return errors.Errorf("status annotation %q", s)
+		}
+		return nil
+	})
 }
 
 // noEIPsLeft waits until the emulator holds no EIP.
@@ -195,7 +199,7 @@ func TestEIPRetained(t *testing.T) {
 	ns := namespace(t)
 	emu, ips := eipCloud(t, ns, 10, 2, 5)
 	cases := map[string]map[string]string{
-		"keep-0": {podannotation.AnnotationEIP: "providerConfig=team-a", podannotation.AnnotationKeepDuration: "1h"},
+		"keep-0":  {podannotation.AnnotationEIP: "providerConfig=team-a", podannotation.AnnotationKeepDuration: "1h"},
 		"never-0": {podannotation.AnnotationEIP: "providerConfig=team-a releasePolicy=Never"},
 	}
 	first := map[string]*v1alpha1.PodAddress{}
@@ -394,10 +398,13 @@ func TestEIPWarmPool(t *testing.T) {
 	})
 
 	// No warm pool: the idle EIPs are released, the Pods' kept.
-	pol.Spec.EIPWarm = ptr.To[int32](0)
-	if err := kube.Update(context.Background(), pol); err != nil {
-		t.Fatal(err)
-	}
+	eventually(t, "eipWarm set to 0", func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pol), pol); err != nil {
+			return err
+		}
+		pol.Spec.EIPWarm = ptr.To[int32](0)
+		return kube.Update(context.Background(), pol)
+	})
 	eventually(t, "idle warm EIPs released", func() error {
 		if f := warmFree(); f != 0 {
 			return errors.Errorf("%d free warm EIPs", f)

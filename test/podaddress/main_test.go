@@ -29,7 +29,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
@@ -136,9 +135,6 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 // (po.Admission, served on ws).
 func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, po podaddress.Options) (stop func()) {
 	t.Helper()
-	if po.VPC == nil {
-		po.VPC = vpc.NewPool(vpc.Options{})
-	}
 	if po.EIPWarmInterval == 0 {
 		po.EIPWarmInterval = 300 * time.Millisecond
 	}

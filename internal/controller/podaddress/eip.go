@@ -181,7 +181,9 @@ func (r *Reconciler) startEIP(ctx context.Context, pa *v1alpha1.PodAddress, regi
 	e := &v1alpha1.EIPBinding{Region: region}
 	if key, ok := warmKey(pa); ok && r.warm != nil {
 		if ad, ok := r.warm.take(key, pa.Spec.EIP); ok {
-			e.State, e.AddressID, e.WarmPool = v1alpha1.EIPAllocated, ad.ID, key
+			// Allocating with an id: it is described (and waited for, if
+			// still being created) before it is associated.
+			e.State, e.AddressID, e.WarmPool, e.OwnerTag = v1alpha1.EIPAllocating, ad.ID, key, string(pa.GetUID())
 			fill(e, ad)
 			pa.Status.EIP = e
 			if err := r.kube.Status().Update(ctx, pa); err != nil {

@@ -46,7 +46,6 @@ type warmer struct {
 	mu    sync.Mutex
 	free  map[string][]vpc.Address // warm pool → free EIPs
 	taken map[string]bool          // EIP ids handed out by this process
-	soon  bool                     // EIPs are being created: look again shortly
 	kick  chan struct{}
 }
 
@@ -63,13 +62,7 @@ func (w *warmer) Start(ctx context.Context) error {
 		if err := w.refill(ctx); err != nil && ctx.Err() == nil {
 			w.r.log.Info("Cannot refill the warm EIP pools", "error", err)
 		}
-		next := w.interval
-		w.mu.Lock()
-		if w.soon {
-			next = min(next, 4*eipTaskPoll)
-		}
-		w.mu.Unlock()
-		t := time.NewTimer(next)
+		t := time.NewTimer(w.interval)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -133,9 +126,6 @@ func (w *warmer) refill(ctx context.Context) error {
 	}
 	var errs []error
 	var recorded map[string]bool
-	w.mu.Lock()
-	w.soon = false
-	w.mu.Unlock()
 	for i := range pols.Items {
 		pol := &pols.Items[i]
 		if pol.Spec.EIP == nil || (pol.Spec.EIPWarm == nil && !w.known(pol)) {
@@ -199,24 +189,22 @@ func (w *warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 		return errors.Wrapf(err, "cannot list warm pool %s", key)
 	}
 
+	// An EIP still being created is free too: the Pod that takes it waits
+	// for it before associating it.
 	w.mu.Lock()
 	var free []vpc.Address
 	var surplus []string
-	creating := 0
 	for _, ad := range all {
 		switch {
 		case recorded[ad.ID] || w.taken[ad.ID] || bound(ad):
 			// a Pod's
-		case ad.Status == "CREATING":
-			creating++
 		case !matches(ad, pol.Spec.EIP) || len(free) >= want:
 			surplus = append(surplus, ad.ID)
-		case ad.Status == "UNBIND":
+		case ad.Status == vpc.StatusUnbind || ad.Status == vpc.StatusCreating:
 			free = append(free, ad)
 		}
 	}
 	w.free[key] = free
-	w.soon = w.soon || creating > 0
 	w.mu.Unlock()
 
 	if len(surplus) > 0 {
@@ -225,11 +213,11 @@ func (w *warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 			return errors.Wrapf(err, "cannot release surplus warm EIPs of %s", key)
 		}
 	}
-	missing := want - len(free) - creating
+	missing := want - len(free)
 	if missing <= 0 {
 		return nil
 	}
-	_, _, err = c.Allocate(ctx, vpc.AllocateRequest{
+	ids, _, err := c.Allocate(ctx, vpc.AllocateRequest{
 		Count: int64(missing), Name: "warm " + key,
 		ISP: pol.Spec.EIP.ISP, ChargeType: pol.Spec.EIP.InternetChargeType, Bandwidth: deref(pol.Spec.EIP.Bandwidth),
 		Tags: map[string]string{TagWarmPool: key},
@@ -242,9 +230,13 @@ func (w *warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	case err != nil:
 		return errors.Wrapf(err, "warm pool %s", key)
 	}
-	// The new EIPs are CREATING until their task is done; look again soon.
+	// The new EIPs can be taken at once, while they are being created.
 	w.mu.Lock()
-	w.soon = true
+	for _, id := range ids {
+		w.free[key] = append(w.free[key], vpc.Address{ID: id, Status: vpc.StatusCreating,
+			ISP: orDefault(pol.Spec.EIP.ISP, "BGP"), ChargeType: orDefault(pol.Spec.EIP.InternetChargeType, "TRAFFIC_POSTPAID_BY_HOUR"),
+			Bandwidth: max(deref(pol.Spec.EIP.Bandwidth), 1)})
+	}
 	w.mu.Unlock()
 	return nil
 }
