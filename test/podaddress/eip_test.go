@@ -420,3 +420,71 @@ func TestEIPWarmPool(t *testing.T) {
 		t.Error("the emulator accounted no idle time for the released warm EIPs")
 	}
 }
+
+// TestEIPProviderKilled SIGKILLs the provider process while 40 Pods of a
+// policy get EIPs (allocations and associations slowed down, so that some
+// are sent and not answered when it dies), deletes a quarter of the Pods
+// while no provider runs, and lets a new provider process finish. Then
+// every live Pod has its own EIP bound to its IP, and the emulator holds
+// exactly those EIPs: none leaked, none given twice.
+func TestEIPProviderKilled(t *testing.T) {
+	bin, err := testenv.BuildProvider(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := startProviderProcess(t, bin, "first")
+	ns := namespace(t)
+	emu, ips := eipCloud(t, ns, 100, 4, 10)
+	if err := emu.SetFaults(emulator.Faults{Delays: []emulator.FaultDelay{
+		{Action: "AllocateAddresses", MinSeconds: 0.05, MaxSeconds: 0.5},
+		{Action: "AssociateAddress", MinSeconds: 0.05, MaxSeconds: 0.5},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	eipPolicy(t, ns, "rooms", v1alpha1.EIPRequest{ProviderConfigRef: teamA}, nil)
+
+	const n = 40
+	pods := make([]*corev1.Pod, n)
+	for i := range n {
+		pods[i] = pod(t, ns, fmt.Sprintf("room-%d", i), ips[i], nil)
+	}
+	eventually(t, "allocations under way", func() error {
+		if c := emu.CallCount("AllocateAddresses"); c < n/4 {
+			return errors.Errorf("%d AllocateAddresses calls", c)
+		}
+		return nil
+	})
+	first.Kill()
+	inv := eipsIn(emu)
+	t.Logf("provider SIGKILLed after %d AllocateAddresses and %d AssociateAddress calls; %d EIPs in the cloud",
+		emu.CallCount("AllocateAddresses"), emu.CallCount("AssociateAddress"), len(inv))
+	for _, p := range pods[:n/4] {
+		deletePod(t, p)
+	}
+	second := startProviderProcess(t, bin, "second")
+
+	live := pods[n/4:]
+	seen := map[string]string{}
+	for i, p := range live {
+		pa := bound(t, ns, p.Name)
+		checkAssociated(t, emu, pa, ips[n/4+i])
+		if other, dup := seen[pa.Status.EIP.AddressID]; dup {
+			t.Fatalf("EIP %s given to %s and %s", pa.Status.EIP.AddressID, other, p.Name)
+		}
+		seen[pa.Status.EIP.AddressID] = p.Name
+	}
+	eventually(t, "only the live Pods' EIPs in the cloud", func() error {
+		var extra []string
+		for _, e := range eipsIn(emu) {
+			if _, ok := seen[e.ID]; !ok {
+				extra = append(extra, fmt.Sprintf("%s(%s %s)", e.ID, e.Status, e.Tags[podaddress.TagOwner]))
+			}
+		}
+		if len(extra) > 0 || len(eipsIn(emu)) != len(live) {
+			return errors.Errorf("%d EIPs for %d live Pods; not theirs: %v", len(eipsIn(emu)), len(live), extra)
+		}
+		return nil
+	})
+	t.Logf("done with %d AllocateAddresses, %d ReleaseAddresses calls in all", emu.CallCount("AllocateAddresses"), emu.CallCount("ReleaseAddresses"))
+	second.StopWithin(t, 10*time.Second)
+}
