@@ -38,25 +38,15 @@ type apiService struct {
 	lookup  func(action string) handler
 }
 
-var (
-	clbService = &apiService{name: serviceName, version: apiVersion, lookup: lookupHandler}
-	vpcService = &apiService{name: vpcServiceName, version: vpcAPIVersion, lookup: lookupVPCHandler}
-)
-
 // serviceOf picks the service a request is for. The Go and Python SDKs
 // name it in the credential scope; SDKs that derive the scope from the host
 // (here "127") leave the version as the only hint. clb is the fallback, so
 // that requests without either keep the clb error messages.
 func serviceOf(scopeService, version string) *apiService {
-	switch {
-	case scopeService == vpcServiceName:
-		return vpcService
-	case scopeService == serviceName:
-		return clbService
-	case version == vpcAPIVersion:
-		return vpcService
+	if scopeService == vpcServiceName || (scopeService != serviceName && version == vpcAPIVersion) {
+		return &apiService{name: vpcServiceName, version: vpcAPIVersion, lookup: lookupVPCHandler}
 	}
-	return clbService
+	return &apiService{name: serviceName, version: apiVersion, lookup: lookupHandler}
 }
 
 // Emulator is one emulated region set of the CLB service. It is an

@@ -57,15 +57,29 @@ const (
 
 var (
 	eipIDPattern = regexp.MustCompile(`^eip-[a-z0-9]{8}$`)
-	// Bandwidth ranges (Mbps) per charge type, as documented for standard accounts.
-	eipBandwidthMax = map[string]int64{
-		"TRAFFIC_POSTPAID_BY_HOUR":   100,
-		"BANDWIDTH_POSTPAID_BY_HOUR": 100,
-		"BANDWIDTH_PREPAID_BY_MONTH": 200,
-		"BANDWIDTH_PACKAGE":          2000,
-	}
-	eipISPs = []string{"BGP", "CMCC", "CTCC", "CUCC"}
 )
+
+// eipMaxBandwidth is the bandwidth ceiling (Mbps) of a charge type, as
+// documented for standard accounts; false for an unknown charge type.
+func eipMaxBandwidth(charge string) (int64, bool) {
+	switch charge {
+	case "TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR":
+		return 100, true
+	case "BANDWIDTH_PREPAID_BY_MONTH":
+		return 200, true
+	case "BANDWIDTH_PACKAGE":
+		return 2000, true
+	}
+	return 0, false
+}
+
+func eipISPOK(isp string) bool {
+	switch isp {
+	case "BGP", "CMCC", "CTCC", "CUCC":
+		return true
+	}
+	return false
+}
 
 // eipState is one EIP. JSON tags make it the persisted form.
 type eipState struct {
@@ -139,14 +153,13 @@ func newVPCStore() vpcStore {
 	}
 }
 
-// vpcActions lists the vpc actions the emulator implements.
-var vpcActions = []string{
-	"AllocateAddresses", "DescribeAddresses", "AssociateAddress", "DisassociateAddress",
-	"ReleaseAddresses", "ModifyAddressAttribute", "DescribeTaskResult", "DescribeNetworkInterfaces",
-}
-
 // VPCActions lists every vpc action the emulator implements.
-func VPCActions() []string { return slices.Clone(vpcActions) }
+func VPCActions() []string {
+	return []string{
+		"AllocateAddresses", "DescribeAddresses", "AssociateAddress", "DisassociateAddress",
+		"ReleaseAddresses", "ModifyAddressAttribute", "DescribeTaskResult", "DescribeNetworkInterfaces",
+	}
+}
 
 func lookupVPCHandler(action string) handler {
 	switch action {
@@ -172,7 +185,7 @@ func lookupVPCHandler(action string) handler {
 
 // serviceOfAction names the service that implements a bare action name.
 func serviceOfAction(action string) string {
-	if slices.Contains(vpcActions, action) {
+	if lookupVPCHandler(action) != nil {
 		return vpcServiceName
 	}
 	return serviceName
@@ -322,6 +335,7 @@ func (e *Emulator) settleEIPTask(t *task, failed bool, now time.Time) {
 		a.task, a.before = nil, nil
 		if failed {
 			if a.Status == eipCreating {
+				a.IdleSeconds, a.IdleSince = 0, time.Time{} // never existed: nothing to bill
 				e.dropEIP(a, now)
 				continue
 			}
@@ -372,14 +386,14 @@ func (e *Emulator) allocateAddresses(c *call) (any, *apiError) {
 	if isp == "" {
 		isp = "BGP"
 	}
-	if !slices.Contains(eipISPs, isp) {
-		return nil, errorf(codeInvalidValue, "InternetServiceProvider `%s` is not one of %v.", isp, eipISPs)
+	if !eipISPOK(isp) {
+		return nil, errorf(codeInvalidValue, "InternetServiceProvider `%s` is not one of BGP, CMCC, CTCC, CUCC.", isp)
 	}
 	charge := str(r.InternetChargeType)
 	if charge == "" {
 		charge = "TRAFFIC_POSTPAID_BY_HOUR"
 	}
-	maxBW, ok := eipBandwidthMax[charge]
+	maxBW, ok := eipMaxBandwidth(charge)
 	if !ok {
 		return nil, errorf(codeInvalidValue, "InternetChargeType `%s` is not supported.", charge)
 	}
@@ -952,18 +966,18 @@ func (e *Emulator) describeNetworkInterfaces(c *call) (any, *apiError) {
 	for _, f := range filters {
 		vals := f.values
 		var m func(n *eniState) bool
-		switch name := f.name; {
-		case name == "ip-exact-match":
+		switch name := f.name; name {
+		case "ip-exact-match":
 			continue
-		case name == "network-interface-id":
+		case "network-interface-id":
 			m = func(n *eniState) bool { return slices.Contains(vals, n.ID) }
-		case name == "attachment.instance-id":
+		case "attachment.instance-id":
 			m = func(n *eniState) bool { return slices.Contains(vals, n.InstanceID) }
-		case name == "is-primary":
+		case "is-primary":
 			m = func(n *eniState) bool {
 				return slices.ContainsFunc(vals, func(v string) bool { return strings.EqualFold(v, strconv.FormatBool(n.Primary)) })
 			}
-		case name == "address-ip":
+		case "address-ip":
 			// One value matches as an IP suffix unless ip-exact-match; several match exactly.
 			suffix := len(vals) == 1 && !exact
 			if !suffix {

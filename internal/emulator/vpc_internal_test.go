@@ -15,7 +15,7 @@ func TestEIPDailyLimitRollsOverAtUTCMidnight(t *testing.T) {
 	}
 	defer e.Close()
 	alloc := func(now time.Time) *apiError {
-		c := &call{service: vpcService, action: "AllocateAddresses", region: DefaultRegion, requestID: newRequestID(),
+		c := &call{service: serviceOf(vpcServiceName, ""), action: "AllocateAddresses", region: DefaultRegion, requestID: newRequestID(),
 			body: []byte(`{"AddressCount":1}`), now: now}
 		_, err := e.allocateAddresses(c)
 		if c.task != nil {

@@ -627,6 +627,9 @@ func TestVPCFaultsAndFailedTasks(t *testing.T) {
 	if address(t, c, *resp.Response.AddressSet[0]) != nil {
 		t.Fatal("a failed allocation left its address")
 	}
+	if idle := e.EIPIdle(); idle.ReleasedIdleSeconds != 0 {
+		t.Fatalf("a failed allocation was billed %.3f idle seconds", idle.ReleasedIdleSeconds)
+	}
 	if got := e.FaultsInjected()["TaskFailed"]; got != 2 {
 		t.Fatalf("TaskFailed injected %d times, want 2", got)
 	}
@@ -765,6 +768,11 @@ func TestEIPConcurrentAllocateRelease(t *testing.T) {
 	cfg := instant()
 	cfg.EIPQuota, cfg.EIPDailyAllocateLimit = 20, 100000
 	e, _, c := vpcEnv(t, cfg)
+	// A pooled transport, closed before the emulator: connections the pool
+	// dialled but never used would hold up the emulator's shutdown.
+	transport := emulatortest.Transport()
+	c.WithHttpTransport(transport)
+	t.Cleanup(transport.CloseIdleConnections)
 	var (
 		mu      sync.Mutex
 		ids     = map[string]bool{}
@@ -772,20 +780,7 @@ func TestEIPConcurrentAllocateRelease(t *testing.T) {
 		refused atomic.Int64
 		over    atomic.Int64
 		wg      sync.WaitGroup
-		stop    = make(chan struct{})
 	)
-	go func() { // watches the quota while the workers run
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if n := len(e.Inventory().EIPs); n > cfg.EIPQuota {
-				over.Store(int64(n))
-			}
-		}
-	}()
 	for w := range 12 {
 		wg.Add(1)
 		go func() {
@@ -803,6 +798,9 @@ func TestEIPConcurrentAllocateRelease(t *testing.T) {
 					continue
 				}
 				got := common.StringValues(resp.Response.AddressSet)
+				if n := len(e.Inventory().EIPs); n > cfg.EIPQuota {
+					over.Store(int64(n))
+				}
 				mu.Lock()
 				for _, id := range got {
 					if ids[id] {
@@ -819,7 +817,6 @@ func TestEIPConcurrentAllocateRelease(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
 	if len(twice) > 0 || over.Load() > 0 {
 		t.Fatalf("ids given twice: %v; the account held %d EIPs at once (quota %d)", twice, over.Load(), cfg.EIPQuota)
 	}

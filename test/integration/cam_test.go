@@ -13,7 +13,7 @@ import (
 )
 
 // policyActions returns the actions README's CAM policy allows, without
-// the "clb:" prefix. The document is the provider's least privilege: one
+// the service prefix ("clb:", "vpc:"). The document is the provider's least privilege: one
 // allow statement, every action named in full, on every resource.
 func policyActions(t *testing.T) []string {
 	t.Helper()
@@ -30,9 +30,9 @@ func policyActions(t *testing.T) []string {
 	}
 	var out []string
 	for _, a := range p.Statement[0].Action {
-		name, ok := strings.CutPrefix(a, "clb:")
-		if !ok || strings.Contains(name, "*") {
-			t.Fatalf("action %q: want clb:<Action> in full, no wildcard", a)
+		service, name, ok := strings.Cut(a, ":")
+		if !ok || (service != "clb" && service != "vpc") || strings.Contains(name, "*") {
+			t.Fatalf("action %q: want clb:<Action> or vpc:<Action> in full, no wildcard", a)
 		}
 		out = append(out, name)
 	}
@@ -40,8 +40,8 @@ func policyActions(t *testing.T) []string {
 }
 
 // TestCAMPolicyIsExactlyWhatTheProviderCalls runs the managed resources'
-// lifecycles and a PortPool on a load balancer (the tests of the same
-// names) with the emulator enforcing README's CAM policy on the provider's
+// lifecycles (CLB and EIP) and a PortPool on a load balancer (the tests of
+// the same names) with the emulator enforcing README's CAM policy on the provider's
 // key, as every test of this package does. The actions the provider
 // called must be exactly the policy's: none refused (the policy is
 // enough), and every one of them called (so removing any single action
@@ -63,6 +63,7 @@ func TestCAMPolicyIsExactlyWhatTheProviderCalls(t *testing.T) {
 		{"Rule", TestRuleLifecycle},
 		{"TargetSet", TestTargetSetLifecycle},
 		{"PortPool", TestPortPoolOverTwoLoadBalancers},
+		{"Address", TestAddressLifecycle},
 	} {
 		if !t.Run(f.name, f.run) {
 			t.FailNow()
