@@ -488,3 +488,97 @@ func TestEIPProviderKilled(t *testing.T) {
 	t.Logf("done with %d AllocateAddresses, %d ReleaseAddresses calls in all", emu.CallCount("AllocateAddresses"), emu.CallCount("ReleaseAddresses"))
 	second.StopWithin(t, 10*time.Second)
 }
+
+// TestEIPExamples applies examples/network/eip-statefulset.yaml and
+// eip-policy.yaml (with the port pool example they fall back to) against
+// the shared emulator, whose provider may do what README's CAM policy
+// allows: the StatefulSet's Pods and a lobby Pod get EIPs bound to their
+// IPs, the lobby Pod one of the policy's two warm EIPs. Everything is
+// released at the end.
+func TestEIPExamples(t *testing.T) {
+	startProvider(t)
+	ctx := context.Background()
+	root := testenv.RepoRoot()
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "clb", "portpool.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"eip-statefulset.yaml", "eip-policy.yaml"} {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "network", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emulatortest.AddENI(t, cloud, "", "10.23.0.1", "10.23.0.2", "10.24.0.1")
+	pol := &v1alpha1.PodAddressPolicy{}
+	pol.SetNamespace("examples")
+	pol.SetName("lobby")
+	warmFree := func() int {
+		n := 0
+		for _, e := range eipsIn(cloud) {
+			if e.Tags[podaddress.TagWarmPool] == "examples/lobby" && e.Status == "UNBIND" {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "2 warm EIPs", func() error {
+		if n := warmFree(); n != 2 {
+			return errors.Errorf("%d", n)
+		}
+		return nil
+	})
+
+	rooms := runStatefulSet(t, "eip-rooms", "10.23.0")
+	for i, p := range rooms {
+		pa := bound(t, "examples", p.Name)
+		checkAssociated(t, cloud, pa, fmt.Sprintf("10.23.0.%d", i+1))
+		if pa.Status.EIP.Bandwidth != 10 || pa.Spec.EIP.ReleasePolicy != v1alpha1.EIPReleaseNever {
+			t.Errorf("%s: %+v from %+v", p.Name, pa.Status.EIP, pa.Spec.EIP)
+		}
+	}
+	lobby := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "examples", Name: "lobby-0", Labels: map[string]string{"app": "lobby"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "lobby", Image: "example/lobby"}}},
+	}
+	if err := kube.Create(ctx, lobby); err != nil {
+		t.Fatal(err)
+	}
+	setIP(t, lobby, "10.24.0.1")
+	pa := bound(t, "examples", "lobby-0")
+	checkAssociated(t, cloud, pa, "10.24.0.1")
+	if pa.Status.EIP.WarmPool != "examples/lobby" || pa.Status.EIP.Bandwidth != 5 {
+		t.Errorf("lobby-0 EIP %+v, want one of the warm pool's, 5 Mbps", pa.Status.EIP)
+	}
+
+	// Clean up: no warm pool, no Pods, no held PodAddresses, no EIP.
+	eventually(t, "eipWarm 0", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pol), pol); err != nil {
+			return err
+		}
+		pol.Spec.EIPWarm = ptr.To[int32](0)
+		return kube.Update(ctx, pol)
+	})
+	eventually(t, "warm EIPs released", func() error {
+		if n := warmFree(); n != 0 {
+			return errors.Errorf("%d", n)
+		}
+		return nil
+	})
+	for _, p := range append(rooms, lobby) {
+		deletePod(t, p)
+		_ = kube.Delete(ctx, &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: "examples", Name: p.Name}})
+	}
+	if err := kube.Delete(ctx, pol); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the examples' EIPs released", func() error {
+		for _, e := range eipsIn(cloud) {
+			if strings.HasPrefix(e.PrivateIP, "10.23.") || strings.HasPrefix(e.PrivateIP, "10.24.") || e.Tags[podaddress.TagWarmPool] != "" {
+				return errors.Errorf("%+v left", e)
+			}
+		}
+		if n := len(eipsIn(cloud)); n > 0 {
+			return errors.Errorf("%d EIPs left", n)
+		}
+		return nil
+	})
+}
