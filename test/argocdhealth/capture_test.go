@@ -26,6 +26,7 @@ const (
 
 	groupCLB     = "clb.tencentcloud.m.crossplane.io/v1alpha1"
 	groupNetwork = "network.tencentcloud.m.crossplane.io/v1alpha1"
+	groupVPC     = "vpc.tencentcloud.m.crossplane.io/v1alpha1"
 	groupPC      = "tencentcloud.m.crossplane.io/v1alpha1"
 	groupCPC     = "tencentcloud.crossplane.io/v1alpha1"
 )
@@ -226,13 +227,23 @@ func TestHealthOfLiveObjects(t *testing.T) {
 	// The rule and target set examples, each with its own load balancer
 	// and listener.
 	root := testenv.RepoRoot()
-	for _, f := range []string{"rule.yaml", "targetset.yaml"} {
-		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(root, "examples", "clb", f)); err != nil {
+	for _, f := range []string{"clb/rule.yaml", "clb/targetset.yaml", "vpc/address.yaml"} {
+		if _, err := testenv.Apply(context.Background(), kube, filepath.Join(root, "examples", f)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	capture(t, groupCLB, "Rule", "examples", "web-api", "ready", argocdhealth.Healthy, condition("Ready", "True", ""))
 	capture(t, groupCLB, "TargetSet", "examples", "relay-backends", "ready", argocdhealth.Healthy, condition("Ready", "True", ""))
+	capture(t, groupVPC, "Address", "examples", "relay-eip", "bound", argocdhealth.Healthy, bound)
+}
+
+// bound: an Address whose EIP is bound and settled.
+func bound(u *unstructured.Unstructured) error {
+	at, _, _ := unstructured.NestedString(u.Object, "status", "atProvider", "boundTo")
+	if err := condition("Synced", "True", "")(u); err != nil || at == "" {
+		return fmt.Errorf("boundTo %q, %v", at, err)
+	}
+	return condition("Ready", "True", "")(u)
 }
 
 // apply creates the objects of a YAML text, pointed at the emulator.

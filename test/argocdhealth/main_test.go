@@ -65,6 +65,8 @@ func run(m *testing.M) int {
 	// Slow enough creations that a poll sees the objects while they are
 	// being created.
 	cfg.ActionTaskDuration = map[string]time.Duration{"CreateLoadBalancer": 3 * time.Second, "CreateListener": time.Second}
+	// The Address example binds to a private IP no test registers.
+	cfg.AutoENI = true
 	emu, host, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

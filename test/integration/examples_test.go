@@ -13,6 +13,7 @@ import (
 
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -51,4 +52,31 @@ func TestLoadBalancerAndListenerExamples(t *testing.T) {
 	}
 	deleteExample(t, lObjs, lNames)
 	deleteExample(t, lbObjs, lbNames)
+}
+
+// TestAddressExamples applies examples/vpc/address.yaml, with an ENI
+// holding the private IP it binds to, and checks the connection secret and
+// the binding; deleting releases both addresses.
+func TestAddressExamples(t *testing.T) {
+	eni := emulatortest.AddENI(t, cloud, "", "10.0.1.23")
+	objs, names := applyExampleReady(t, "vpc/address.yaml")
+	eventually(t, "connection secret of game-eip", func() error {
+		secret := &corev1.Secret{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: "examples", Name: "game-eip-conn"}, secret); err != nil {
+			return err
+		}
+		if len(secret.Data["publicIp"]) == 0 {
+			return errors.Errorf("connection details %v", secret.Data)
+		}
+		return nil
+	})
+	eventually(t, "relay-eip bound to "+eni, func() error {
+		for _, a := range cloud.Inventory().EIPs {
+			if a.Name == "relay-eip" && a.ENIID == eni && a.PrivateIP == "10.0.1.23" {
+				return nil
+			}
+		}
+		return errors.New("not bound yet")
+	})
+	deleteExample(t, objs, names)
 }
