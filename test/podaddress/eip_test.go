@@ -582,3 +582,42 @@ func TestEIPExamples(t *testing.T) {
 		return nil
 	})
 }
+
+// TestEIPIsolated isolates a Pod with an EIP: the EIP is disassociated and
+// kept (state Isolated), and associated again with the Pod's IP when the
+// annotation goes.
+func TestEIPIsolated(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	emu, ips := eipCloud(t, ns, 5, 1, 2)
+	p := pod(t, ns, "iso-0", ips[0], map[string]string{podannotation.AnnotationEIP: "providerConfig=team-a"})
+	pa := bound(t, ns, "iso-0")
+	checkAssociated(t, emu, pa, ips[0])
+	id := pa.Status.EIP.AddressID
+
+	annotate := func(v string) {
+		eventually(t, "annotate", func() error {
+			if err := kube.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+				return err
+			}
+			if v == "" {
+				delete(p.Annotations, podannotation.AnnotationIsolated)
+			} else {
+				p.Annotations[podannotation.AnnotationIsolated] = v
+			}
+			return kube.Update(context.Background(), p)
+		})
+	}
+	annotate("true")
+	iso := state(t, ns, "iso-0", v1alpha1.StateIsolated)
+	got, _ := emu.Inventory().EIP(id)
+	if iso.Status.EIP.AddressID != id || got.Status != "UNBIND" || got.PrivateIP != "" {
+		t.Fatalf("isolated: status %+v, cloud %+v", iso.Status.EIP, got)
+	}
+	annotate("")
+	again := bound(t, ns, "iso-0")
+	if again.Status.EIP.AddressID != id {
+		t.Fatalf("EIP %s after isolation, want %s", again.Status.EIP.AddressID, id)
+	}
+	checkAssociated(t, emu, again, ips[0])
+}
