@@ -35,7 +35,7 @@ const (
 const SyntaxTKE = "tke"
 
 // parseEIP reads our EIP annotation.
-func parseEIP(v, podNS string) (*v1alpha1.EIPRequest, error) {
+func parseEIP(v string) (*v1alpha1.EIPRequest, error) {
 	e := &v1alpha1.EIPRequest{}
 	v = strings.TrimSpace(v)
 	if strings.EqualFold(v, "true") {

@@ -44,7 +44,7 @@ func TestParseEIP(t *testing.T) {
 			}),
 		},
 		"TKE": {
-			a: map[string]string{TKEAnnotationEIPAttributes: `{"InternetMaxBandwidthOut":"50","InternetChargeType":"TRAFFIC_POSTPAID_BY_HOUR","InternetServiceProvider":"BGP"}`, TKEAnnotationEIPClaimDeletePolicy: "Never"},
+			a:    map[string]string{TKEAnnotationEIPAttributes: `{"InternetMaxBandwidthOut":"50","InternetChargeType":"TRAFFIC_POSTPAID_BY_HOUR","InternetServiceProvider":"BGP"}`, TKEAnnotationEIPClaimDeletePolicy: "Never"},
 			want: eip(SyntaxTKE, v1alpha1.EIPRequest{ISP: "BGP", Bandwidth: ptr.To[int64](50), InternetChargeType: "TRAFFIC_POSTPAID_BY_HOUR", ReleasePolicy: v1alpha1.EIPReleaseNever}),
 		},
 		"TKE number, empty object": {a: map[string]string{TKEAnnotationEIPAttributes: `{}`}, want: eip(SyntaxTKE, v1alpha1.EIPRequest{})},

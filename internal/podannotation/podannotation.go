@@ -160,7 +160,7 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 		return nil, true, fmt.Errorf("both %s and %s ask for an EIP: use one syntax", AnnotationEIP, TKEAnnotationEIPAttributes)
 	case eip:
 		req.Syntax = SyntaxNative
-		req.EIP, err = parseEIP(eipValue, pod.GetNamespace())
+		req.EIP, err = parseEIP(eipValue)
 	case tke:
 		req.Syntax = SyntaxTKE
 		policy, hasPolicy := a[TKEAnnotationEIPClaimDeletePolicy]
