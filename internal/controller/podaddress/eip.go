@@ -286,7 +286,9 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 		case err != nil:
 			return false, 0, err
 		case !found:
-			e.AddressID = "" // gone: allocate again (or nothing to release)
+			// Gone: allocate again (or nothing to release), under a new
+			// owner tag, as the old one's client token names the old EIP.
+			e.AddressID, e.OwnerTag = "", r.newOwnerTag(pa)
 		case ad.Status == "CREATING":
 			return false, eipTaskPoll, nil
 		default:
@@ -323,7 +325,7 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 		case err != nil:
 			return false, 0, err
 		case !found:
-			e.State, e.AddressID, e.ENIID, e.PrivateIP = v1alpha1.EIPAllocating, "", "", ""
+			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", r.newOwnerTag(pa)
 			return false, 0, r.recordEIP(ctx, pa)
 		case ad.ENIID == e.ENIID && ad.PrivateIP == e.PrivateIP && !busy(ad.Status):
 			e.State = v1alpha1.EIPAssociated
@@ -358,7 +360,7 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 		case err != nil:
 			return false, 0, err
 		case !found:
-			e.State, e.AddressID, e.ENIID, e.PrivateIP = v1alpha1.EIPAllocating, "", "", ""
+			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", r.newOwnerTag(pa)
 			if goal.release {
 				pa.Status.EIP = nil
 			}
@@ -448,6 +450,9 @@ func (r *Reconciler) allocateEIP(ctx context.Context, pa *v1alpha1.PodAddress, c
 		Count: 1, Name: pa.GetNamespace() + "/" + pa.GetName(),
 		ISP: req.ISP, ChargeType: req.InternetChargeType, Bandwidth: deref(req.Bandwidth),
 		Tags: map[string]string{TagOwner: e.OwnerTag},
+		// A call sent again (its answer lost, or a killed provider's call
+		// landing late) returns the same EIP instead of a second one.
+		ClientToken: e.OwnerTag,
 	})
 	switch {
 	case vpc.IsQuotaExceeded(err):
@@ -461,6 +466,13 @@ func (r *Reconciler) allocateEIP(ctx context.Context, pa *v1alpha1.PodAddress, c
 	}
 	e.AddressID, e.TaskID = ids[0], task
 	return false, 0, r.recordEIP(ctx, pa)
+}
+
+// newOwnerTag is the owner tag of an allocation made again for pa: its
+// UID and the time, unique per allocation, at most 64 characters (the
+// client token's limit).
+func (r *Reconciler) newOwnerTag(pa *v1alpha1.PodAddress) string {
+	return fmt.Sprintf("%s-%d", pa.GetUID(), r.clock().UnixNano())
 }
 
 func (r *Reconciler) recordEIP(ctx context.Context, pa *v1alpha1.PodAddress) error {
