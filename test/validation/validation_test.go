@@ -48,6 +48,8 @@ var kinds = map[string]kind{
   strategy: Dynamic, keepDuration: 5m0s, backend: PodIP}`},
 	"PodAddressPolicy": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{selector: {matchLabels: {app: a}}, ports: [` + portRequest + `],
   strategy: Ordinal, keepDuration: 1h30m, backend: PodIP}`},
+	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
+  bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
 	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
   credentials: {source: Secret, secretRef: {name: creds}}, endpoint: {host: "127.0.0.1:9443", scheme: http}}`},
 	"ClusterProviderConfig": {apiVersion: "tencentcloud.crossplane.io/v1alpha1", cluster: true, spec: `{region: ap-guangzhou,
@@ -277,6 +279,23 @@ func cases() []bad {
 		c.edits = append([]edit{{lis + ".protocol", "QUIC"}, {lis + ".endPort", del}, {lis + ".certificate", "{certId: c}"}}, c.edits...)
 		add(c)
 	}
+
+	const ad = "spec.forProvider"
+	add(
+		maxLength("Address", ad+".name", 128),
+		enum("Address", ad+".isp", "ACME", `"BGP", "CMCC", "CTCC", "CUCC"`),
+		enum("Address", ad+".internetChargeType", "FREE", `"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"`),
+		rule("Address", "bandwidth must be at least 1 Mbps", edit{ad + ".bandwidth", "0"}),
+		immutable("Address", "isp is immutable", edit{ad + ".isp", "CMCC"}),
+		immutable("Address", "internetChargeType is immutable", edit{ad + ".internetChargeType", "BANDWIDTH_PACKAGE"}),
+		immutable("Address", "bandwidth is immutable", edit{ad + ".bandwidth", "20"}),
+		immutable("Address", "tags are set at allocation and immutable", edit{ad + ".tags", "{team: b}"}),
+		rule("Address", "set either instanceId, or privateIpAddress (and optionally networkInterfaceId), not both", edit{ad + ".association.instanceId", "ins-1"}),
+		rule("Address", "set instanceId or privateIpAddress", edit{ad + ".association", "{networkInterfaceId: eni-1}"}),
+		rule("Address", "networkInterfaceId is an ENI id, eni-…", edit{ad + ".association.networkInterfaceId", "nic-1"}),
+		rule("Address", "instanceId is a CVM instance id, ins-…", edit{ad + ".association", "{instanceId: vm-1}"}),
+		rule("Address", "privateIpAddress is an IPv4 address", edit{ad + ".association.privateIpAddress", "10.0.0"}),
+	)
 
 	const rl = "spec.forProvider"
 	add(

@@ -16,17 +16,17 @@ import (
 type AddressAssociation struct {
 	// NetworkInterfaceID is the ENI, eni-…, that holds privateIpAddress.
 	// When unset the provider finds the ENI holding privateIpAddress.
-	// +kubebuilder:validation:Pattern=`^eni-[a-z0-9]+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^eni-[a-z0-9]+$')",message="networkInterfaceId is an ENI id, eni-…"
 	// +optional
 	NetworkInterfaceID *string `json:"networkInterfaceId,omitempty"`
 
 	// PrivateIPAddress is the private IP to bind to.
-	// +kubebuilder:validation:Format=ipv4
+	// +kubebuilder:validation:XValidation:rule="isIP(self) && ip(self).family() == 4",message="privateIpAddress is an IPv4 address"
 	// +optional
 	PrivateIPAddress *string `json:"privateIpAddress,omitempty"`
 
 	// InstanceID is the CVM instance, ins-….
-	// +kubebuilder:validation:Pattern=`^ins-[a-z0-9]+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^ins-[a-z0-9]+$')",message="instanceId is a CVM instance id, ins-…"
 	// +optional
 	InstanceID *string `json:"instanceId,omitempty"`
 }

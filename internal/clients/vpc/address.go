@@ -145,8 +145,7 @@ func (c *Client) flushDescribe(_ string, reqs []*tcapi.Pending[[]string, map[str
 	ctx, cancel := c.flushContext()
 	defer cancel()
 	found := map[string]Address{}
-	failed := map[string]error{}
-	tcapi.CallIsolating(uniqueIDs(reqs), maxAddressIDs, classifyCode, func(ids []string) error {
+	failed := callPerID(reqs, func(err error) bool { return IsInvalid(err) }, func(ids []string) error {
 		req := vpcsdk.NewDescribeAddressesRequest()
 		req.AddressIds = ptrs(ids)
 		req.Limit = ptr(int64(maxDescribePage))
@@ -162,10 +161,6 @@ func (c *Client) flushDescribe(_ string, reqs []*tcapi.Pending[[]string, map[str
 			found[str(a.AddressId)] = addressOf(a)
 		}
 		return nil
-	}, func(ids []string, err error) {
-		for _, id := range ids {
-			failed[id] = err
-		}
 	})
 	for _, p := range reqs {
 		if err := firstErr(p.In, failed); err != nil {
@@ -271,14 +266,10 @@ func (c *Client) flushRelease(_ string, reqs []*tcapi.Pending[[]string, string])
 	ctx, cancel := c.flushContext()
 	defer cancel()
 	tasks := map[string]string{}
-	failed := map[string]error{}
 	// The API refuses the whole call for one missing or bound id, so such
 	// refusals are narrowed down to the ids concerned.
-	split := func(err error) bool {
-		cl := Classify(err)
-		return cl == tcapi.NotFound || cl == tcapi.Busy || cl == tcapi.Invalid
-	}
-	tcapi.CallIsolatingIf(uniqueIDs(reqs), maxAddressIDs, split, func(ids []string) error {
+	split := func(err error) bool { return IsNotFound(err) || IsBusy(err) || IsInvalid(err) }
+	failed := callPerID(reqs, split, func(ids []string) error {
 		req := vpcsdk.NewReleaseAddressesRequest()
 		req.AddressIds = ptrs(ids)
 		c.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
@@ -293,10 +284,6 @@ func (c *Client) flushRelease(_ string, reqs []*tcapi.Pending[[]string, string])
 			tasks[id] = str(resp.Response.TaskId)
 		}
 		return nil
-	}, func(ids []string, err error) {
-		for _, id := range ids {
-			failed[id] = err
-		}
 	})
 	for _, p := range reqs {
 		if err := firstErr(p.In, failed); err != nil {
@@ -375,19 +362,27 @@ func emptyAnswer(op string) error {
 	return tcapi.LocalErr(op, tcapi.Transient, "the API answered without a Response")
 }
 
-// uniqueIDs lists the ids of reqs once each, in order of arrival.
-func uniqueIDs[R any](reqs []*tcapi.Pending[[]string, R]) []string {
+// callPerID sends the ids of reqs, each once, through call in chunks of up
+// to 100, halving a refused chunk while split says the refusal may concern
+// only some ids. It returns the error of each id that failed.
+func callPerID[R any](reqs []*tcapi.Pending[[]string, R], split func(error) bool, call func([]string) error) map[string]error {
 	seen := map[string]bool{}
-	var out []string
+	var ids []string
 	for _, p := range reqs {
 		for _, id := range p.In {
 			if !seen[id] {
 				seen[id] = true
-				out = append(out, id)
+				ids = append(ids, id)
 			}
 		}
 	}
-	return out
+	failed := map[string]error{}
+	tcapi.CallIsolatingIf(ids, maxAddressIDs, split, call, func(ids []string, err error) {
+		for _, id := range ids {
+			failed[id] = err
+		}
+	})
+	return failed
 }
 
 func firstErr(ids []string, failed map[string]error) error {

@@ -25,6 +25,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -181,9 +182,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	case as.InstanceID != nil:
 		task, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
 	case as.NetworkInterfaceID != nil:
-		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, deref(as.PrivateIPAddress))
+		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, clbconv.Deref(as.PrivateIPAddress))
 	default:
-		ip := deref(as.PrivateIPAddress)
+		ip := clbconv.Deref(as.PrivateIPAddress)
 		var eni string
 		if eni, err = e.c.ENIOf(ctx, ip); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot find the network interface of "+ip)

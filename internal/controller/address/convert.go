@@ -7,20 +7,11 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 const maxNameLength = 128
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // name is the address's name in the cloud: spec, or metadata.name.
 func name(cr *v1alpha1.Address) string {
@@ -39,7 +30,7 @@ func name(cr *v1alpha1.Address) string {
 func AllocateRequest(cr *v1alpha1.Address) vpc.AllocateRequest {
 	p := cr.Spec.ForProvider
 	return vpc.AllocateRequest{
-		Count: 1, Name: name(cr), ISP: deref(p.ISP), ChargeType: deref(p.InternetChargeType), Bandwidth: deref(p.Bandwidth),
+		Count: 1, Name: name(cr), ISP: clbconv.Deref(p.ISP), ChargeType: clbconv.Deref(p.InternetChargeType), Bandwidth: clbconv.Deref(p.Bandwidth),
 		// The UID makes a retried allocation return the same address, and
 		// its tag finds an address whose id was never saved.
 		Tags:        mr.OwnerTags(cr, p.Tags),
@@ -67,7 +58,7 @@ func matches(as *v1alpha1.AddressAssociation, at v1alpha1.AddressObservation) bo
 	case as.InstanceID != nil:
 		return *as.InstanceID == at.InstanceID
 	default:
-		return deref(as.PrivateIPAddress) == ip && (as.NetworkInterfaceID == nil || *as.NetworkInterfaceID == eni)
+		return clbconv.Deref(as.PrivateIPAddress) == ip && (as.NetworkInterfaceID == nil || *as.NetworkInterfaceID == eni)
 	}
 }
 
@@ -79,9 +70,9 @@ func wanted(as *v1alpha1.AddressAssociation) string {
 	case as.InstanceID != nil:
 		return "instance " + *as.InstanceID
 	case as.NetworkInterfaceID != nil:
-		return *as.NetworkInterfaceID + "/" + deref(as.PrivateIPAddress)
+		return *as.NetworkInterfaceID + "/" + clbconv.Deref(as.PrivateIPAddress)
 	default:
-		return deref(as.PrivateIPAddress)
+		return clbconv.Deref(as.PrivateIPAddress)
 	}
 }
 
@@ -98,14 +89,14 @@ func lateInitialize(p *v1alpha1.AddressParameters, a vpc.Address) bool {
 	changed := false
 	fill := func(dst **string, v string) {
 		if *dst == nil && v != "" {
-			*dst, changed = ptr(v), true
+			*dst, changed = clbconv.Ptr(v), true
 		}
 	}
 	fill(&p.Name, a.Name)
 	fill(&p.ISP, a.ISP)
 	fill(&p.InternetChargeType, a.ChargeType)
 	if p.Bandwidth == nil && a.Bandwidth > 0 {
-		p.Bandwidth, changed = ptr(a.Bandwidth), true
+		p.Bandwidth, changed = clbconv.Ptr(a.Bandwidth), true
 	}
 	return changed
 }
