@@ -76,7 +76,11 @@ func controllers(po podaddress.Options) []kindController {
 		{setup: withCLB(targetset.Setup), needs: with(v1alpha1.TargetSetGroupVersionKind)},
 		{setup: func(m ctrl.Manager, o controller.Options, p Pools) error { return address.Setup(m, o, p.VPC) }, needs: with(vpcv1alpha1.AddressGroupVersionKind)},
 		{setup: idx.before(withCLB(portpool.Setup)), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
-		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p Pools) error { return podaddress.Setup(m, o, p.CLB, po) }), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
+		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p Pools) error {
+			po := po
+			po.VPC = p.VPC // per-Pod EIPs
+			return podaddress.Setup(m, o, p.CLB, po)
+		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 	}
 }

@@ -111,6 +111,8 @@ type Request struct {
 	ReadinessGate bool
 	// Syntax is SyntaxNative or SyntaxBCS.
 	Syntax string
+	// EIP, when set, asks for an elastic public IP instead of ports.
+	EIP *v1alpha1.EIPRequest
 	// HostPortFor marks, by index into Ports, requests written
 	// "<port>/hostport" (bcs): their target is the node and the container
 	// port's hostPort, whatever Backend says. Nil when there are none.
@@ -136,7 +138,9 @@ func (r *Request) BackendFor(i int) string {
 func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	a := pod.GetAnnotations()
 	_, nativePorts := a[AnnotationPorts]
-	native := nativePorts
+	eipValue, eip := a[AnnotationEIP]
+	tkeAttrs, tke := a[TKEAnnotationEIPAttributes]
+	native := nativePorts || eip
 	for _, k := range []string{AnnotationStrategy, AnnotationKeepDuration, AnnotationBackend, AnnotationReadinessGate} {
 		if _, ok := a[k]; ok {
 			native = true
@@ -144,12 +148,23 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	}
 	// bcs acts only on "true"; the other bcs annotations alone do nothing.
 	bcs := strings.EqualFold(strings.TrimSpace(a[BCSAnnotationEnabled]), "true")
-	if !native && !bcs {
+	if !native && !bcs && !tke {
 		return nil, false, nil
 	}
 
 	req = &Request{Strategy: v1alpha1.StrategyDynamic, Backend: v1alpha1.BackendPodIP}
 	switch {
+	case (eip || tke) && (nativePorts || bcs):
+		return nil, true, fmt.Errorf("an EIP (%s or %s) and ports are both asked for: ask for one of them", AnnotationEIP, TKEAnnotationEIPAttributes)
+	case eip && tke:
+		return nil, true, fmt.Errorf("both %s and %s ask for an EIP: use one syntax", AnnotationEIP, TKEAnnotationEIPAttributes)
+	case eip:
+		req.Syntax = SyntaxNative
+		req.EIP, err = parseEIP(eipValue)
+	case tke:
+		req.Syntax = SyntaxTKE
+		policy, hasPolicy := a[TKEAnnotationEIPClaimDeletePolicy]
+		req.EIP, err = parseTKEEIP(tkeAttrs, policy, hasPolicy)
 	case nativePorts && bcs:
 		return nil, true, fmt.Errorf("both %s and %s=true ask for ports: use one syntax", AnnotationPorts, BCSAnnotationEnabled)
 	case nativePorts:

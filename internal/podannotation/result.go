@@ -12,19 +12,24 @@ import (
 
 // An Address is one entry of AnnotationAddresses: one public address of
 // the Pod.
+//
+// An elastic public IP (EIP) is one entry with addressId, address (the
+// public IP, every port) and isp only; the port fields are left out.
 type Address struct {
 	// Pool is namespace/name of the PortPool.
-	Pool string `json:"pool"`
+	Pool string `json:"pool,omitempty"`
 	// Protocol as requested: TCP, UDP, TCP_UDP, TCP_SSL or QUIC.
-	Protocol string `json:"protocol"`
+	Protocol string `json:"protocol,omitempty"`
 	// ContainerPort the address forwards to.
-	ContainerPort int32 `json:"containerPort"`
+	ContainerPort int32 `json:"containerPort,omitempty"`
 	// LoadBalancerID of the CLB.
-	LoadBalancerID string `json:"loadBalancerId"`
+	LoadBalancerID string `json:"loadBalancerId,omitempty"`
+	// AddressID is the EIP's id (eip-…).
+	AddressID string `json:"addressId,omitempty"`
 	// VIPs of the CLB.
 	VIPs []string `json:"vips,omitempty"`
 	// Port is the public port, the first of the segment.
-	Port int32 `json:"port"`
+	Port int32 `json:"port,omitempty"`
 	// EndPort is the last public port of a segment; absent for one port.
 	EndPort int32 `json:"endPort,omitempty"`
 	// Address is "vip:port" (or "vip:port-endPort") of the first VIP.
@@ -86,6 +91,21 @@ func ResultAnnotations(syntax string, bindings []v1alpha1.PortBinding, ready boo
 		out[BCSAnnotationStatus] = status
 	}
 	return out
+}
+
+// EIPResultAnnotations tells a Pod its elastic public IP in the same two
+// annotations as ports: AnnotationAddresses with one entry (none while the
+// EIP has no address yet) and AnnotationStatus.
+func EIPResultAnnotations(addressID, publicIP, isp string, ready bool) map[string]string {
+	status := StatusNotReady
+	if ready {
+		status = StatusReady
+	}
+	entries := []Address{}
+	if publicIP != "" {
+		entries = append(entries, Address{AddressID: addressID, Address: publicIP, ISP: isp})
+	}
+	return map[string]string{AnnotationAddresses: mustJSON(entries), AnnotationStatus: status}
 }
 
 // Addresses converts bindings to the entries of AnnotationAddresses, sorted.

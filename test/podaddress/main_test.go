@@ -135,6 +135,9 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 // (po.Admission, served on ws).
 func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, po podaddress.Options) (stop func()) {
 	t.Helper()
+	if po.EIPWarmInterval == 0 {
+		po.EIPWarmInterval = 300 * time.Millisecond
+	}
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:        env.Scheme,

@@ -195,7 +195,8 @@ func lbCases(k, p string) []bad {
 func portRequestCases(k string) []bad {
 	p := "spec.ports.0"
 	bs := []bad{
-		{kind: k, edits: []edit{{"spec.ports", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		rule(k, eitherPortsOrEIP, edit{"spec.ports", "[]"}),
+		rule(k, eitherPortsOrEIP, edit{"spec.eip", "{isp: BGP}"}),
 		enum(k, p+".protocol", "SCTP", `"TCP", "UDP", "TCP_UDP", "TCP_SSL", "QUIC"`),
 		{kind: k, edits: []edit{{p + ".pools", "[]"}}, check: "minItems", want: "should have at least 1 items"},
 		minLength(k, p+".pools.0.name"),
@@ -206,7 +207,33 @@ func portRequestCases(k string) []bad {
 		rule(k, "keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.keepDuration", "-5m"}),
 		rule(k, "keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)", edit{"spec.keepDuration", "5 minutes"}),
 	}
-	return append(bs, rangeOf(k, p+".nodePort", 1, 65535)...)
+	bs = append(bs, rangeOf(k, p+".nodePort", 1, 65535)...)
+	return append(bs, eipCases(k)...)
+}
+
+const eitherPortsOrEIP = "ask for ports or for an eip, exactly one of them"
+
+// eipCases start from the kind's valid object turned into an EIP request.
+func eipCases(k string) []bad {
+	asEIP := []edit{{"spec.ports", del}, {"spec.eip", "{isp: BGP, bandwidth: 10, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR, releasePolicy: Never, fallbackPool: {name: p}}"}}
+	with := func(b bad) bad {
+		b.edits = append(append([]edit{}, asEIP...), b.edits...)
+		return b
+	}
+	bs := []bad{
+		with(enum(k, "spec.eip.isp", "CMNET", `"BGP", "CMCC", "CTCC", "CUCC"`)),
+		with(enum(k, "spec.eip.internetChargeType", "PREPAID", `"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"`)),
+		with(enum(k, "spec.eip.releasePolicy", "Always", `"AfterKeepDuration", "Never"`)),
+		with(minLength(k, "spec.eip.fallbackPool.name")),
+		with(minimum(k, "spec.eip.bandwidth", 1)),
+		with(maximum(k, "spec.eip.bandwidth", 100000)),
+		rule(k, eitherPortsOrEIP, edit{"spec.ports", del}),
+	}
+	if k == "PodAddressPolicy" {
+		bs = append(bs, with(minimum(k, "spec.eipWarm", 0)), with(maximum(k, "spec.eipWarm", 100)),
+			rule(k, "eipWarm needs eip", edit{"spec.eipWarm", "3"}))
+	}
+	return bs
 }
 
 func providerConfigCases(k string) []bad {

@@ -30,9 +30,23 @@ const (
 	// StateIsolated: the Pod is out of service by request: its ports stay
 	// allocated and its addresses recorded, but no target is registered.
 	StateIsolated = "Isolated"
+	// StateQuotaExceeded: an EIP cannot be allocated (the account's EIP
+	// quota or the daily allocation limit is reached) and no fallback pool
+	// is named; allocation is retried with a growing backoff.
+	StateQuotaExceeded = "QuotaExceeded"
+	// StateFallbackPort: an EIP was asked for but could not be allocated;
+	// the Pod is bound to ports of the fallback pool instead. The message
+	// says why.
+	StateFallbackPort = "FallbackPort"
 )
 
-// PodAddressSpec is what one Pod asked for.
+// Serving reports whether a PodAddress in state forwards every address to
+// its Pod: Bound, or bound to the fallback pool's ports.
+func Serving(state string) bool { return state == StateBound || state == StateFallbackPort }
+
+// PodAddressSpec is what one Pod asked for: ports from PortPools, or one
+// elastic public IP (eip).
+// +kubebuilder:validation:XValidation:rule="has(self.eip) != (has(self.ports) && size(self.ports) > 0)",message="ask for ports or for an eip, exactly one of them"
 type PodAddressSpec struct {
 	// PodUID is the Pod instance the addresses currently serve. A new Pod
 	// of the same name (a StatefulSet Pod recreated) takes over the
@@ -40,17 +54,23 @@ type PodAddressSpec struct {
 	// +optional
 	PodUID string `json:"podUID,omitempty"`
 
-	// Ports to expose.
-	// +kubebuilder:validation:MinItems=1
-	Ports []PortRequest `json:"ports"`
+	// Ports to expose. Empty when the Pod asks for an EIP.
+	// +optional
+	Ports []PortRequest `json:"ports,omitempty"`
+
+	// EIP asks for one elastic public IP bound to the Pod's IP (its ENI),
+	// instead of ports.
+	// +optional
+	EIP *EIPRequest `json:"eip,omitempty"`
 
 	// Strategy is Dynamic (default) or Ordinal.
 	// +kubebuilder:validation:Enum=Dynamic;Ordinal
 	// +optional
 	Strategy string `json:"strategy,omitempty"`
 
-	// KeepDuration keeps the ports of a deleted Pod for a new Pod of the
-	// same name for this long; then they return to the pool.
+	// KeepDuration keeps the ports (or the EIP) of a deleted Pod for a new
+	// Pod of the same name for this long; then they return to the pool
+	// (the EIP is released).
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$')",message="keepDuration is a non-negative duration such as 30s, 5m or 2h45m (units ns, us, ms, s, m, h)"
 	// +optional
 	KeepDuration *metav1.Duration `json:"keepDuration,omitempty"`
@@ -123,6 +143,9 @@ type PodAddressStatus struct {
 	ReleaseAt *metav1.Time `json:"releaseAt,omitempty"`
 	// BoundAt is when every address was first bound for the current Pod.
 	BoundAt *metav1.Time `json:"boundAt,omitempty"`
+	// EIP is the elastic public IP of a Pod that asked for one.
+	// +optional
+	EIP *EIPBinding `json:"eip,omitempty"`
 }
 
 // +kubebuilder:object:root=true
@@ -132,6 +155,7 @@ type PodAddressStatus struct {
 // annotation or match a PodAddressPolicy.
 // +kubebuilder:printcolumn:name="STATE",type="string",JSONPath=".status.state"
 // +kubebuilder:printcolumn:name="ADDRESS",type="string",JSONPath=".status.bindings[0].address"
+// +kubebuilder:printcolumn:name="EIP",type="string",JSONPath=".status.eip.publicIp"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

@@ -7,14 +7,29 @@ import (
 )
 
 // PodAddressPolicySpec says which Pods of the namespace get public
-// addresses, for which ports and from which pools.
+// addresses, for which ports and from which pools, or an EIP each.
+// +kubebuilder:validation:XValidation:rule="has(self.eip) != (has(self.ports) && size(self.ports) > 0)",message="ask for ports or for an eip, exactly one of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.eipWarm) || self.eipWarm == 0 || has(self.eip)",message="eipWarm needs eip"
 type PodAddressPolicySpec struct {
 	// Selector of the Pods.
 	Selector metav1.LabelSelector `json:"selector"`
 
-	// Ports to expose.
-	// +kubebuilder:validation:MinItems=1
-	Ports []PortRequest `json:"ports"`
+	// Ports to expose. Empty when the policy gives each Pod an EIP.
+	// +optional
+	Ports []PortRequest `json:"ports,omitempty"`
+
+	// EIP gives each selected Pod one elastic public IP bound to its IP.
+	// +optional
+	EIP *EIPRequest `json:"eip,omitempty"`
+
+	// EIPWarm keeps this many unbound EIPs with the attributes of eip
+	// allocated ahead, so that a burst of Pods takes them instead of
+	// allocating (and counting against the daily allocation limit). Each
+	// idle EIP is billed by the hour while it waits.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	EIPWarm *int32 `json:"eipWarm,omitempty"`
 
 	// Strategy is Dynamic (default) or Ordinal.
 	// +kubebuilder:validation:Enum=Dynamic;Ordinal

@@ -48,6 +48,9 @@ func PoolsOf(o client.Object) []string {
 			add(p.Key(pa.GetNamespace()))
 		}
 	}
+	if pa.Spec.EIP != nil && pa.Spec.EIP.FallbackPool != nil {
+		add(pa.Spec.EIP.FallbackPool.Key(pa.GetNamespace()))
+	}
 	for _, b := range pa.Status.Bindings {
 		if b.Pool != "" {
 			add(b.Pool)

@@ -6,20 +6,28 @@ local message = status.message
 if meta.deletionTimestamp ~= nil then
   return {status = "Progressing", message = "Deregistering the Pod's targets"}
 end
-if state == "Bound" then
+local eip = status.eip
+if state == "Bound" and eip ~= nil and eip.state ~= "Fallback" then
+  return {status = "Healthy", message = "EIP " .. (eip.publicIp or "") .. " (" .. (eip.addressId or "") .. ")"}
+end
+if state == "Bound" or state == "FallbackPort" then
   local addrs = {}
   for _, b in ipairs(status.bindings or {}) do
     table.insert(addrs, (b.protocol or "") .. "/" .. (b.containerPort or "") .. " " .. (b.address or ""))
   end
-  return {status = "Healthy", message = table.concat(addrs, ", ")}
+  local text = table.concat(addrs, ", ")
+  if state == "FallbackPort" then
+    text = (message or "no EIP") .. ": " .. text
+  end
+  return {status = "Healthy", message = text}
 end
 if state == "Held" then
-  return {status = "Suspended", message = message or "The Pod is gone; its ports are held for a Pod of the same name"}
+  return {status = "Suspended", message = message or "The Pod is gone; its addresses are held for a Pod of the same name"}
 end
 if state == "Isolated" then
   return {status = "Suspended", message = message or "Out of service by request; the ports and addresses are kept"}
 end
-if state == "NoPortAvailable" or state == "PoolNotFound" or state == "Invalid" then
+if state == "NoPortAvailable" or state == "PoolNotFound" or state == "Invalid" or state == "QuotaExceeded" then
   return {status = "Degraded", message = state .. ": " .. (message or "")}
 end
 if state == "" then

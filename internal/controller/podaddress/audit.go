@@ -22,6 +22,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
@@ -57,6 +58,12 @@ type Options struct {
 	// RandHostPort is the random hostPort webhook, served on the same
 	// webhook server; nil when it is not served.
 	RandHostPort *randhostport.Webhook
+	// VPC hands out the VPC (EIP) clients of per-Pod EIPs; nil disables
+	// them (a PodAddress asking for an EIP says so).
+	VPC *vpc.Pool
+	// EIPWarmInterval is how often the warm EIP pools are refilled;
+	// DefaultEIPWarmInterval when zero.
+	EIPWarmInterval time.Duration
 }
 
 // An auditor compares, every interval, what the PodAddresses recorded with
@@ -209,7 +216,7 @@ func (a *auditor) round(ctx context.Context) error {
 	recorded := recordedTargets(pas.Items)
 	for i := range pas.Items {
 		pa := &pas.Items[i]
-		if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil || pa.GetDeletionTimestamp() != nil {
+		if !v1alpha1.Serving(pa.Status.State) || pa.Status.BoundAt == nil || pa.GetDeletionTimestamp() != nil {
 			continue
 		}
 		for _, b := range pa.Status.Bindings {
@@ -578,7 +585,7 @@ func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool,
 	if !ok {
 		return true, nil
 	}
-	if pa.Status.State != v1alpha1.StateBound || !pa.Status.BoundAt.Equal(&rp.boundAt) {
+	if !v1alpha1.Serving(pa.Status.State) || !pa.Status.BoundAt.Equal(&rp.boundAt) {
 		r.repairs.drop(key) // bound anew since, or on its way out
 		return true, nil
 	}

@@ -49,7 +49,11 @@ type want struct {
 // container port instead would look bound and carry nothing.
 func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 	var out []want
-	for _, pr := range pa.Spec.Ports {
+	prs, err := portRequests(pa, pod)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range prs {
 		port, proto, hostPort, err := podannotation.ResolvePort(pod, pr)
 		if err != nil {
 			return nil, err
@@ -101,7 +105,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		if _, uerr := r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{}); uerr != nil {
 			return reconcile.Result{}, uerr
 		}
-		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateInvalid, err.Error())
+		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateInvalid, err.Error())
 	}
 	key := client.ObjectKeyFromObject(pa)
 
@@ -161,7 +165,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 				r.undo(pa, fresh)
 				return res, uerr
 			}
-			return res, r.tellPod(ctx, pod, a, pa.Status.Bindings, state, err.Error())
+			return res, r.tellPod(ctx, pod, a, pa, state, err.Error())
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
@@ -182,7 +186,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			r.undo(pa, fresh)
 			return res, uerr
 		}
-		return res, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateWaitBackend, msg)
+		return res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg)
 	}
 	// A target is recorded in the status before it is sent, so that
 	// whatever may be registered is known to a deletion and to a restarted
@@ -200,7 +204,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			r.undo(pa, fresh)
 			return reconcile.Result{}, err
 		}
-		if err := r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateAllocated, msg); err != nil {
+		if err := r.tellPod(ctx, pod, a, pa, v1alpha1.StateAllocated, msg); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -246,17 +250,23 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		return reconcile.Result{}, err
 	}
 
-	if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil {
+	// A Pod that asked for an EIP and fell back to ports is bound too,
+	// and says so.
+	boundState, boundMsg := v1alpha1.StateBound, ""
+	if e := pa.Status.EIP; e != nil && e.State == v1alpha1.EIPFallback {
+		boundState, boundMsg = v1alpha1.StateFallbackPort, "no EIP ("+e.Reason+"); bound to ports of the fallback pool"
+	}
+	if pa.Status.State != boundState || pa.Status.BoundAt == nil {
 		now := metaTime(r.clock())
 		pa.Status.BoundAt = now
-		if _, err := r.setState(ctx, pa, v1alpha1.StateBound, "", reconcile.Result{}); err != nil {
+		if _, err := r.setState(ctx, pa, boundState, boundMsg, reconcile.Result{}); err != nil {
 			return reconcile.Result{}, err
 		}
 		r.binder.forget(key)
 		r.metrics.bound(pa, pod, now.Time)
 		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateBound, "")
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, boundState, boundMsg)
 }
 
 // isolate takes a live Pod out of service and keeps its addresses: every
@@ -298,7 +308,7 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	if was != v1alpha1.StateIsolated {
 		r.record.Event(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa.Status.Bindings, v1alpha1.StateIsolated, msg)
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
 }
 
 // setTargets records the target of every binding that has none, and

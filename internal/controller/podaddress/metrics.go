@@ -95,7 +95,7 @@ func (r *recorder) forget(pa *v1alpha1.PodAddress) {
 func (r *recorder) refresh() {
 	n := 0
 	for _, s := range r.states {
-		if s != v1alpha1.StateBound && s != v1alpha1.StateHeld && s != v1alpha1.StateIsolated {
+		if !v1alpha1.Serving(s) && s != v1alpha1.StateHeld && s != v1alpha1.StateIsolated {
 			n++
 		}
 	}

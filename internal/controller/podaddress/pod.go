@@ -73,11 +73,11 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 // WaitBackend) is told only if it was told before, so that what it was
 // told follows the state; a burst of thousands of Pods should not pay a
 // write per Pod for a NotReady that lasts a second.
-func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, state, msg string) error {
-	ready := state == v1alpha1.StateBound
+func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, state, msg string) error {
+	ready := v1alpha1.Serving(state)
 	always := ready || waitsOnOthers(state) || state == v1alpha1.StateIsolated
 	if always || toldBefore(pod) {
-		if err := r.annotatePod(ctx, pod, a, bs, ready); err != nil {
+		if err := r.annotatePod(ctx, pod, a, pa, ready); err != nil {
 			return err
 		}
 	}
@@ -91,7 +91,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []
 	}
 	c := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: state, Message: msg}
 	if ready {
-		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", addresses(bs)
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", told(pa)
 	}
 	for _, g := range gates {
 		if !always && podCondition(pod, g) == nil {
@@ -109,7 +109,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, bs []
 // the provider cannot do by itself: a free port, a pool, a valid request.
 func waitsOnOthers(state string) bool {
 	switch state {
-	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid:
+	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid, v1alpha1.StateQuotaExceeded:
 		return true
 	}
 	return false
@@ -123,8 +123,12 @@ func toldBefore(pod *corev1.Pod) bool {
 }
 
 // annotatePod writes the result annotations when they changed.
-func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, bs []v1alpha1.PortBinding, ready bool) error {
+func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, ready bool) error {
+	bs := pa.Status.Bindings
 	want := podannotation.ResultAnnotations(a.syntax, bs, ready)
+	if e := pa.Status.EIP; e != nil && e.State != v1alpha1.EIPFallback {
+		want = podannotation.EIPResultAnnotations(e.AddressID, e.PublicIP, e.ISP, ready)
+	}
 	remove := withNamedAddresses(pod, want, namedAddresses(pod, a.spec.Ports, bs))
 	changed := len(remove) > 0
 	for k, v := range want {

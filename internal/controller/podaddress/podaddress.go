@@ -12,6 +12,7 @@
 package podaddress
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
@@ -79,6 +81,13 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	if err := mgr.Add(r.binder); err != nil {
 		return nil, err
 	}
+	if po.VPC != nil {
+		r.vpc = po.VPC
+		r.warm = newWarmer(r, mgr.GetAPIReader(), cmp.Or(po.EIPWarmInterval, DefaultEIPWarmInterval))
+		if err := mgr.Add(r.warm); err != nil {
+			return nil, err
+		}
+	}
 	if po.TargetAuditInterval > 0 {
 		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
 			return nil, err
@@ -118,6 +127,10 @@ type Reconciler struct {
 	metrics  *recorder
 	policies *policies
 	told     *toldMemo
+
+	vpc      *vpc.Pool
+	warm     *warmer
+	eipRetry *eipRetry
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -135,6 +148,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		metrics:  newRecorder(metrics.Registry),
 		policies: &policies{kube: kube},
 		told:     &toldMemo{rv: map[types.UID]string{}},
+		eipRetry: &eipRetry{},
 	}
 }
 
@@ -188,6 +202,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
 	case pa.Spec.PodUID != string(pod.GetUID()) || !sameRequest(pa.Spec, want.spec):
 		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
+	}
+	if pa.Spec.EIP != nil {
+		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
 }
@@ -249,10 +266,12 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	return errors.Wrap(r.kube.Status().Update(ctx, pa), "cannot update PodAddress status for the new Pod")
 }
 
-// podGone holds or releases the addresses of a Pod that is gone.
+// podGone holds or releases the addresses of a Pod that is gone. An EIP
+// with release policy Never is held until the PodAddress is deleted.
 func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
 	keep := pa.Spec.KeepDuration
-	if keep == nil || keep.Duration <= 0 {
+	forever := pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
+	if !forever && (keep == nil || keep.Duration <= 0) {
 		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
 	}
 	if pa.Status.State != v1alpha1.StateHeld {
@@ -260,16 +279,33 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
+		// The gone Pod's IP may go to another Pod: the EIP leaves it.
+		done, wait, err := r.detachEIP(ctx, pa)
+		if !done || err != nil {
+			return reconcile.Result{RequeueAfter: wait}, err
+		}
 		now := r.clock()
 		pa.Status.State = v1alpha1.StateHeld
 		pa.Status.Message = "the Pod is gone; its ports are kept for a Pod of the same name"
-		pa.Status.ReleaseAt = metaTime(now.Add(keep.Duration))
+		if eipActive(pa) {
+			pa.Status.Message = "the Pod is gone; its EIP is kept, not associated, for a Pod of the same name"
+		}
+		pa.Status.ReleaseAt = nil
+		if !forever {
+			pa.Status.ReleaseAt = metaTime(now.Add(keep.Duration))
+		}
 		pa.Status.BoundAt = nil
 		setReady(pa, false, "Held", pa.Status.Message)
 		if err := r.kube.Status().Update(ctx, pa); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot record the held addresses")
 		}
+		if forever {
+			return reconcile.Result{}, nil
+		}
 		return reconcile.Result{RequeueAfter: keep.Duration}, nil
+	}
+	if pa.Status.ReleaseAt == nil {
+		return reconcile.Result{}, nil // held until the PodAddress is deleted
 	}
 	if left := pa.Status.ReleaseAt.Sub(r.clock()); left > 0 {
 		return reconcile.Result{RequeueAfter: left}, nil
@@ -284,6 +320,11 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
+	done, wait, err := r.releaseEIP(ctx, pa)
+	if !done || err != nil {
+		return reconcile.Result{RequeueAfter: wait}, err
+	}
+	r.eipRetry.reset(client.ObjectKeyFromObject(pa))
 	if err := r.pools.release(ctx, pa, r.metrics.usage); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -196,7 +196,7 @@ func (t *tally) add(pod *corev1.Pod, pa *v1alpha1.PodAddress) {
 	if pa != nil && pa.Spec.PodUID == string(pod.GetUID()) && pa.Status.State != "" {
 		state, msg = pa.Status.State, pa.Status.Message
 	}
-	if state == v1alpha1.StateBound {
+	if v1alpha1.Serving(state) {
 		t.bound++
 		return
 	}
@@ -213,7 +213,7 @@ func (t *tally) add(pod *corev1.Pod, pa *v1alpha1.PodAddress) {
 // acts: more ports, a pool that exists, a valid request.
 func failed(state string) bool {
 	switch state {
-	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid:
+	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid, v1alpha1.StateQuotaExceeded:
 		return true
 	}
 	return false

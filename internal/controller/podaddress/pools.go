@@ -223,7 +223,7 @@ func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []recon
 	var reqs []reconcile.Request
 	pp, _ := o.(*clbv1alpha1.PortPool)
 	for _, pa := range l.Items {
-		if pa.Status.State != v1alpha1.StateBound || pp == nil || anyDeparted(pp, pa.Status.Bindings) {
+		if !v1alpha1.Serving(pa.Status.State) || pp == nil || anyDeparted(pp, pa.Status.Bindings) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
 		}
 	}

@@ -43,6 +43,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 		a = &ask{
 			spec: v1alpha1.PodAddressSpec{
 				Ports:        portsOf(req),
+				EIP:          req.EIP,
 				Strategy:     req.Strategy,
 				KeepDuration: req.KeepDuration,
 				Backend:      req.Backend,
@@ -59,6 +60,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 		a = &ask{
 			spec: v1alpha1.PodAddressSpec{
 				Ports:        pol.Spec.Ports,
+				EIP:          pol.Spec.EIP,
 				Strategy:     pol.Spec.Strategy,
 				KeepDuration: pol.Spec.KeepDuration,
 				Backend:      pol.Spec.Backend,
@@ -143,6 +145,9 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 // where it is not the Pod's: a bcs "<port>/hostport" line makes that port,
 // and only it, use its node and hostPort.
 func portsOf(req *podannotation.Request) []v1alpha1.PortRequest {
+	if len(req.Ports) == 0 {
+		return nil // an EIP request; as the API server returns it
+	}
 	ports := make([]v1alpha1.PortRequest, len(req.Ports))
 	for i, pr := range req.Ports {
 		if b := req.BackendFor(i); b != req.Backend {

@@ -31,7 +31,7 @@ func setReady(pa *v1alpha1.PodAddress, ready bool, reason xpv2.ConditionReason, 
 // setState records the state of a PodAddress (and its bindings) when it
 // changed, and returns res.
 func (r *Reconciler) setState(ctx context.Context, pa *v1alpha1.PodAddress, state, msg string, res reconcile.Result) (reconcile.Result, error) {
-	ready := state == v1alpha1.StateBound
+	ready := v1alpha1.Serving(state)
 	before := pa.DeepCopy()
 	pa.Status.State, pa.Status.Message = state, msg
 	setReady(pa, ready, xpv2.ConditionReason(state), msg)
