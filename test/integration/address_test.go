@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,18 +67,26 @@ func waitBound(t *testing.T, cr *v1alpha1.Address, eni, ip, instance string) {
 	})
 }
 
+// addressRuns numbers the runs of TestAddressLifecycle.
+var addressRuns atomic.Int32
+
 // TestAddressLifecycle allocates an EIP for an Address, binds it to a
 // private IP (its ENI found by the provider), moves it to another ENI and
 // to an instance, renames it, and deletes it: unbound, then released.
 func TestAddressLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	eni1 := emulatortest.AddENI(t, cloud, "", "10.70.0.1")
-	eni2 := emulatortest.AddENI(t, cloud, "", "10.70.0.2", "10.70.0.3")
-	insENI := emulatortest.AddENI(t, cloud, "ins-addr0001", "10.70.1.1")
+	// The CAM test runs this flow too, against the same emulator, where a
+	// private IP can be on one ENI only: each run takes its own addresses.
+	run := addressRuns.Add(1)
+	ip := func(i int) string { return fmt.Sprintf("10.70.%d.%d", run, i) }
+	instance := fmt.Sprintf("ins-addr%04d", run)
+	eni1 := emulatortest.AddENI(t, cloud, "", ip(1))
+	eni2 := emulatortest.AddENI(t, cloud, "", ip(2), ip(3))
+	insENI := emulatortest.AddENI(t, cloud, instance, ip(4))
 
 	cr := newAddress(ns, "game-eip", func(a *v1alpha1.Address) {
-		a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{PrivateIPAddress: clbconv.Ptr("10.70.0.1")}
+		a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{PrivateIPAddress: clbconv.Ptr(ip(1))}
 	})
 	if err := kube.Create(ctx, cr); err != nil {
 		t.Fatal(err)
@@ -91,18 +101,18 @@ func TestAddressLifecycle(t *testing.T) {
 		got.Tags["team"] != "games" || got.Tags[mr.TagUID] != string(cr.GetUID()) {
 		t.Errorf("cloud address %+v, atProvider %+v: want the public IP, name game-eip, the user's and the UID tag", got, cr.Status.AtProvider)
 	}
-	waitBound(t, cr, eni1, "10.70.0.1", "")
+	waitBound(t, cr, eni1, ip(1), "")
 
 	// Another ENI's secondary IP: unbound, then bound there.
 	eventually(t, "re-bind to "+eni2, func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
 		}
-		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{NetworkInterfaceID: &eni2, PrivateIPAddress: clbconv.Ptr("10.70.0.3")}
+		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{NetworkInterfaceID: &eni2, PrivateIPAddress: clbconv.Ptr(ip(3))}
 		cr.Spec.ForProvider.Name = clbconv.Ptr("game-eip-2")
 		return kube.Update(ctx, cr)
 	})
-	waitBound(t, cr, eni2, "10.70.0.3", "")
+	waitBound(t, cr, eni2, ip(3), "")
 	if got, _ := inventoryEIP(id); got.Name != "game-eip-2" {
 		t.Errorf("cloud name %q, want game-eip-2", got.Name)
 	}
@@ -112,10 +122,10 @@ func TestAddressLifecycle(t *testing.T) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
 		}
-		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clbconv.Ptr("ins-addr0001")}
+		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clbconv.Ptr(instance)}
 		return kube.Update(ctx, cr)
 	})
-	waitBound(t, cr, insENI, "10.70.1.1", "ins-addr0001")
+	waitBound(t, cr, insENI, ip(4), instance)
 
 	// Deleting the resource unbinds and releases the address.
 	if err := kube.Delete(ctx, cr); err != nil {
