@@ -176,3 +176,54 @@ func TestFixedIPClaim(t *testing.T) {
 	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-example"))
 	_ = kube.DeleteAllOf(ctx, &v1alpha1.NetIPClaim{}, client.InNamespace("ippool-example"))
 }
+
+// TestClaimStatusMirrorsNetIP: a new claim is Pending; a claim whose
+// status was lost (a provider killed between the NetIP write and the
+// claim write) is put right from the NetIP; after its IP expires it is
+// Expired.
+func TestClaimStatusMirrorsNetIP(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	newPool(t, "claim-mirror", 38, 4, "10.38.255.1")
+	namespace(t, "ippool-mirror")
+	claim := &v1alpha1.NetIPClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ippool-mirror", Name: "db"},
+		Spec: v1alpha1.NetIPClaimSpec{ExpiredDuration: &metav1.Duration{Duration: time.Second}}}
+	if err := kube.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	waitClaim := func(want v1alpha1.NetIPClaimStatus) {
+		t.Helper()
+		if err := testenv.Eventually(ctx, time.Minute, func() error {
+			if err := kube.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+				return err
+			}
+			if claim.Status != want {
+				return fmt.Errorf("claim status %+v, want %+v", claim.Status, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending})
+
+	if err := kube.Create(ctx, pod("ippool-mirror", "db-0", map[string]string{v1alpha1.AnnotationIPClaim: "db"})); err != nil {
+		t.Fatal(err)
+	}
+	req := ippool.Request{Host: "10.38.255.1", ContainerID: "c1", PodName: "db-0", PodNamespace: "ippool-mirror"}
+	l := allocate(t, base, req)
+	bound := v1alpha1.NetIPClaimStatus{BoundedIP: l.IPAddr, Phase: v1alpha1.ClaimBound}
+	waitClaim(bound)
+
+	// The claim's status lost: the NetIP still says whose it is.
+	claim.Status = v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending}
+	if err := kube.Status().Update(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	waitClaim(bound)
+
+	release(t, base, req)
+	waitIP(t, l.IPAddr, func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPAvailable })
+	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
+	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-mirror"))
+}

@@ -154,6 +154,8 @@ func TestAPIErrors(t *testing.T) {
 	if err := kube.Create(context.Background(), pod("ippool-errors", "claimless", map[string]string{v1alpha1.AnnotationIPClaim: "missing"})); err != nil {
 		t.Fatal(err)
 	}
+	statefulSetPod(t, "ippool-errors", "badkeep", map[string]string{v1alpha1.AnnotationFixedIPKeep: "soon"})
+	statefulSetPod(t, "ippool-errors", "negkeep", map[string]string{v1alpha1.AnnotationFixedIPKeep: "-5m"})
 
 	cases := map[string]struct {
 		method, path string
@@ -173,13 +175,17 @@ func TestAPIErrors(t *testing.T) {
 		"IP taken":                  {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", IPAddr: taken.IPAddr}, 409, ippool.CodeIPTaken, "IP " + taken.IPAddr + " is Active"},
 		"no IP left":                {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.32.255.1", ContainerID: "c"}, 409, ippool.CodeNoIPLeft, "no IP left in the NetPools of host 10.32.255.1 (errors-one)"},
 		"claim not found":           {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "claimless", PodNamespace: "ippool-errors"}, 404, ippool.CodeClaimNotFound, "names NetIPClaim missing, which does not exist"},
-		"GET allocator":             {http.MethodGet, ippool.AllocatorPath, nil, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
-		"PUT allocator":             {http.MethodPut, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c"}, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
-		"POST host":                 {http.MethodPost, ippool.HostPath + host, nil, 405, ippool.CodeMethodNotAllowed, "use DELETE to release a host's IPs"},
-		"release unknown host":      {http.MethodDelete, ippool.HostPath + "10.99.0.1", nil, 404, ippool.CodeUnknownHost, "host 10.99.0.1 is in no NetPool and holds no IP"},
-		"release host not an IP":    {http.MethodDelete, ippool.HostPath + "node-1", nil, 400, ippool.CodeMalformed, `host "node-1" is not an IP address`},
-		"unknown path":              {http.MethodPost, "/netservicecontroller/v2/allocator", nil, 404, ippool.CodeNotFound, "no such path"},
-		"path under host":           {http.MethodDelete, ippool.HostPath + host + "/x", nil, 404, ippool.CodeNotFound, "no such path"},
+		"fixed-ip-keep not a duration": {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "badkeep-0", PodNamespace: "ippool-errors"}, 400, ippool.CodeMalformed,
+			`pod ippool-errors/badkeep-0: annotation ` + v1alpha1.AnnotationFixedIPKeep + `="soon" is not a duration`},
+		"fixed-ip-keep negative": {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "negkeep-0", PodNamespace: "ippool-errors"}, 400, ippool.CodeMalformed,
+			`annotation ` + v1alpha1.AnnotationFixedIPKeep + `="-5m" is not a duration of 0 or more`},
+		"GET allocator":          {http.MethodGet, ippool.AllocatorPath, nil, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
+		"PUT allocator":          {http.MethodPut, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c"}, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
+		"POST host":              {http.MethodPost, ippool.HostPath + host, nil, 405, ippool.CodeMethodNotAllowed, "use DELETE to release a host's IPs"},
+		"release unknown host":   {http.MethodDelete, ippool.HostPath + "10.99.0.1", nil, 404, ippool.CodeUnknownHost, "host 10.99.0.1 is in no NetPool and holds no IP"},
+		"release host not an IP": {http.MethodDelete, ippool.HostPath + "node-1", nil, 400, ippool.CodeMalformed, `host "node-1" is not an IP address`},
+		"unknown path":           {http.MethodPost, "/netservicecontroller/v2/allocator", nil, 404, ippool.CodeNotFound, "no such path"},
+		"path under host":        {http.MethodDelete, ippool.HostPath + host + "/x", nil, 404, ippool.CodeNotFound, "no such path"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -444,7 +444,7 @@ func (a *Allocator) fixedOf(ctx context.Context, req Request) (*fixedFor, error)
 	if v := pod.Annotations[v1alpha1.AnnotationFixedIPKeep]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return nil, errorf(CodeMalformed, 400, "pod %s/%s: annotation %s=%q is not a duration", pod.Namespace, pod.Name, v1alpha1.AnnotationFixedIPKeep, v)
+			return nil, errorf(CodeMalformed, 400, "pod %s/%s: annotation %s=%q is not a duration of 0 or more, such as 30m or 2h", pod.Namespace, pod.Name, v1alpha1.AnnotationFixedIPKeep, v)
 		}
 		keep = d
 	}

@@ -37,10 +37,10 @@ const Finalizer = "network.tencentcloud.crossplane.io/netpool"
 
 const controllerName = "netpool"
 
-// Setup registers the NetIP indexes and the NetPool controller, and hands
-// srv (when not nil) an allocator over them. keep is how long a
-// StatefulSet Pod's IP is kept after its container is released when the
-// Pod does not say (AnnotationFixedIPKeep).
+// Setup registers the NetIP indexes, the NetPool and NetIPClaim
+// controllers, and hands srv (when not nil) an allocator over them. keep
+// is how long a StatefulSet Pod's IP is kept after its container is
+// released when the Pod does not say (AnnotationFixedIPKeep).
 func Setup(mgr ctrl.Manager, o controller.Options, srv *Server, keep time.Duration) error {
 	for name, fn := range v1alpha1.NetIPIndexes {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NetIP{}, name, fn); err != nil {
@@ -58,6 +58,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, srv *Server, keep time.Durati
 		// A deleted claim frees the IP it kept.
 		Watches(&v1alpha1.NetIPClaim{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfClaim)).
 		Complete(errors.WithSilentRequeueOnConflict(r)); err != nil {
+		return err
+	}
+	if err := setupClaims(mgr, o); err != nil {
 		return err
 	}
 	if srv != nil {
@@ -85,9 +88,28 @@ func (r *poolReconciler) poolsOfClaim(ctx context.Context, o client.Object) []re
 	return out
 }
 
-// Reconcile creates a NetIP per listed IP, deletes unlisted ones that
-// nobody holds, frees fixed IPs whose time is up, and counts.
+// Reconcile reconciles the pool and says on its Synced condition whether
+// that failed, and why: a refused call (such as a NetIP delete the
+// provider's RBAC lacks) would otherwise leave a pool that looks Ready
+// while its IPs are not what its spec says.
 func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil && !kerrors.IsConflict(err) {
+		pool := &v1alpha1.NetPool{}
+		if gerr := r.kube.Get(ctx, req.NamespacedName, pool); gerr == nil {
+			want := pool.DeepCopy()
+			want.Status.SetConditions(xpv2.ReconcileError(err))
+			if werr := r.writeStatus(ctx, pool, want, r.clock()); werr != nil {
+				r.log.Debug("Cannot record the reconcile error on the NetPool", "pool", pool.Name, "error", werr)
+			}
+		}
+	}
+	return res, err
+}
+
+// reconcile creates a NetIP per listed IP, deletes unlisted ones that
+// nobody holds, frees fixed IPs whose time is up, and counts.
+func (r *poolReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &v1alpha1.NetPool{}
 	if err := r.kube.Get(ctx, req.NamespacedName, pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -164,7 +186,7 @@ func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 		want.Status.Status = v1alpha1.NetPoolInitializing
 		c.Status, c.Reason, c.Message = corev1.ConditionFalse, v1alpha1.ReasonIPConflict, "IPs already in another NetPool: "+strings.Join(conflicts, ", ")
 	}
-	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation))
+	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation), xpv2.ReconcileSuccess().WithObservedGeneration(pool.Generation))
 	return reconcile.Result{RequeueAfter: requeue}, r.writeStatus(ctx, pool, want, now)
 }
 
@@ -234,7 +256,8 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 		want := pool.DeepCopy()
 		want.Status.Status = v1alpha1.NetPoolTerminating
 		want.Status.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDeletionBlocked,
-			Message: fmt.Sprintf("cannot delete the pool while %d IPs are Active: %s", len(active), listSome(active, 20)), LastTransitionTime: metav1.Now()})
+			Message: fmt.Sprintf("cannot delete the pool while %d IPs are Active: %s", len(active), listSome(active, 20)), LastTransitionTime: metav1.Now()},
+			xpv2.ReconcileSuccess())
 		// The NetIP watch brings the pool back as each is released.
 		return reconcile.Result{}, r.writeStatus(ctx, pool, want, r.clock())
 	}
