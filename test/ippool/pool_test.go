@@ -276,6 +276,9 @@ func TestPoolDeletionRefused(t *testing.T) {
 		if p.Status.Status != v1alpha1.NetPoolTerminating || c.Reason != v1alpha1.ReasonDeletionBlocked || c.Message != msg {
 			return fmt.Errorf("status %s, condition %+v", p.Status.Status, c)
 		}
+		if p.Status.Total != 3 || p.Status.Active != 2 || p.Status.Available != 1 {
+			return fmt.Errorf("counts while the deletion waits: %+v", p.Status)
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -288,8 +291,18 @@ func TestPoolDeletionRefused(t *testing.T) {
 		t.Errorf("%d NetIPs while the deletion waits, want 3", n)
 	}
 	release(t, base, ippool.Request{Host: "10.35.255.1", ContainerID: "a"})
-	if err := kube.Get(ctx, types.NamespacedName{Name: p.Name}, p); err != nil {
-		t.Fatalf("the pool went with %s still Active: %v", b.IPAddr, err)
+	// Still waiting, for one IP now, and counting it.
+	if err := testenv.Eventually(ctx, time.Minute, func() error {
+		if err := kube.Get(ctx, types.NamespacedName{Name: p.Name}, p); err != nil {
+			return fmt.Errorf("the pool went with %s still Active: %w", b.IPAddr, err)
+		}
+		c := p.Status.GetCondition(xpv2.TypeReady)
+		if p.Status.Active != 1 || p.Status.Available != 2 || c.Message != "cannot delete the pool while 1 IP is Active: "+b.IPAddr {
+			return fmt.Errorf("status %+v", p.Status)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	release(t, base, ippool.Request{Host: "10.35.255.1", ContainerID: "b"})
 	if err := testenv.Eventually(ctx, time.Minute, func() error {

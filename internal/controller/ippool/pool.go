@@ -254,12 +254,19 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 	if len(active) > 0 {
 		slices.Sort(active)
 		want := pool.DeepCopy()
+		byName := make(map[string]*v1alpha1.NetIP, len(ips))
+		for i := range ips {
+			byName[ips[i].Name] = &ips[i]
+		}
+		// The counts too: kubectl get netpools shows ACTIVE while the
+		// deletion waits for it.
+		want.Status.Total, want.Status.Available, want.Status.Active, want.Status.Reserved = count(byName)
 		want.Status.Status = v1alpha1.NetPoolTerminating
 		want.Status.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDeletionBlocked,
-			Message: fmt.Sprintf("cannot delete the pool while %d IPs are Active: %s", len(active), listSome(active, 20)), LastTransitionTime: metav1.Now()},
-			xpv2.ReconcileSuccess())
+			Message: fmt.Sprintf("cannot delete the pool while %s Active: %s", countIPs(len(active)), listSome(active, 20)), LastTransitionTime: metav1.Now()},
+			xpv2.ReconcileSuccess().WithObservedGeneration(pool.Generation))
 		// The NetIP watch brings the pool back as each is released.
-		return reconcile.Result{}, r.writeStatus(ctx, pool, want, r.clock())
+		return reconcile.Result{}, client.IgnoreNotFound(r.writeStatus(ctx, pool, want, r.clock()))
 	}
 	for i := range ips {
 		// An allocation that raced this delete wins on the version; the
@@ -270,7 +277,8 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 		}
 	}
 	controllerutil.RemoveFinalizer(pool, Finalizer)
-	return reconcile.Result{}, r.kube.Update(ctx, pool)
+	// NotFound: an earlier pass removed it and the cache had not caught up.
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pool))
 }
 
 // writeStatus writes want's status when it differs from pool's, stamping
@@ -311,6 +319,14 @@ func count(ips map[string]*v1alpha1.NetIP) (total, available, active, reserved i
 		}
 	}
 	return total, available, active, reserved
+}
+
+// countIPs is "1 IP is" or "n IPs are".
+func countIPs(n int) string {
+	if n == 1 {
+		return "1 IP is"
+	}
+	return fmt.Sprintf("%d IPs are", n)
 }
 
 func listSome(s []string, n int) string {
