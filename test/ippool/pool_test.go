@@ -12,6 +12,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -330,5 +331,57 @@ func update(t testing.TB, name string, change func(*v1alpha1.NetPool)) {
 		return kube.Update(context.Background(), p)
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIPConflictResolved: a pool listing an IP of another pool says so;
+// once the other pool is deleted the IP becomes this pool's, without
+// anything else touching it.
+func TestIPConflictResolved(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	first := newPool(t, "conflict-first", 41, 2, "10.41.255.1")
+	second := &v1alpha1.NetPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "conflict-second"},
+		Spec:       v1alpha1.NetPoolSpec{Net: "10.41.0.0", Mask: 16, Gateway: "10.41.0.1", Hosts: []string{"10.41.255.2"}, AvailableIPs: []string{"10.41.1.2", "10.41.2.1"}},
+	}
+	if err := kube.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePool(t, second.Name) })
+	if err := testenv.Eventually(ctx, time.Minute, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		c := second.Status.GetCondition(xpv2.TypeReady)
+		if second.Status.Status != v1alpha1.NetPoolInitializing || c.Reason != v1alpha1.ReasonIPConflict || c.Message != "IPs already in another NetPool: 10.41.1.2 (pool conflict-first)" {
+			return fmt.Errorf("status %s, condition %+v", second.Status.Status, c)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, _ := call(base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.41.255.2", ContainerID: "c", IPAddr: "10.41.1.2"}); e.Code != ippool.CodeIPNotInPool {
+		t.Errorf("asking the second pool for the first pool's IP: %+v", e)
+	}
+
+	deletePool(t, first.Name)
+	// At once, not at some later resync.
+	if err := testenv.Eventually(ctx, 15*time.Second, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		if s := second.Status; s.Status != v1alpha1.NetPoolNormal || s.Total != 2 || s.Available != 2 {
+			return fmt.Errorf("status %+v", s)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ip := netIP(t, "10.41.1.2"); ip.Spec.Pool != second.Name || ip.Labels[v1alpha1.LabelNetPool] != second.Name {
+		t.Errorf("the IP after the first pool went: %+v", ip)
+	}
+	if l := allocate(t, base, ippool.Request{Host: "10.41.255.2", ContainerID: "c", IPAddr: "10.41.1.2"}); l.Pool != second.Name {
+		t.Errorf("lease %+v", l)
 	}
 }

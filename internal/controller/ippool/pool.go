@@ -37,6 +37,11 @@ const Finalizer = "network.tencentcloud.crossplane.io/netpool"
 
 const controllerName = "netpool"
 
+// poolIPIndex indexes NetPools by their spec.availableIPs, so that a
+// NetIP's change reaches every pool that lists its IP: a pool that lost
+// an IP to another pool (IPConflict) takes it when that pool lets go.
+const poolIPIndex = "network.tencentcloud.crossplane.io/netpool-ip"
+
 // Setup registers the NetIP indexes, the NetPool and NetIPClaim
 // controllers, and hands srv (when not nil) an allocator over them. keep
 // is how long a StatefulSet Pod's IP is kept after its container is
@@ -47,14 +52,17 @@ func Setup(mgr ctrl.Manager, o controller.Options, srv *Server, keep time.Durati
 			return err
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NetPool{}, poolIPIndex, func(o client.Object) []string {
+		return o.(*v1alpha1.NetPool).Spec.AvailableIPs
+	}); err != nil {
+		return err
+	}
 	r := &poolReconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", controllerName), clock: time.Now}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.NetPool{}).
-		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.(*v1alpha1.NetIP).Spec.Pool}}}
-		})).
+		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfIP)).
 		// A deleted claim frees the IP it kept.
 		Watches(&v1alpha1.NetIPClaim{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfClaim)).
 		Complete(errors.WithSilentRequeueOnConflict(r)); err != nil {
@@ -73,6 +81,22 @@ type poolReconciler struct {
 	kube  client.Client
 	log   logging.Logger
 	clock func() time.Time
+}
+
+// poolsOfIP is the NetIP's pool and any other pool that lists its IP.
+func (r *poolReconciler) poolsOfIP(ctx context.Context, o client.Object) []reconcile.Request {
+	ip := o.(*v1alpha1.NetIP)
+	out := []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ip.Spec.Pool}}}
+	pools := &v1alpha1.NetPoolList{}
+	if err := r.kube.List(ctx, pools, client.MatchingFields{poolIPIndex: ip.Name}); err != nil {
+		return out
+	}
+	for _, p := range pools.Items {
+		if p.Name != ip.Spec.Pool {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+		}
+	}
+	return out
 }
 
 func (r *poolReconciler) poolsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
