@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -226,4 +228,34 @@ func TestClaimStatusMirrorsNetIP(t *testing.T) {
 	waitIP(t, l.IPAddr, func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPAvailable })
 	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
 	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-mirror"))
+}
+
+// TestFixedIPRemovedFromPool: a Reserved IP taken out of its pool goes at
+// once, like an Available one, and is not given back even to its Pod,
+// whose next container gets another IP of the pool.
+func TestFixedIPRemovedFromPool(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	newPool(t, "fixed-removed", 42, 3, "10.42.255.1")
+	namespace(t, "ippool-removed")
+	p := statefulSetPod(t, "ippool-removed", "db", nil)
+	req := ippool.Request{Host: "10.42.255.1", ContainerID: "first", PodName: p.Name, PodNamespace: p.Namespace}
+	first := allocate(t, base, req)
+	release(t, base, req)
+	waitCounts(t, "fixed-removed", 3, 2, 0, 1)
+
+	update(t, "fixed-removed", func(p *v1alpha1.NetPool) {
+		p.Spec.AvailableIPs = slices.DeleteFunc(p.Spec.AvailableIPs, func(s string) bool { return s == first.IPAddr })
+	})
+	waitCounts(t, "fixed-removed", 2, 2, 0, 0)
+	if err := kube.Get(ctx, types.NamespacedName{Name: first.IPAddr}, &v1alpha1.NetIP{}); !kerrors.IsNotFound(err) {
+		t.Errorf("the removed Reserved IP's NetIP: %v", err)
+	}
+	req.ContainerID = "second"
+	if again := allocate(t, base, req); again.IPAddr == first.IPAddr || !again.Fixed {
+		t.Errorf("the Pod's next container after its IP left the pool: %+v", again)
+	}
+	waitCounts(t, "fixed-removed", 2, 1, 1, 0)
+	release(t, base, req)
+	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-removed"))
 }

@@ -191,9 +191,12 @@ func (r *poolReconciler) reconcile(ctx context.Context, req reconcile.Request) (
 				requeue = after
 			}
 		}
-		if !listed[name] && ip.Status.Status == v1alpha1.NetIPAvailable {
-			// The precondition loses to an allocation that read the same
-			// version: the IP is then Active and kept until released.
+		if !listed[name] && (ip.Status.Status == v1alpha1.NetIPAvailable || ip.Status.Status == v1alpha1.NetIPReserved) {
+			// Reserved too: no container holds it, and a removed IP is
+			// never given again, not even to the Pod or claim it was kept
+			// for (which gets another). The precondition loses to an
+			// allocation that read the same version: the IP is then
+			// Active and kept until released.
 			rv := ip.ResourceVersion
 			if err := r.kube.Delete(ctx, ip, client.Preconditions{ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 				return reconcile.Result{}, err
