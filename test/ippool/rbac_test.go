@@ -3,6 +3,7 @@ package ippool
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,9 +102,10 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 }
 
-// TestRefusedCallOnThePool: a provider whose RBAC lacks netips delete
-// (Crossplane's grants alone) cannot take a removed IP's NetIP away; the
-// pool's Synced condition says so, with the API server's refusal, rather
+// TestRefusedCallOnThePool: a provider whose RBAC lacks rbac.yaml
+// (Crossplane's grants alone) answers a Pod's allocation with why, and
+// cannot take a removed IP's NetIP away; the pool's Synced condition says
+// so, with the API server's refusal, rather
 // than a Ready pool that is not what its spec says. A provider that may
 // delete puts it right and the condition clears.
 func TestRefusedCallOnThePool(t *testing.T) {
@@ -112,8 +114,13 @@ func TestRefusedCallOnThePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, stop := startProviderAs(t, sa, time.Hour)
+	base, stop := startProviderAs(t, sa, time.Hour)
 	p := newPool(t, "refused", 40, 3, "10.40.255.1")
+	// Pods cannot be read either: the CNI is told why.
+	status, e, err := call(base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.40.255.1", ContainerID: "c", PodName: "p", PodNamespace: "default"})
+	if err != nil || status != http.StatusServiceUnavailable || e.Code != ippool.CodeUnavailable || !strings.Contains(e.Message, "the provider's RBAC refuses a call the allocator needs") {
+		t.Errorf("allocate without pods get: %d %+v %v", status, e, err)
+	}
 	update(t, p.Name, func(p *v1alpha1.NetPool) { p.Spec.AvailableIPs = p.Spec.AvailableIPs[:2] })
 	synced := func(status corev1.ConditionStatus, message string) {
 		t.Helper()

@@ -548,5 +548,9 @@ func unavailable(err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if kerrors.IsForbidden(err) {
+		// Not the API server's fault: say what to fix.
+		return errorf(CodeUnavailable, 503, "the provider's RBAC refuses a call the allocator needs (see examples/provider/rbac.yaml): %v", err)
+	}
 	return errorf(CodeUnavailable, 503, "cannot reach the API server: %v", err)
 }
