@@ -31,7 +31,7 @@ const (
 func CrossplaneGrants() (*rbacv1.ClusterRole, error) {
 	crds, err := filepath.Glob(filepath.Join(RepoRoot(), "package", "crds", "*.yaml"))
 	if err != nil || len(crds) == 0 {
-		return nil, fmt.Errorf("no CRDs in package/crds (%v)", err)
+		return nil, fmt.Errorf("no CRDs in package/crds (%w)", err)
 	}
 	byGroup := map[string][]string{}
 	for _, f := range crds {
@@ -103,8 +103,11 @@ func (e *Env) AsServiceAccount(ctx context.Context, namespace, name string, rbac
 	if err != nil {
 		return nil, err
 	}
-	if err := saKube.List(ctx, &corev1.NamespaceList{}); !kerrors.IsForbidden(err) {
-		return nil, fmt.Errorf("listing Namespaces as %s/%s: got %v, want Forbidden", namespace, name, err)
+	switch err := saKube.List(ctx, &corev1.NamespaceList{}); {
+	case err == nil:
+		return nil, fmt.Errorf("%s/%s may list Namespaces: RBAC is not enforced", namespace, name)
+	case !kerrors.IsForbidden(err):
+		return nil, fmt.Errorf("listing Namespaces as %s/%s: %w, want Forbidden", namespace, name, err)
 	}
 	// The authorizer's cache follows the bindings a moment later. CRDs
 	// come from the grants, Pods from rbac.yaml.

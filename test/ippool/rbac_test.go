@@ -90,8 +90,11 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := testenv.Eventually(ctx, time.Minute, func() error {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("pool still there (%v): %+v", err, p.Status)
+		switch err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); {
+		case err == nil:
+			return fmt.Errorf("pool still there: %+v", p.Status)
+		case !kerrors.IsNotFound(err):
+			return err
 		}
 		if n := len(poolIPs(t, p.Name)); n != 0 {
 			return fmt.Errorf("%d NetIPs left", n)
