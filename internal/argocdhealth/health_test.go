@@ -103,6 +103,7 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 		"clb.tencentcloud.m.crossplane.io/LoadBalancer", "clb.tencentcloud.m.crossplane.io/Listener",
 		"clb.tencentcloud.m.crossplane.io/PortPool", "network.tencentcloud.m.crossplane.io/PodAddress",
 		"network.tencentcloud.m.crossplane.io/PodAddressPolicy", GroupComposite + "/PodPublicAddress",
+		"network.tencentcloud.m.crossplane.io/NetPool",
 	} {
 		if !slices.Contains(seen[key], Degraded) {
 			t.Errorf("%s has no Degraded case under testdata", key)
@@ -111,7 +112,8 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 	for _, key := range []string{
 		"clb.tencentcloud.m.crossplane.io/LoadBalancer", "clb.tencentcloud.m.crossplane.io/PortPool",
 		"network.tencentcloud.m.crossplane.io/PodAddress", "network.tencentcloud.m.crossplane.io/PodAddressPolicy",
-		GroupComposite + "/PodPublicAddress",
+		GroupComposite + "/PodPublicAddress", "network.tencentcloud.m.crossplane.io/NetPool",
+		"network.tencentcloud.m.crossplane.io/NetIPClaim",
 	} {
 		if !slices.Contains(seen[key], Progressing) {
 			t.Errorf("%s has no Progressing case under testdata", key)

@@ -27,6 +27,8 @@ const (
 	ScriptPodAddress       = "podaddress.lua"
 	ScriptPodAddressPolicy = "podaddresspolicy.lua"
 	ScriptComposite        = "composite.lua"
+	ScriptNetPool          = "netpool.lua"
+	ScriptNetIPClaim       = "netipclaim.lua"
 )
 
 // Groups of the composites and claims (package/configuration).
@@ -51,6 +53,8 @@ func Kinds() []Kind {
 		{"vpc.tencentcloud.m.crossplane.io", "Address", ScriptManaged},
 		{"network.tencentcloud.m.crossplane.io", "PodAddress", ScriptPodAddress},
 		{"network.tencentcloud.m.crossplane.io", "PodAddressPolicy", ScriptPodAddressPolicy},
+		{"network.tencentcloud.m.crossplane.io", "NetPool", ScriptNetPool},
+		{"network.tencentcloud.m.crossplane.io", "NetIPClaim", ScriptNetIPClaim},
 		// Crossplane v2 namespaced composites.
 		{GroupComposite, "PodPublicAddress", ScriptComposite},
 		{GroupComposite, "DedicatedCLBService", ScriptComposite},
@@ -67,8 +71,6 @@ func WithoutHealth() map[string]string {
 	return map[string]string{
 		"tencentcloud.m.crossplane.io/ProviderConfigUsage": "the provider creates it to track which resources use a config; it has no status and is never in Git",
 		"network.tencentcloud.m.crossplane.io/NetIP":       "the provider creates one per IP of a NetPool; it is never in Git",
-		"network.tencentcloud.m.crossplane.io/NetPool":     "no script yet (issue 14 left it out); its Ready condition says Synced, IPConflict or DeletionBlocked",
-		"network.tencentcloud.m.crossplane.io/NetIPClaim":  "no script yet (issue 14 left it out); status.phase is Pending, Bound or Expired",
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -175,4 +177,85 @@ func TestFixedIPClaim(t *testing.T) {
 	waitIP(t, "10.37.1.7", func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPAvailable && !s.Fixed })
 	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-example"))
 	_ = kube.DeleteAllOf(ctx, &v1alpha1.NetIPClaim{}, client.InNamespace("ippool-example"))
+}
+
+// TestClaimStatusMirrorsNetIP: a new claim is Pending; a claim whose
+// status was lost (a provider killed between the NetIP write and the
+// claim write) is put right from the NetIP; after its IP expires it is
+// Expired.
+func TestClaimStatusMirrorsNetIP(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	newPool(t, "claim-mirror", 38, 4, "10.38.255.1")
+	namespace(t, "ippool-mirror")
+	claim := &v1alpha1.NetIPClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ippool-mirror", Name: "db"},
+		Spec: v1alpha1.NetIPClaimSpec{ExpiredDuration: &metav1.Duration{Duration: time.Second}}}
+	if err := kube.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	waitClaim := func(want v1alpha1.NetIPClaimStatus) {
+		t.Helper()
+		if err := testenv.Eventually(ctx, time.Minute, func() error {
+			if err := kube.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
+				return err
+			}
+			if claim.Status != want {
+				return fmt.Errorf("claim status %+v, want %+v", claim.Status, want)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending})
+
+	if err := kube.Create(ctx, pod("ippool-mirror", "db-0", map[string]string{v1alpha1.AnnotationIPClaim: "db"})); err != nil {
+		t.Fatal(err)
+	}
+	req := ippool.Request{Host: "10.38.255.1", ContainerID: "c1", PodName: "db-0", PodNamespace: "ippool-mirror"}
+	l := allocate(t, base, req)
+	bound := v1alpha1.NetIPClaimStatus{BoundedIP: l.IPAddr, Phase: v1alpha1.ClaimBound}
+	waitClaim(bound)
+
+	// The claim's status lost: the NetIP still says whose it is.
+	claim.Status = v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending}
+	if err := kube.Status().Update(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	waitClaim(bound)
+
+	release(t, base, req)
+	waitIP(t, l.IPAddr, func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPAvailable })
+	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
+	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-mirror"))
+}
+
+// TestFixedIPRemovedFromPool: a Reserved IP taken out of its pool goes at
+// once, like an Available one, and is not given back even to its Pod,
+// whose next container gets another IP of the pool.
+func TestFixedIPRemovedFromPool(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	newPool(t, "fixed-removed", 42, 3, "10.42.255.1")
+	namespace(t, "ippool-removed")
+	p := statefulSetPod(t, "ippool-removed", "db", nil)
+	req := ippool.Request{Host: "10.42.255.1", ContainerID: "first", PodName: p.Name, PodNamespace: p.Namespace}
+	first := allocate(t, base, req)
+	release(t, base, req)
+	waitCounts(t, "fixed-removed", 3, 2, 0, 1)
+
+	update(t, "fixed-removed", func(p *v1alpha1.NetPool) {
+		p.Spec.AvailableIPs = slices.DeleteFunc(p.Spec.AvailableIPs, func(s string) bool { return s == first.IPAddr })
+	})
+	waitCounts(t, "fixed-removed", 2, 2, 0, 0)
+	if err := kube.Get(ctx, types.NamespacedName{Name: first.IPAddr}, &v1alpha1.NetIP{}); !kerrors.IsNotFound(err) {
+		t.Errorf("the removed Reserved IP's NetIP: %v", err)
+	}
+	req.ContainerID = "second"
+	if again := allocate(t, base, req); again.IPAddr == first.IPAddr || !again.Fixed {
+		t.Errorf("the Pod's next container after its IP left the pool: %+v", again)
+	}
+	waitCounts(t, "fixed-removed", 2, 1, 1, 0)
+	release(t, base, req)
+	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-removed"))
 }

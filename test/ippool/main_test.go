@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,12 +60,20 @@ func TestMain(m *testing.M) {
 // process until the test ends, and returns the API's base URL.
 func startProvider(t testing.TB, keep time.Duration) string {
 	t.Helper()
+	base, _ := startProviderAs(t, env.Config, keep)
+	return base
+}
+
+// startProviderAs is startProvider with the identity of cfg; stop stops
+// it before the test ends.
+func startProviderAs(t testing.TB, cfg *rest.Config, keep time.Duration) (base string, stop func()) {
+	t.Helper()
 	addr, err := testenv.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
 	skip := true
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
@@ -78,15 +88,19 @@ func startProvider(t testing.TB, keep time.Duration) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("provider: %v", err)
-		}
-	})
-	base := "http://" + addr
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("provider: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	base = "http://" + addr
 	waitServing(t, base)
-	return base
+	return base, stop
 }
 
 // waitServing waits until the API answers something other than "not yet".
@@ -264,4 +278,18 @@ func namespace(t testing.TB, name string) {
 // examplePath is a file under examples/network.
 func examplePath(name string) string {
 	return filepath.Join(testenv.RepoRoot(), "examples", "network", name)
+}
+
+// releaseHost frees every IP held on host and fails the test unless it
+// succeeds.
+func releaseHost(t testing.TB, base, host string) []ippool.Lease {
+	t.Helper()
+	_, e, err := call(base, http.MethodDelete, ippool.HostPath+host, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Code != ippool.CodeOK || !e.Result {
+		t.Fatalf("release host %s: %+v", host, e)
+	}
+	return e.Data
 }

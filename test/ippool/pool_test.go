@@ -12,6 +12,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -154,6 +155,8 @@ func TestAPIErrors(t *testing.T) {
 	if err := kube.Create(context.Background(), pod("ippool-errors", "claimless", map[string]string{v1alpha1.AnnotationIPClaim: "missing"})); err != nil {
 		t.Fatal(err)
 	}
+	statefulSetPod(t, "ippool-errors", "badkeep", map[string]string{v1alpha1.AnnotationFixedIPKeep: "soon"})
+	statefulSetPod(t, "ippool-errors", "negkeep", map[string]string{v1alpha1.AnnotationFixedIPKeep: "-5m"})
 
 	cases := map[string]struct {
 		method, path string
@@ -173,13 +176,17 @@ func TestAPIErrors(t *testing.T) {
 		"IP taken":                  {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", IPAddr: taken.IPAddr}, 409, ippool.CodeIPTaken, "IP " + taken.IPAddr + " is Active"},
 		"no IP left":                {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.32.255.1", ContainerID: "c"}, 409, ippool.CodeNoIPLeft, "no IP left in the NetPools of host 10.32.255.1 (errors-one)"},
 		"claim not found":           {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "claimless", PodNamespace: "ippool-errors"}, 404, ippool.CodeClaimNotFound, "names NetIPClaim missing, which does not exist"},
-		"GET allocator":             {http.MethodGet, ippool.AllocatorPath, nil, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
-		"PUT allocator":             {http.MethodPut, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c"}, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
-		"POST host":                 {http.MethodPost, ippool.HostPath + host, nil, 405, ippool.CodeMethodNotAllowed, "use DELETE to release a host's IPs"},
-		"release unknown host":      {http.MethodDelete, ippool.HostPath + "10.99.0.1", nil, 404, ippool.CodeUnknownHost, "host 10.99.0.1 is in no NetPool and holds no IP"},
-		"release host not an IP":    {http.MethodDelete, ippool.HostPath + "node-1", nil, 400, ippool.CodeMalformed, `host "node-1" is not an IP address`},
-		"unknown path":              {http.MethodPost, "/netservicecontroller/v2/allocator", nil, 404, ippool.CodeNotFound, "no such path"},
-		"path under host":           {http.MethodDelete, ippool.HostPath + host + "/x", nil, 404, ippool.CodeNotFound, "no such path"},
+		"fixed-ip-keep not a duration": {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "badkeep-0", PodNamespace: "ippool-errors"}, 400, ippool.CodeMalformed,
+			`pod ippool-errors/badkeep-0: annotation ` + v1alpha1.AnnotationFixedIPKeep + `="soon" is not a duration`},
+		"fixed-ip-keep negative": {http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c", PodName: "negkeep-0", PodNamespace: "ippool-errors"}, 400, ippool.CodeMalformed,
+			`annotation ` + v1alpha1.AnnotationFixedIPKeep + `="-5m" is not a duration of 0 or more`},
+		"GET allocator":          {http.MethodGet, ippool.AllocatorPath, nil, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
+		"PUT allocator":          {http.MethodPut, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c"}, 405, ippool.CodeMethodNotAllowed, "use POST to allocate or DELETE to release"},
+		"POST host":              {http.MethodPost, ippool.HostPath + host, nil, 405, ippool.CodeMethodNotAllowed, "use DELETE to release a host's IPs"},
+		"release unknown host":   {http.MethodDelete, ippool.HostPath + "10.99.0.1", nil, 404, ippool.CodeUnknownHost, "host 10.99.0.1 is in no NetPool and holds no IP"},
+		"release host not an IP": {http.MethodDelete, ippool.HostPath + "node-1", nil, 400, ippool.CodeMalformed, `host "node-1" is not an IP address`},
+		"unknown path":           {http.MethodPost, "/netservicecontroller/v2/allocator", nil, 404, ippool.CodeNotFound, "no such path"},
+		"path under host":        {http.MethodDelete, ippool.HostPath + host + "/x", nil, 404, ippool.CodeNotFound, "no such path"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -270,6 +277,9 @@ func TestPoolDeletionRefused(t *testing.T) {
 		if p.Status.Status != v1alpha1.NetPoolTerminating || c.Reason != v1alpha1.ReasonDeletionBlocked || c.Message != msg {
 			return fmt.Errorf("status %s, condition %+v", p.Status.Status, c)
 		}
+		if p.Status.Total != 3 || p.Status.Active != 2 || p.Status.Available != 1 {
+			return fmt.Errorf("counts while the deletion waits: %+v", p.Status)
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -282,8 +292,18 @@ func TestPoolDeletionRefused(t *testing.T) {
 		t.Errorf("%d NetIPs while the deletion waits, want 3", n)
 	}
 	release(t, base, ippool.Request{Host: "10.35.255.1", ContainerID: "a"})
-	if err := kube.Get(ctx, types.NamespacedName{Name: p.Name}, p); err != nil {
-		t.Fatalf("the pool went with %s still Active: %v", b.IPAddr, err)
+	// Still waiting, for one IP now, and counting it.
+	if err := testenv.Eventually(ctx, time.Minute, func() error {
+		if err := kube.Get(ctx, types.NamespacedName{Name: p.Name}, p); err != nil {
+			return fmt.Errorf("the pool went with %s still Active: %w", b.IPAddr, err)
+		}
+		c := p.Status.GetCondition(xpv2.TypeReady)
+		if p.Status.Active != 1 || p.Status.Available != 2 || c.Message != "cannot delete the pool while 1 IP is Active: "+b.IPAddr {
+			return fmt.Errorf("status %+v", p.Status)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	release(t, base, ippool.Request{Host: "10.35.255.1", ContainerID: "b"})
 	if err := testenv.Eventually(ctx, time.Minute, func() error {
@@ -311,5 +331,57 @@ func update(t testing.TB, name string, change func(*v1alpha1.NetPool)) {
 		return kube.Update(context.Background(), p)
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIPConflictResolved: a pool listing an IP of another pool says so;
+// once the other pool is deleted the IP becomes this pool's, without
+// anything else touching it.
+func TestIPConflictResolved(t *testing.T) {
+	base := startProvider(t, time.Hour)
+	ctx := context.Background()
+	first := newPool(t, "conflict-first", 41, 2, "10.41.255.1")
+	second := &v1alpha1.NetPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "conflict-second"},
+		Spec:       v1alpha1.NetPoolSpec{Net: "10.41.0.0", Mask: 16, Gateway: "10.41.0.1", Hosts: []string{"10.41.255.2"}, AvailableIPs: []string{"10.41.1.2", "10.41.2.1"}},
+	}
+	if err := kube.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePool(t, second.Name) })
+	if err := testenv.Eventually(ctx, time.Minute, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		c := second.Status.GetCondition(xpv2.TypeReady)
+		if second.Status.Status != v1alpha1.NetPoolInitializing || c.Reason != v1alpha1.ReasonIPConflict || c.Message != "IPs already in another NetPool: 10.41.1.2 (pool conflict-first)" {
+			return fmt.Errorf("status %s, condition %+v", second.Status.Status, c)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, _ := call(base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.41.255.2", ContainerID: "c", IPAddr: "10.41.1.2"}); e.Code != ippool.CodeIPNotInPool {
+		t.Errorf("asking the second pool for the first pool's IP: %+v", e)
+	}
+
+	deletePool(t, first.Name)
+	// At once, not at some later resync.
+	if err := testenv.Eventually(ctx, 15*time.Second, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		if s := second.Status; s.Status != v1alpha1.NetPoolNormal || s.Total != 2 || s.Available != 2 {
+			return fmt.Errorf("status %+v", s)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ip := netIP(t, "10.41.1.2"); ip.Spec.Pool != second.Name || ip.Labels[v1alpha1.LabelNetPool] != second.Name {
+		t.Errorf("the IP after the first pool went: %+v", ip)
+	}
+	if l := allocate(t, base, ippool.Request{Host: "10.41.255.2", ContainerID: "c", IPAddr: "10.41.1.2"}); l.Pool != second.Name {
+		t.Errorf("lease %+v", l)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -13,10 +12,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -32,51 +29,10 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
-// The ServiceAccount examples/provider/runtimeconfig.yaml gives the provider.
 const (
-	providerSANamespace = "crossplane-system"
-	providerSA          = "provider-tencentcloud-network"
+	providerSANamespace = testenv.ProviderSANamespace
+	providerSA          = testenv.ProviderSA
 )
-
-// crossplaneGrants is the ClusterRole Crossplane v2.4's RBAC manager binds
-// to a provider with the safe-start capability (its "system" role): get,
-// list, watch, create, update and patch on the provider's own kinds and
-// their status, update on their finalizers, everything on Secrets,
-// ConfigMaps, Events and Leases, and read-only CRDs.
-func crossplaneGrants(t *testing.T) *rbacv1.ClusterRole {
-	t.Helper()
-	crds, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "package", "crds", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		t.Fatalf("no CRDs: %v", err)
-	}
-	byGroup := map[string][]string{}
-	for _, f := range crds {
-		objs, err := testenv.ReadYAML(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range objs {
-			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-			plural, _, _ := unstructured.NestedString(o.Object, "spec", "names", "plural")
-			byGroup[group] = append(byGroup[group], plural, plural+"/status")
-		}
-	}
-	groups := make([]string, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "test:crossplane-provider-system-grants"}}
-	for _, g := range groups {
-		cr.Rules = append(cr.Rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: byGroup[g], Verbs: []string{"get", "list", "watch", "update", "patch", "create"}})
-	}
-	cr.Rules = append(cr.Rules,
-		rbacv1.PolicyRule{APIGroups: groups, Resources: []string{"*/finalizers"}, Verbs: []string{"update"}},
-		rbacv1.PolicyRule{APIGroups: []string{"", "coordination.k8s.io"}, Resources: []string{"secrets", "configmaps", "events", "leases"}, Verbs: []string{"*"}},
-		rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
-	)
-	return cr
-}
 
 // TestRuntimeConfigNamesTheBoundServiceAccount checks that
 // examples/provider/runtimeconfig.yaml is a valid DeploymentRuntimeConfig
@@ -114,13 +70,6 @@ func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 	t.Error("rbac.yaml has no ClusterRoleBinding")
 }
 
-func createOrKeep(t *testing.T, obj client.Object) {
-	t.Helper()
-	if err := kube.Create(context.Background(), obj); err != nil && !kerrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
 // TestLeastPrivilege runs the provider as the ServiceAccount Crossplane
 // would run it as, with only Crossplane's default grants plus
 // examples/provider/rbac.yaml, and drives the paths that touch core
@@ -138,34 +87,10 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("README's CAM policy refused calls of the provider: %v (before the test: %v)", r, refused)
 		}
 	})
-	createOrKeep(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: providerSANamespace}})
-	grants := crossplaneGrants(t)
-	createOrKeep(t, grants)
-	createOrKeep(t, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: grants.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: grants.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: providerSANamespace, Name: providerSA}},
-	})
-	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
-		t.Fatal(err)
-	}
-
-	sa := rest.CopyConfig(env.Config)
-	sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + providerSANamespace + ":" + providerSA}
-
-	// The control plane enforces RBAC for this identity: it may not list
-	// Namespaces, which nothing grants it. Wait for the bindings to be
-	// honoured (the authorizer's cache follows the API a moment later).
-	saKube, err := client.New(sa, client.Options{Scheme: env.Scheme})
+	sa, err := env.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := saKube.List(ctx, &corev1.NamespaceList{}); !kerrors.IsForbidden(err) {
-		t.Fatalf("listing Namespaces as the provider: got %v, want Forbidden", err)
-	}
-	eventually(t, "the provider's bindings in effect", func() error {
-		return saKube.List(ctx, &corev1.PodList{}, client.Limit(1))
-	})
 
 	startProviderOpts(t, sa, 10, clb.Options{}, nil, podaddress.Options{TargetAuditInterval: time.Second})
 	ns := namespace(t)

@@ -141,6 +141,11 @@ func (a *Allocator) Allocate(ctx context.Context, req Request) (*Lease, error) {
 		if err := a.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPFixedIndex: fixed.key}); err != nil {
 			return nil, unavailable(err)
 		}
+		// A Reserved IP taken out of its pool is about to be deleted by
+		// the pool controller: the Pod gets another.
+		ips.Items = slices.DeleteFunc(ips.Items, func(ip v1alpha1.NetIP) bool {
+			return ip.Status.Status == v1alpha1.NetIPReserved && !listedInPool(pools, &ip)
+		})
 		if len(ips.Items) > 0 {
 			// The Pod's IP, Reserved since its last container, or Active
 			// for a container the runtime replaced without a release.
@@ -444,7 +449,7 @@ func (a *Allocator) fixedOf(ctx context.Context, req Request) (*fixedFor, error)
 	if v := pod.Annotations[v1alpha1.AnnotationFixedIPKeep]; v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
-			return nil, errorf(CodeMalformed, 400, "pod %s/%s: annotation %s=%q is not a duration", pod.Namespace, pod.Name, v1alpha1.AnnotationFixedIPKeep, v)
+			return nil, errorf(CodeMalformed, 400, "pod %s/%s: annotation %s=%q is not a duration of 0 or more, such as 30m or 2h", pod.Namespace, pod.Name, v1alpha1.AnnotationFixedIPKeep, v)
 		}
 		keep = d
 	}
@@ -466,6 +471,17 @@ func (a *Allocator) poolsOf(ctx context.Context, host string) ([]v1alpha1.NetPoo
 	}
 	slices.SortFunc(out, func(x, y v1alpha1.NetPool) int { return strings.Compare(x.Name, y.Name) })
 	return out, nil
+}
+
+// listedInPool is false only when ip's pool is among pools and no longer
+// lists it; a pool not among them is another answer's business (4041).
+func listedInPool(pools []v1alpha1.NetPool, ip *v1alpha1.NetIP) bool {
+	for _, p := range pools {
+		if p.Name == ip.Spec.Pool {
+			return slices.Contains(p.Spec.AvailableIPs, ip.Name)
+		}
+	}
+	return true
 }
 
 func listedIn(pools []v1alpha1.NetPool, ip *v1alpha1.NetIP) bool {
@@ -531,6 +547,10 @@ func unavailable(err error) error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if kerrors.IsForbidden(err) {
+		// Not the API server's fault: say what to fix.
+		return errorf(CodeUnavailable, 503, "the provider's RBAC refuses a call the allocator needs (see examples/provider/rbac.yaml): %v", err)
 	}
 	return errorf(CodeUnavailable, 503, "cannot reach the API server: %v", err)
 }

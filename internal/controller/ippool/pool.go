@@ -37,27 +37,38 @@ const Finalizer = "network.tencentcloud.crossplane.io/netpool"
 
 const controllerName = "netpool"
 
-// Setup registers the NetIP indexes and the NetPool controller, and hands
-// srv (when not nil) an allocator over them. keep is how long a
-// StatefulSet Pod's IP is kept after its container is released when the
-// Pod does not say (AnnotationFixedIPKeep).
+// poolIPIndex indexes NetPools by their spec.availableIPs, so that a
+// NetIP's change reaches every pool that lists its IP: a pool that lost
+// an IP to another pool (IPConflict) takes it when that pool lets go.
+const poolIPIndex = "network.tencentcloud.crossplane.io/netpool-ip"
+
+// Setup registers the NetIP indexes, the NetPool and NetIPClaim
+// controllers, and hands srv (when not nil) an allocator over them. keep
+// is how long a StatefulSet Pod's IP is kept after its container is
+// released when the Pod does not say (AnnotationFixedIPKeep).
 func Setup(mgr ctrl.Manager, o controller.Options, srv *Server, keep time.Duration) error {
 	for name, fn := range v1alpha1.NetIPIndexes {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NetIP{}, name, fn); err != nil {
 			return err
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NetPool{}, poolIPIndex, func(o client.Object) []string {
+		return o.(*v1alpha1.NetPool).Spec.AvailableIPs
+	}); err != nil {
+		return err
+	}
 	r := &poolReconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", controllerName), clock: time.Now}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.NetPool{}).
-		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.(*v1alpha1.NetIP).Spec.Pool}}}
-		})).
+		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfIP)).
 		// A deleted claim frees the IP it kept.
 		Watches(&v1alpha1.NetIPClaim{}, handler.EnqueueRequestsFromMapFunc(r.poolsOfClaim)).
 		Complete(errors.WithSilentRequeueOnConflict(r)); err != nil {
+		return err
+	}
+	if err := setupClaims(mgr, o); err != nil {
 		return err
 	}
 	if srv != nil {
@@ -70,6 +81,22 @@ type poolReconciler struct {
 	kube  client.Client
 	log   logging.Logger
 	clock func() time.Time
+}
+
+// poolsOfIP is the NetIP's pool and any other pool that lists its IP.
+func (r *poolReconciler) poolsOfIP(ctx context.Context, o client.Object) []reconcile.Request {
+	ip := o.(*v1alpha1.NetIP)
+	out := []reconcile.Request{{NamespacedName: types.NamespacedName{Name: ip.Spec.Pool}}}
+	pools := &v1alpha1.NetPoolList{}
+	if err := r.kube.List(ctx, pools, client.MatchingFields{poolIPIndex: ip.Name}); err != nil {
+		return out
+	}
+	for _, p := range pools.Items {
+		if p.Name != ip.Spec.Pool {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+		}
+	}
+	return out
 }
 
 func (r *poolReconciler) poolsOfClaim(ctx context.Context, o client.Object) []reconcile.Request {
@@ -85,9 +112,28 @@ func (r *poolReconciler) poolsOfClaim(ctx context.Context, o client.Object) []re
 	return out
 }
 
-// Reconcile creates a NetIP per listed IP, deletes unlisted ones that
-// nobody holds, frees fixed IPs whose time is up, and counts.
+// Reconcile reconciles the pool and says on its Synced condition whether
+// that failed, and why: a refused call (such as a NetIP delete the
+// provider's RBAC lacks) would otherwise leave a pool that looks Ready
+// while its IPs are not what its spec says.
 func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil && !kerrors.IsConflict(err) {
+		pool := &v1alpha1.NetPool{}
+		if gerr := r.kube.Get(ctx, req.NamespacedName, pool); gerr == nil {
+			want := pool.DeepCopy()
+			want.Status.SetConditions(xpv2.ReconcileError(err))
+			if werr := r.writeStatus(ctx, pool, want, r.clock()); werr != nil {
+				r.log.Debug("Cannot record the reconcile error on the NetPool", "pool", pool.Name, "error", werr)
+			}
+		}
+	}
+	return res, err
+}
+
+// reconcile creates a NetIP per listed IP, deletes unlisted ones that
+// nobody holds, frees fixed IPs whose time is up, and counts.
+func (r *poolReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pool := &v1alpha1.NetPool{}
 	if err := r.kube.Get(ctx, req.NamespacedName, pool); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -145,9 +191,12 @@ func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 				requeue = after
 			}
 		}
-		if !listed[name] && ip.Status.Status == v1alpha1.NetIPAvailable {
-			// The precondition loses to an allocation that read the same
-			// version: the IP is then Active and kept until released.
+		if !listed[name] && (ip.Status.Status == v1alpha1.NetIPAvailable || ip.Status.Status == v1alpha1.NetIPReserved) {
+			// Reserved too: no container holds it, and a removed IP is
+			// never given again, not even to the Pod or claim it was kept
+			// for (which gets another). The precondition loses to an
+			// allocation that read the same version: the IP is then
+			// Active and kept until released.
 			rv := ip.ResourceVersion
 			if err := r.kube.Delete(ctx, ip, client.Preconditions{ResourceVersion: &rv}); client.IgnoreNotFound(err) != nil {
 				return reconcile.Result{}, err
@@ -164,7 +213,7 @@ func (r *poolReconciler) Reconcile(ctx context.Context, req reconcile.Request) (
 		want.Status.Status = v1alpha1.NetPoolInitializing
 		c.Status, c.Reason, c.Message = corev1.ConditionFalse, v1alpha1.ReasonIPConflict, "IPs already in another NetPool: "+strings.Join(conflicts, ", ")
 	}
-	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation))
+	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation), xpv2.ReconcileSuccess().WithObservedGeneration(pool.Generation))
 	return reconcile.Result{RequeueAfter: requeue}, r.writeStatus(ctx, pool, want, now)
 }
 
@@ -232,11 +281,19 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 	if len(active) > 0 {
 		slices.Sort(active)
 		want := pool.DeepCopy()
+		byName := make(map[string]*v1alpha1.NetIP, len(ips))
+		for i := range ips {
+			byName[ips[i].Name] = &ips[i]
+		}
+		// The counts too: kubectl get netpools shows ACTIVE while the
+		// deletion waits for it.
+		want.Status.Total, want.Status.Available, want.Status.Active, want.Status.Reserved = count(byName)
 		want.Status.Status = v1alpha1.NetPoolTerminating
 		want.Status.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDeletionBlocked,
-			Message: fmt.Sprintf("cannot delete the pool while %d IPs are Active: %s", len(active), listSome(active, 20)), LastTransitionTime: metav1.Now()})
+			Message: fmt.Sprintf("cannot delete the pool while %s Active: %s", countIPs(len(active)), listSome(active, 20)), LastTransitionTime: metav1.Now()},
+			xpv2.ReconcileSuccess().WithObservedGeneration(pool.Generation))
 		// The NetIP watch brings the pool back as each is released.
-		return reconcile.Result{}, r.writeStatus(ctx, pool, want, r.clock())
+		return reconcile.Result{}, client.IgnoreNotFound(r.writeStatus(ctx, pool, want, r.clock()))
 	}
 	for i := range ips {
 		// An allocation that raced this delete wins on the version; the
@@ -247,7 +304,8 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 		}
 	}
 	controllerutil.RemoveFinalizer(pool, Finalizer)
-	return reconcile.Result{}, r.kube.Update(ctx, pool)
+	// NotFound: an earlier pass removed it and the cache had not caught up.
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pool))
 }
 
 // writeStatus writes want's status when it differs from pool's, stamping
@@ -288,6 +346,14 @@ func count(ips map[string]*v1alpha1.NetIP) (total, available, active, reserved i
 		}
 	}
 	return total, available, active, reserved
+}
+
+// countIPs is "1 IP is" or "n IPs are".
+func countIPs(n int) string {
+	if n == 1 {
+		return "1 IP is"
+	}
+	return fmt.Sprintf("%d IPs are", n)
 }
 
 func listSome(s []string, n int) string {

@@ -1,0 +1,81 @@
+package ippool
+
+import (
+	"context"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+)
+
+const claimControllerName = "netipclaim"
+
+// setupClaims registers the controller that mirrors each NetIPClaim's
+// status from the NetIP recording it. The allocator and the pool
+// controller write the claim as they change the NetIP, but only after the
+// NetIP: a crash in between, or a failed claim write, would leave the
+// claim saying what is no longer so. This puts it right, and gives a new
+// claim its Pending phase.
+func setupClaims(mgr ctrl.Manager, o controller.Options) error {
+	r := &claimReconciler{kube: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(claimControllerName).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.NetIPClaim{}).
+		// Both the old and the new NetIP are mapped, so a claim hears of
+		// the IP it just lost.
+		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			key := o.(*v1alpha1.NetIP).Status.IPClaimKey
+			if key == "" {
+				return nil
+			}
+			ns, name, _ := strings.Cut(key, "/")
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+		})).
+		Complete(errors.WithSilentRequeueOnConflict(r))
+}
+
+type claimReconciler struct {
+	kube client.Client
+}
+
+// Reconcile sets the claim Bound to the NetIP fixed for it (Active or
+// Reserved); without one, Expired if it had one, else Pending.
+func (r *claimReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	claim := &v1alpha1.NetIPClaim{}
+	if err := r.kube.Get(ctx, req.NamespacedName, claim); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ips := &v1alpha1.NetIPList{}
+	key := v1alpha1.FixedKey(v1alpha1.NetIPStatus{Fixed: true, IPClaimKey: v1alpha1.ClaimKey(claim.Namespace, claim.Name)})
+	if err := r.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPFixedIndex: key}); err != nil {
+		return reconcile.Result{}, err
+	}
+	want := claimStatus(claim.Status, ips.Items)
+	if claim.Status == want {
+		return reconcile.Result{}, nil
+	}
+	claim.Status = want
+	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Status().Update(ctx, claim))
+}
+
+// claimStatus is what a claim's status says, given the NetIPs fixed for it.
+func claimStatus(had v1alpha1.NetIPClaimStatus, ips []v1alpha1.NetIP) v1alpha1.NetIPClaimStatus {
+	for _, ip := range ips {
+		if ip.DeletionTimestamp == nil && (ip.Status.Status == v1alpha1.NetIPActive || ip.Status.Status == v1alpha1.NetIPReserved) {
+			return v1alpha1.NetIPClaimStatus{BoundedIP: ip.Name, Phase: v1alpha1.ClaimBound}
+		}
+	}
+	if had.Phase == v1alpha1.ClaimBound || had.Phase == v1alpha1.ClaimExpired {
+		return v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired}
+	}
+	return v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending}
+}
