@@ -130,7 +130,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			return reconcile.Result{}, err
 		}
 		if was != v1alpha1.StateIsolated {
-			r.record.Event(pod, event.Normal(reasonIsolated, "out of service, EIP kept: "+told(pa)))
+			r.podEvent(pod, event.Normal(reasonIsolated, "out of service, EIP kept: "+told(pa)))
 		}
 		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
 	case goal.ip == "":
@@ -145,7 +145,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			return reconcile.Result{}, err
 		}
 		r.metrics.bound(pa, pod, now.Time)
-		r.record.Event(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
+		r.podEvent(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateBound, "")
 }

@@ -75,6 +75,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) e
 func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (*Reconciler, error) {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
+	r.podEvents = po.PodEvents
 	if err := setupPolicyStatus(mgr, o); err != nil {
 		return nil, err
 	}
@@ -127,6 +128,8 @@ type Reconciler struct {
 	metrics  *recorder
 	policies *policies
 	told     *toldMemo
+	// podEvents says whether Normal Events are written on Pods.
+	podEvents PodEvents
 
 	vpc      *vpc.Pool
 	warm     *warmer
@@ -207,6 +210,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
+}
+
+// podEvent records e on pod: a Warning always, a Normal Event only when
+// every Pod event was asked for (one per Pod of a burst otherwise).
+func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
+	if e.Type == event.TypeNormal && r.podEvents != PodEventsAll {
+		return
+	}
+	r.record.Event(pod, e)
 }
 
 func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {
