@@ -366,9 +366,9 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	r.metrics.forget(pa)
 	r.repairs.drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
-	if err := r.write(ctx, pa); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+	err = r.write(ctx, pa)
+	if err == nil || kerrors.IsNotFound(err) {
+		r.binder.forget(client.ObjectKeyFromObject(pa))
 	}
-	r.binder.forget(client.ObjectKeyFromObject(pa))
-	return reconcile.Result{}, nil
+	return reconcile.Result{}, client.IgnoreNotFound(err)
 }
