@@ -54,6 +54,9 @@ type options struct {
 	syncInterval       time.Duration
 	pollInterval       time.Duration
 	maxReconcileRate   int
+	kubeQPS            float64
+	kubeBurst          int
+	podEvents          string
 	metricsAddr        string
 	healthAddr         string
 	managementPolicies bool
@@ -70,6 +73,16 @@ type options struct {
 	netserviceAddr     string
 	netserviceKeep     time.Duration
 }
+
+// The Kubernetes client's defaults. A bound Pod costs the provider about
+// four writes; a burst of 1000 Pods that the API server creates in 4 s
+// needs about 1000 requests per second for its addresses to keep up. The
+// API server's priority and fairness still queues the provider behind
+// other clients when it is loaded.
+const (
+	DefaultKubeQPS   = 1000
+	DefaultKubeBurst = 2000
+)
 
 // webhookCertDirEnv is set by Crossplane on a provider whose revision has a
 // TLS server certificate: the directory holds its tls.crt and tls.key.
@@ -88,6 +101,9 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.syncInterval, "sync", time.Hour, "How often every cached object is re-listed.")
 	fs.DurationVar(&o.pollInterval, "poll", time.Minute, "How often a managed resource is checked for drift.")
 	fs.IntVar(&o.maxReconcileRate, "max-reconcile-rate", 10, "Reconciles per second across all controllers, and workers per controller.")
+	fs.Float64Var(&o.kubeQPS, "kube-api-qps", DefaultKubeQPS, "Requests per second the provider's Kubernetes client may send, apart from watches; a negative value sends without a client-side limit and leaves it to the API server's priority and fairness.")
+	fs.IntVar(&o.kubeBurst, "kube-api-burst", DefaultKubeBurst, "Requests the Kubernetes client may send at once above --kube-api-qps.")
+	fs.StringVar(&o.podEvents, "pod-events", string(podaddress.PodEventsWarnings), "Which Events the provider writes on Pods: warnings (only what needs a look: an invalid request, no free port…) or all (also a Normal Event per Pod bound, isolated or moved).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
@@ -118,6 +134,17 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.netserviceKeep < 0 {
 		return o, fmt.Errorf("--netservice-statefulset-ip-keep must not be negative, got %s", o.netserviceKeep)
+	}
+	if o.kubeBurst < 1 {
+		return o, fmt.Errorf("--kube-api-burst must be at least 1, got %d", o.kubeBurst)
+	}
+	if o.kubeQPS == 0 || math.IsNaN(o.kubeQPS) || math.IsInf(o.kubeQPS, 0) {
+		return o, fmt.Errorf("--kube-api-qps must be a positive number, or negative for no limit, got %v", o.kubeQPS)
+	}
+	switch podaddress.PodEvents(o.podEvents) {
+	case podaddress.PodEventsWarnings, podaddress.PodEventsAll:
+	default:
+		return o, fmt.Errorf("--pod-events must be %s or %s, got %q", podaddress.PodEventsWarnings, podaddress.PodEventsAll, o.podEvents)
 	}
 	if o.maxReconcileRate < 1 {
 		return o, fmt.Errorf("--max-reconcile-rate must be at least 1, got %d", o.maxReconcileRate)
@@ -160,7 +187,10 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("cannot load kubeconfig: %w", err)
 	}
-	cfg = ratelimiter.LimitRESTConfig(cfg, o.maxReconcileRate)
+	// The client's own limit, not --max-reconcile-rate's: bursts of Pods
+	// write their addresses as fast as the API server takes them, while
+	// managed resources still reconcile at the global rate.
+	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -235,7 +265,7 @@ func run(o options) error {
 	}
 	// One pool per cloud service, with the same rate limit and metrics.
 	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
-	po := podaddress.Options{TargetAuditInterval: o.targetAudit}
+	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents)}
 	if webhookServer != nil {
 		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
 		po.RandHostPort = randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath))
@@ -250,7 +280,7 @@ func run(o options) error {
 	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
 		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
 	}
-	log.Info("Starting", "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
+	log.Info("Starting", "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

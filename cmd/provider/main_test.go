@@ -22,7 +22,17 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"--target-audit-interval", "0"}); err != nil || o.targetAudit != 0 {
 		t.Errorf("--target-audit-interval 0 (disabled): got %s, %v", o.targetAudit, err)
 	}
+	// The Kubernetes client's limit is its own, not the reconcile rate's.
+	if o.kubeQPS != DefaultKubeQPS || o.kubeBurst != DefaultKubeBurst || o.podEvents != "warnings" {
+		t.Errorf("defaults: --kube-api-qps %v, --kube-api-burst %d, --pod-events %q", o.kubeQPS, o.kubeBurst, o.podEvents)
+	}
+	if o, err := parseFlags([]string{"--kube-api-qps", "-1", "--pod-events", "all"}); err != nil || o.kubeQPS != -1 || o.podEvents != "all" {
+		t.Errorf("--kube-api-qps -1 --pod-events all: got %v %q, %v", o.kubeQPS, o.podEvents, err)
+	}
 	for _, bad := range [][]string{
+		{"--kube-api-qps", "0"},
+		{"--kube-api-burst", "0"},
+		{"--pod-events", "normal"},
 		{"--max-reconcile-rate", "0"},
 		{"--poll", "10ms"},
 		{"--target-audit-interval", "-1s"},

@@ -92,7 +92,7 @@ func rebound(t *testing.T, p *corev1.Pod, was v1alpha1.PortBinding, target strin
 // for another Pod, a restarted provider does not register it again, and
 // deleting it frees the port and leaves no target.
 func TestIsolate(t *testing.T) {
-	stop := startProvider(t)
+	stop := startProviderAllEvents(t)
 	ns := namespace(t)
 	l := lb(t, ns, "lb", "BGP")
 	// One port: whether it is free shows in whether another Pod binds.

@@ -123,7 +123,7 @@ func poolLB(pp *clbv1alpha1.PortPool, id string) (clbv1alpha1.PoolLoadBalancerSt
 // listeners on it are deleted and it leaves the pool's status. New Pods
 // never land on it.
 func TestLoadBalancerRemoved(t *testing.T) {
-	startProvider(t)
+	startProviderAllEvents(t)
 	ns := namespace(t)
 	a, b := lbID(lb(t, ns, "a", "BGP")), lbID(lb(t, ns, "b", "BGP"))
 	pp := pool(t, ns, "pool", []string{"a", "b"}, 44000, 44009, inOrder)
@@ -164,7 +164,7 @@ func TestLoadBalancerRemoved(t *testing.T) {
 // the pool's listeners as Draining, and taking it off the drain list makes
 // it usable again.
 func TestLoadBalancerDrain(t *testing.T) {
-	startProvider(t)
+	startProviderAllEvents(t)
 	ns := namespace(t)
 	a, b := lbID(lb(t, ns, "a", "BGP")), lbID(lb(t, ns, "b", "BGP"))
 	pp := pool(t, ns, "pool", nil, 44100, 44104, inOrder, func(pp *clbv1alpha1.PortPool) {
@@ -250,7 +250,7 @@ func TestPoolRecreated(t *testing.T) {
 // the provider's back: the pool reports it NotFound and its Pods move to
 // the pool's other load balancer.
 func TestLoadBalancerDeletedInCloud(t *testing.T) {
-	startProvider(t)
+	startProviderAllEvents(t)
 	ns := namespace(t)
 	a := lbIn(t, emulator.DefaultRegion, "doomed-"+ns)
 	b := lbID(lb(t, ns, "b", "BGP"))

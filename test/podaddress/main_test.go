@@ -117,6 +117,13 @@ func startProvider(t testing.TB) (stop func()) {
 	return startProviderWith(t, env.Config, 10)
 }
 
+// startProviderAllEvents is startProvider with --pod-events=all: Normal
+// Events on Pods (bound, isolated, moved) as well as Warnings.
+func startProviderAllEvents(t testing.TB) (stop func()) {
+	t.Helper()
+	return startProviderOpts(t, env.Config, 10, clb.Options{}, nil, podaddress.Options{PodEvents: podaddress.PodEventsAll})
+}
+
 func startProviderWith(t testing.TB, cfg *rest.Config, workers int) (stop func()) {
 	t.Helper()
 	return startProviderClients(t, cfg, workers, clb.Options{})

@@ -64,7 +64,23 @@ type Options struct {
 	// EIPWarmInterval is how often the warm EIP pools are refilled;
 	// DefaultEIPWarmInterval when zero.
 	EIPWarmInterval time.Duration
+	// PodEvents says which Events are written on Pods; warnings only when
+	// empty.
+	PodEvents PodEvents
 }
+
+// PodEvents says which Events the controller writes on Pods.
+type PodEvents string
+
+const (
+	// PodEventsWarnings writes only Warning Events on Pods: what needs a
+	// look (an invalid request, no free port). A burst of Pods then costs
+	// no Event write per Pod bound.
+	PodEventsWarnings PodEvents = "warnings"
+	// PodEventsAll also writes a Normal Event per Pod bound, isolated or
+	// moved to another load balancer.
+	PodEventsAll PodEvents = "all"
+)
 
 // An auditor compares, every interval, what the PodAddresses recorded with
 // what the pools' listeners hold, and repairs the difference: a recorded

@@ -135,7 +135,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			return reconcile.Result{}, err
 		}
 		for _, b := range moved {
-			r.record.Event(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
+			r.podEvent(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
 				b.LoadBalancerID, b.Pool, b.Protocol, b.ContainerPort, cmp.Or(b.Address, "(none)"))))
 		}
 		for _, b := range drop {
@@ -144,6 +144,19 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			}
 		}
 		pa.Status.Bindings = keep
+	}
+
+	// A new PodAddress whose Pod has no IP (or node) yet writes nothing
+	// for a moment: the IP follows within a second or so in a burst of
+	// Pods, and then the allocation and its targets are recorded in one
+	// write instead of two. Nothing is allocated meanwhile, so nothing is
+	// held that the status does not say.
+	if pa.Status.State == "" && len(pa.Status.Bindings) == 0 && !pa.Spec.Isolated {
+		if _, ready, err := r.dests(ctx, pod, ws); err == nil && !ready {
+			if left := waitBackendQuiet - r.clock().Sub(pa.GetCreationTimestamp().Time); left > 0 {
+				return reconcile.Result{RequeueAfter: left}, nil
+			}
+		}
 	}
 
 	// Allocate what is missing, and record it before any cloud call.
@@ -264,7 +277,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		r.binder.forget(key)
 		r.metrics.bound(pa, pod, now.Time)
-		r.record.Event(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
+		r.podEvent(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, boundState, boundMsg)
 }
@@ -306,7 +319,7 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	// The deregistration is recorded; its answer is spent.
 	r.binder.forget(key)
 	if was != v1alpha1.StateIsolated {
-		r.record.Event(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
+		r.podEvent(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
 }
@@ -631,8 +644,10 @@ func clearTarget(b *v1alpha1.PortBinding) {
 
 // deregister removes every recorded target of pa; done is false while
 // the cloud call, or an earlier one for pa (a registration sent before the
-// Pod was deleted), runs in the background.
-func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+// Pod was deleted), runs in the background. With record, the status then
+// says that nothing is registered; its answer in the binder is kept
+// otherwise, for the caller to forget once its own write is made.
+func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, record bool) (bool, error) {
 	key := client.ObjectKeyFromObject(pa)
 	ops := deregisterOps(pa.Status.Bindings)
 	if len(ops) == 0 {
@@ -644,12 +659,15 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress) (b
 	if !done || err != nil {
 		return false, err
 	}
+	if !record {
+		return true, nil
+	}
 	for i := range pa.Status.Bindings {
 		clearTarget(&pa.Status.Bindings[i])
 	}
 	// Record that nothing is registered any more, so a restart does not
 	// deregister again.
-	if err := r.kube.Status().Update(ctx, pa); err != nil {
+	if err := r.writeStatus(ctx, pa); err != nil {
 		return false, errors.Wrap(err, "cannot record the deregistered targets")
 	}
 	r.binder.forget(key)

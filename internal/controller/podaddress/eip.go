@@ -130,7 +130,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			return reconcile.Result{}, err
 		}
 		if was != v1alpha1.StateIsolated {
-			r.record.Event(pod, event.Normal(reasonIsolated, "out of service, EIP kept: "+told(pa)))
+			r.podEvent(pod, event.Normal(reasonIsolated, "out of service, EIP kept: "+told(pa)))
 		}
 		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
 	case goal.ip == "":
@@ -145,7 +145,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			return reconcile.Result{}, err
 		}
 		r.metrics.bound(pa, pod, now.Time)
-		r.record.Event(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
+		r.podEvent(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateBound, "")
 }
@@ -186,7 +186,7 @@ func (r *Reconciler) startEIP(ctx context.Context, pa *v1alpha1.PodAddress, regi
 			e.State, e.AddressID, e.WarmPool, e.OwnerTag = v1alpha1.EIPAllocating, ad.ID, key, string(pa.GetUID())
 			fill(e, ad)
 			pa.Status.EIP = e
-			if err := r.kube.Status().Update(ctx, pa); err != nil {
+			if err := r.writeStatus(ctx, pa); err != nil {
 				pa.Status.EIP = nil
 				r.warm.giveBack(key, ad)
 				return false, errors.Wrap(err, "cannot record the warm EIP taken")
@@ -196,7 +196,7 @@ func (r *Reconciler) startEIP(ctx context.Context, pa *v1alpha1.PodAddress, regi
 	}
 	e.State, e.OwnerTag = v1alpha1.EIPAllocating, string(pa.GetUID())
 	pa.Status.EIP = e
-	if err := r.kube.Status().Update(ctx, pa); err != nil {
+	if err := r.writeStatus(ctx, pa); err != nil {
 		pa.Status.EIP = nil
 		return false, errors.Wrap(err, "cannot record the EIP allocation")
 	}
@@ -476,7 +476,7 @@ func (r *Reconciler) newOwnerTag(pa *v1alpha1.PodAddress) string {
 }
 
 func (r *Reconciler) recordEIP(ctx context.Context, pa *v1alpha1.PodAddress) error {
-	return errors.Wrap(r.kube.Status().Update(ctx, pa), "cannot record the EIP's state")
+	return errors.Wrap(r.writeStatus(ctx, pa), "cannot record the EIP's state")
 }
 
 // describe reads one EIP; found is false when it does not exist.

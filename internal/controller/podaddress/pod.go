@@ -45,27 +45,30 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
-// setPodCondition sets one condition of a Pod's status. The patch is a
-// strategic merge keyed by condition type, so the kubelet's conditions are
-// never overwritten.
-func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c corev1.PodCondition) error {
-	if cur := podCondition(pod, c.Type); cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
-		return nil
+// setPodCondition sets one condition of a Pod's status in memory and
+// reports whether it changed.
+func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) bool {
+	cur := podCondition(pod, c.Type)
+	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+		return false
 	}
-	orig := pod.DeepCopy()
 	c.LastTransitionTime = metav1.Now()
-	if cur := podCondition(pod, c.Type); cur != nil {
+	if cur != nil {
 		*cur = c
 	} else {
 		pod.Status.Conditions = append(pod.Status.Conditions, c)
 	}
-	return client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig)))
+	return true
 }
 
 // tellPod tells the Pod the state of its addresses: the result
 // annotations (readable through the downward API), including those the
 // request names, and its address condition (usable as a readiness gate),
-// each only when it changed.
+// each only when it changed, in one request: the Pod's status subresource
+// takes its metadata too, so a condition and the annotations that go with
+// it are one write. The patch is a strategic merge (conditions keyed by
+// type), so the kubelet's conditions and others' annotations are never
+// overwritten.
 //
 // Bound is always told. So is a state that waits on something other than
 // the provider (no free port, no pool, an invalid request) and Isolated,
@@ -76,11 +79,8 @@ func (r *Reconciler) setPodCondition(ctx context.Context, pod *corev1.Pod, c cor
 func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, state, msg string) error {
 	ready := v1alpha1.Serving(state)
 	always := ready || waitsOnOthers(state) || state == v1alpha1.StateIsolated
-	if always || toldBefore(pod) {
-		if err := r.annotatePod(ctx, pod, a, pa, ready); err != nil {
-			return err
-		}
-	}
+	orig := pod.DeepCopy()
+	annotated := (always || toldBefore(pod)) && annotate(pod, a, pa, ready)
 	// The condition is written for Pods that wait on it (those with our
 	// readiness gate, or bcs's for Pods that came from bcs), that asked
 	// for it, or that were given it before (an invalid request is told
@@ -93,14 +93,32 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 	if ready {
 		c.Status, c.Reason, c.Message = corev1.ConditionTrue, "Bound", told(pa)
 	}
+	conditioned := false
 	for _, g := range gates {
 		if !always && podCondition(pod, g) == nil {
 			continue
 		}
 		c.Type = g
-		if err := r.setPodCondition(ctx, pod, c); err != nil {
-			return errors.Wrapf(err, "cannot set the Pod's %s condition", g)
-		}
+		conditioned = setPodCondition(pod, c) || conditioned
+	}
+	if !annotated && !conditioned {
+		return nil
+	}
+	if r.told.stale(orig) {
+		// Our patch is made and the cache has not caught up with it yet.
+		return nil
+	}
+	r.told.patched(orig)
+	patch := client.StrategicMergeFrom(orig)
+	var err error
+	if conditioned {
+		err = r.kube.Status().Patch(ctx, pod, patch)
+	} else {
+		err = r.kube.Patch(ctx, pod, patch)
+	}
+	if err != nil {
+		r.told.forget(pod.GetUID())
+		return client.IgnoreNotFound(errors.Wrap(err, "cannot tell the Pod its addresses"))
 	}
 	return nil
 }
@@ -122,8 +140,9 @@ func toldBefore(pod *corev1.Pod) bool {
 	return ours || bcs
 }
 
-// annotatePod writes the result annotations when they changed.
-func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, ready bool) error {
+// annotate sets the result annotations on pod in memory and reports
+// whether they changed.
+func annotate(pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, ready bool) bool {
 	bs := pa.Status.Bindings
 	want := podannotation.ResultAnnotations(a.syntax, bs, ready)
 	if e := pa.Status.EIP; e != nil && e.State != v1alpha1.EIPFallback {
@@ -136,13 +155,9 @@ func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, p
 			changed = true
 		}
 	}
-	if !changed || r.told.stale(pod) {
-		// Nothing to say, or our patch is made and the cache has not
-		// caught up with it yet.
-		return nil
+	if !changed {
+		return false
 	}
-	r.told.patched(pod)
-	orig := pod.DeepCopy()
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
@@ -150,10 +165,7 @@ func (r *Reconciler) annotatePod(ctx context.Context, pod *corev1.Pod, a *ask, p
 	for _, k := range remove {
 		delete(pod.Annotations, k)
 	}
-	if err := r.kube.Patch(ctx, pod, client.MergeFrom(orig)); err != nil {
-		return client.IgnoreNotFound(errors.Wrap(err, "cannot write the addresses to the Pod"))
-	}
-	return nil
+	return true
 }
 
 // conditionAddressReady is the Pod condition (and readiness gate) that is

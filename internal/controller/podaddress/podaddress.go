@@ -54,6 +54,14 @@ const (
 	// pool looks again, besides the PortPool watch.
 	waitForPorts = 10 * time.Second
 
+	// waitBackendQuiet is how long a new PodAddress whose Pod has no IP
+	// yet stays unrecorded (state "") before it says WaitBackend.
+	waitBackendQuiet = 2 * time.Second
+
+	// cacheLag is how long a reconcile that read a PodAddress from before
+	// our own write waits, should the write's event not bring it back.
+	cacheLag = time.Second
+
 	// minWorkers keeps enough reconciles running for bursts of Pods; each
 	// is short because cloud calls run in the background.
 	minWorkers = 32
@@ -75,6 +83,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) e
 func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (*Reconciler, error) {
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
+	r.podEvents = po.PodEvents
 	if err := setupPolicyStatus(mgr, o); err != nil {
 		return nil, err
 	}
@@ -127,6 +136,9 @@ type Reconciler struct {
 	metrics  *recorder
 	policies *policies
 	told     *toldMemo
+	wrote    *writeMemo
+	// podEvents says whether Normal Events are written on Pods.
+	podEvents PodEvents
 
 	vpc      *vpc.Pool
 	warm     *warmer
@@ -148,6 +160,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		metrics:  newRecorder(metrics.Registry),
 		policies: &policies{kube: kube},
 		told:     &toldMemo{rv: map[types.UID]string{}},
+		wrote:    newWriteMemo(),
 		eipRetry: &eipRetry{},
 	}
 }
@@ -161,6 +174,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	switch {
+	case pa == nil:
+		r.wrote.gone(req.NamespacedName)
+	case r.wrote.behind(pa):
+		// The cache has not caught up with our last write; its event
+		// brings this key back. The requeue is a safety net only.
+		return reconcile.Result{RequeueAfter: cacheLag}, nil
 	}
 
 	live := pod != nil && pod.DeletionTimestamp == nil
@@ -194,12 +215,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if left > 0 {
 				return reconcile.Result{RequeueAfter: left}, nil
 			}
-			return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+			return reconcile.Result{}, r.remove(ctx, pa)
 		}
 		return r.podGone(ctx, pa)
 	case want == nil:
 		// The Pod no longer asks: its addresses go.
-		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+		return reconcile.Result{}, r.remove(ctx, pa)
 	case pa.Spec.PodUID != string(pod.GetUID()) || !sameRequest(pa.Spec, want.spec):
 		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
 	}
@@ -207,6 +228,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
+}
+
+// podEvent records e on pod: a Warning always, a Normal Event only when
+// every Pod event was asked for (one per Pod of a burst otherwise).
+func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
+	if e.Type == event.TypeNormal && r.podEvents != PodEventsAll {
+		return
+	}
+	r.record.Event(pod, e)
 }
 
 func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {
@@ -251,7 +281,7 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	pa.Spec.PodUID = string(pod.GetUID())
 	// A PodAddress made at admission now has its Pod.
 	meta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
-	if err := r.kube.Update(ctx, pa); err != nil {
+	if err := r.write(ctx, pa); err != nil {
 		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
 	}
 	if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt == nil {
@@ -263,7 +293,7 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	pa.Status.ReleaseAt = nil
 	pa.Status.State, pa.Status.Message = v1alpha1.StatePending, "taken over by a new Pod of the same name"
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StatePending), pa.Status.Message)
-	return errors.Wrap(r.kube.Status().Update(ctx, pa), "cannot update PodAddress status for the new Pod")
+	return errors.Wrap(r.writeStatus(ctx, pa), "cannot update PodAddress status for the new Pod")
 }
 
 // podGone holds or releases the addresses of a Pod that is gone. An EIP
@@ -272,10 +302,10 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 	keep := pa.Spec.KeepDuration
 	forever := pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
 	if !forever && (keep == nil || keep.Duration <= 0) {
-		return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+		return reconcile.Result{}, r.remove(ctx, pa)
 	}
 	if pa.Status.State != v1alpha1.StateHeld {
-		done, err := r.deregister(ctx, pa)
+		done, err := r.deregister(ctx, pa, true)
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -296,7 +326,7 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 		}
 		pa.Status.BoundAt = nil
 		setReady(pa, false, "Held", pa.Status.Message)
-		if err := r.kube.Status().Update(ctx, pa); err != nil {
+		if err := r.writeStatus(ctx, pa); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot record the held addresses")
 		}
 		if forever {
@@ -310,13 +340,17 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 	if left := pa.Status.ReleaseAt.Sub(r.clock()); left > 0 {
 		return reconcile.Result{RequeueAfter: left}, nil
 	}
-	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Delete(ctx, pa))
+	return reconcile.Result{}, r.remove(ctx, pa)
 }
 
 // finalize deregisters a deleted PodAddress's targets, returns its ports
 // and lets it go.
 func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
-	done, err := r.deregister(ctx, pa)
+	// The deregistration is not recorded: the PodAddress goes with the
+	// finalizer's removal below. Should that fail, the next reconcile
+	// finds the same operation answered in the binder, or deregisters
+	// again, which the cloud confirms.
+	done, err := r.deregister(ctx, pa, false)
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
@@ -332,5 +366,9 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	r.metrics.forget(pa)
 	r.repairs.drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
-	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Update(ctx, pa))
+	err = r.write(ctx, pa)
+	if err == nil || kerrors.IsNotFound(err) {
+		r.binder.forget(client.ObjectKeyFromObject(pa))
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(err)
 }

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +52,7 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 	}); err != nil {
 		return err
 	}
-	r := &policyStatus{kube: mgr.GetClient()}
+	r := &policyStatus{kube: mgr.GetClient(), last: &lastWrites{at: map[types.NamespacedName]time.Time{}}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(policyControllerName).
 		WithOptions(o.ForControllerRuntime()).
@@ -100,6 +102,7 @@ func policyOfPodAddress(_ context.Context, o client.Object) []reconcile.Request 
 
 type policyStatus struct {
 	kube client.Client
+	last *lastWrites
 }
 
 // policiesOfPod maps a Pod to the policies of its namespace that select
@@ -173,8 +176,50 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 		want.GetCondition(xpv2.TypeReady).Equal(pol.Status.GetCondition(xpv2.TypeReady)) {
 		return reconcile.Result{}, nil
 	}
+	// At most one write per policy per policyWriteInterval: a burst of
+	// Pods changes the counts with every Pod, and one write a second
+	// says as much as one per Pod. The requeue writes what the counts are
+	// then.
+	key := client.ObjectKeyFromObject(pol)
+	if left := r.last.wait(key, time.Now()); left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
 	pol.Status = *want
-	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Status().Update(ctx, pol))
+	if err := r.kube.Status().Update(ctx, pol); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	r.last.wrote(key, time.Now())
+	return reconcile.Result{}, nil
+}
+
+// policyWriteInterval spaces the status writes of one policy.
+const policyWriteInterval = time.Second
+
+// lastWrites remembers when each policy's status was last written.
+type lastWrites struct {
+	mu sync.Mutex
+	at map[types.NamespacedName]time.Time
+}
+
+// wait returns how long a write to key must wait.
+func (l *lastWrites) wait(key types.NamespacedName, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.at[key]
+	if !ok {
+		return 0
+	}
+	if left := policyWriteInterval - now.Sub(at); left > 0 {
+		return left
+	}
+	delete(l.at, key) // long ago: no need to remember it
+	return 0
+}
+
+func (l *lastWrites) wrote(key types.NamespacedName, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.at[key] = now
 }
 
 // waiting is how an unbound Pod that has no PodAddress of its own yet is

@@ -94,7 +94,9 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 		return // said already
 	}
 	r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
-	if perr := r.setPodCondition(ctx, pod, c); perr != nil {
+	orig := pod.DeepCopy()
+	setPodCondition(pod, c)
+	if perr := client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig))); perr != nil {
 		r.log.Debug("cannot set the address condition of a Pod", "pod", client.ObjectKeyFromObject(pod), "error", perr)
 	}
 }

@@ -39,7 +39,7 @@ func (r *Reconciler) setState(ctx context.Context, pa *v1alpha1.PodAddress, stat
 		return res, nil
 	}
 	r.metrics.state(pa)
-	if err := r.kube.Status().Update(ctx, pa); err != nil {
+	if err := r.writeStatus(ctx, pa); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update PodAddress status")
 	}
 	return res, nil

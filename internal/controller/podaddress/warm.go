@@ -120,8 +120,11 @@ func orDefault(s, d string) string {
 // missing in one call per pool, and releases free EIPs beyond it or with
 // other attributes (the policy changed).
 func (w *warmer) refill(ctx context.Context) error {
+	// Policies from the cache: a policy seen a moment late only delays
+	// its pool's refill. Only the statuses that say which EIPs are taken
+	// are read from the API server, and only when a policy asks for EIPs.
 	pols := &v1alpha1.PodAddressPolicyList{}
-	if err := w.api.List(ctx, pols); err != nil {
+	if err := w.r.kube.List(ctx, pols); err != nil {
 		return errors.Wrap(err, "cannot list PodAddressPolicies")
 	}
 	var errs []error
