@@ -140,3 +140,92 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 		t.Errorf("%d single RegisterTargets calls", n)
 	}
 }
+
+// TestDeleteCallsPerLoadBalancer binds 200 Pods on a pool of 4 load
+// balancers, deletes them all at once and counts the cloud calls until
+// every PodAddress is gone: describes are a few per load balancer (the
+// poll and the PortPool's own reconciles), not one per deleted Pod, and
+// deregistrations ride in batches (at most 0.05 writes per Pod).
+func TestDeleteCallsPerLoadBalancer(t *testing.T) {
+	const pods, lbs = 200, 4
+	startProviderClients(t, env.Config, 32, clb.Options{})
+	ns := namespace(t)
+	emu, ref := ownCloud(t, ns, func(c *emulator.Config) { c.ListenerQuota = 300 })
+	names := lbsOn(t, ns, lbs, ref)
+	pool(t, ns, "del", names, 43000, 43099, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ProviderConfigReference = ref
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	created := make([]*corev1.Pod, pods)
+	parallelDo(t, pods, func(i int) error {
+		p, err := churnPod(ctx, ns, fmt.Sprintf("gs-%03d", i), "del", fmt.Sprintf("10.71.%d.%d", i/250, i%250+1), false)
+		created[i] = p
+		return err
+	})
+	eventually(t, "all Pods Bound", func() error {
+		if n := countBound(t, ns); n != pods {
+			return errors.Errorf("%d of %d Bound: %s", n, pods, notBound(t, ns))
+		}
+		return nil
+	})
+	emu.ResetCounters()
+
+	start := time.Now()
+	parallelDo(t, pods, func(i int) error {
+		return client.IgnoreNotFound(kube.Delete(ctx, created[i], client.GracePeriodSeconds(0)))
+	})
+	eventually(t, "every PodAddress gone", func() error {
+		l := &v1alpha1.PodAddressList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(l.Items) != 0 {
+			return errors.Errorf("%d PodAddresses left", len(l.Items))
+		}
+		return nil
+	})
+	took := time.Since(start)
+	if left := targetsIn(emu); len(left) != 0 {
+		t.Errorf("%d targets left after every PodAddress was deleted, e.g. %s", len(left), left[0])
+	}
+	t.Logf("deleting %d Pods on %d load balancers took %s; calls: %v", pods, lbs, took.Round(time.Millisecond), emu.Calls())
+
+	// The managed resources' own polls (every 5 s here) describe each
+	// load balancer and the pool's listeners once per poll; allow that,
+	// plus a few reconciles, per load balancer.
+	polls := int(took/(5*time.Second)) + 2
+	for _, action := range []string{"DescribeListeners", "DescribeLoadBalancers", "DescribeTargets"} {
+		if got, limit := emu.CallCount(action), 3*lbs*polls; got > limit {
+			t.Errorf("%d %s calls deleting %d Pods, want at most %d (a few per load balancer per poll)", got, action, pods, limit)
+		}
+	}
+	if got, limit := emu.CallCount("BatchDeregisterTargets"), pods/20; got > limit {
+		t.Errorf("%d BatchDeregisterTargets calls for %d Pods, want at most %d (0.05 per Pod)", got, pods, limit)
+	}
+}
+
+// parallelDo runs fn(0..n-1) on 16 workers and fails the test on any error.
+func parallelDo(t *testing.T, n int, fn func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				if err := fn(i); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+}
