@@ -60,7 +60,9 @@ func listenerDescriber(c *Client) describer[*clbsdk.Listener] {
 			}
 			return l.ListenerId
 		},
-		missing: func(lbID, id string) string { return "listener " + id + " of load balancer " + lbID + " does not exist" },
+		missing: func(lbID, id string) string {
+			return "listener " + id + " of load balancer " + lbID + " does not exist"
+		},
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-
 )
 
 // CreateLoadBalancer creates load balancers as req describes and returns

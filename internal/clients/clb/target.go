@@ -398,7 +398,9 @@ func targetDescriber(c *Client) describer[*clbsdk.ListenerBackend] {
 			}
 			return l.ListenerId
 		},
-		missing: func(lbID, id string) string { return "listener " + id + " of load balancer " + lbID + " does not exist" },
+		missing: func(lbID, id string) string {
+			return "listener " + id + " of load balancer " + lbID + " does not exist"
+		},
 	}
 }
 

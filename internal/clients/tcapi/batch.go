@@ -25,12 +25,19 @@ type Coalescer[T, R any] struct {
 	groups map[string]*batchGroup[T, R]
 	// busy marks the keys whose flush is running.
 	busy map[string]bool
+	// flushed is when each key's last flush started: one entry per key
+	// (load balancer) in use, dropped when it has aged past MaxWait as
+	// the key's next group opens.
+	flushed map[string]time.Time
 }
 
 // Batching is how a Coalescer gathers requests.
 type Batching struct {
 	// Window is how long a group gathers after its first request, and,
 	// up to MaxWait, after its latest one: a burst keeps its group open.
+	// A group that opens within MaxWait of its key's last flush is part
+	// of the same burst and gathers for MaxWait, so a burst costs about
+	// one call per MaxWait per key, and a lone request waits Window.
 	Window time.Duration
 	// MaxWait bounds how long a burst keeps a group open; below Window it
 	// is Window (a fixed window).
@@ -55,6 +62,9 @@ type batchGroup[T, R any] struct {
 	units map[string]struct{}
 	// opened and last are when the first and the latest request came.
 	opened, last time.Time
+	// burst: the group opened soon after its key's last flush, so it
+	// gathers for MaxWait whatever the gaps between its requests.
+	burst bool
 	// closing is set once the group is handed to run: it still takes
 	// requests while run waits for a token, but no new timer or flush.
 	closing bool
@@ -78,7 +88,8 @@ type outcome[R any] struct {
 func NewCoalescer[T, R any](b Batching, units func(T) []string,
 	flush func(context.Context, string, []*Pending[T, R])) *Coalescer[T, R] {
 	b.MaxWait = max(b.MaxWait, b.Window)
-	return &Coalescer[T, R]{b: b, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{}, busy: map[string]bool{}}
+	return &Coalescer[T, R]{b: b, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{},
+		busy: map[string]bool{}, flushed: map[string]time.Time{}}
 }
 
 // OneUnit is the units function of requests for a single id.
@@ -98,6 +109,13 @@ func (co *Coalescer[T, R]) Do(ctx context.Context, key string, in T) (R, error) 
 		// A full group waiting for its token takes no more: the next
 		// group starts, to be sent once that flush ends.
 		g = &batchGroup[T, R]{units: map[string]struct{}{}, opened: now}
+		if last, ok := co.flushed[key]; ok {
+			if now.Sub(last) < co.b.MaxWait {
+				g.burst = true
+			} else {
+				delete(co.flushed, key)
+			}
+		}
 		co.groups[key] = g
 		time.AfterFunc(co.b.Window, func() { co.fire(key, g) })
 	}
@@ -137,8 +155,11 @@ func (co *Coalescer[T, R]) fire(key string, g *batchGroup[T, R]) {
 		return
 	}
 	now := time.Now()
-	if quiet := g.last.Add(co.b.Window).Sub(now); quiet > 0 {
+	if quiet := g.last.Add(co.b.Window).Sub(now); quiet > 0 || g.burst {
 		if limit := g.opened.Add(co.b.MaxWait).Sub(now); limit > 0 {
+			if g.burst {
+				quiet = limit
+			}
 			time.AfterFunc(min(quiet, limit), func() { co.fire(key, g) })
 			co.mu.Unlock()
 			return
@@ -168,6 +189,7 @@ func (co *Coalescer[T, R]) run(key string, g *batchGroup[T, R]) {
 		if co.groups[key] == g {
 			delete(co.groups, key)
 		}
+		co.flushed[key] = time.Now()
 		reqs := g.reqs
 		co.mu.Unlock()
 		co.flush(ctx, key, reqs)

@@ -676,6 +676,9 @@ func (r *Reconciler) runOps(ctx context.Context, pa *v1alpha1.PodAddress, ops []
 	if len(send) == 0 {
 		return true, nil
 	}
+	if send[0].c.Naive() {
+		return true, runInline(ctx, send)
+	}
 	return r.binder.start(client.ObjectKeyFromObject(pa), generation(send), send)
 }
 
