@@ -248,7 +248,8 @@ type outcome struct {
 
 // sync sends the next write of every load balancer that needs one and,
 // when the pool runs low, creates one load balancer. A load balancer busy
-// with a task is left for the next reconcile; any other failure is
+// with a task, or a write the rate limit held back, is left for the next
+// reconcile (a pool with work left comes back within a second); any other failure is
 // returned, with the conflicts that need a person, after every other load
 // balancer has had its turn.
 func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
@@ -271,7 +272,7 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 	})
 	var problems []string
 	for _, out := range outs {
-		if out.err != nil && !clb.IsBusy(out.err) {
+		if _, notYet := clb.NotYet(out.err); out.err != nil && !notYet {
 			problems = append(problems, out.lb+": "+out.err.Error())
 		}
 	}
@@ -375,7 +376,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.PortPool) (managed.E
 	})
 	var problems []string
 	for _, out := range outs {
-		if out.err != nil && !clb.IsBusy(out.err) {
+		if _, notYet := clb.NotYet(out.err); out.err != nil && !notYet {
 			problems = append(problems, out.lb+": "+out.err.Error())
 		}
 	}
