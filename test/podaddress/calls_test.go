@@ -49,28 +49,11 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	created := make([]*corev1.Pod, pods)
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				p, err := churnPod(ctx, ns, fmt.Sprintf("gs-%03d", i), "calls", "", i%4 == 0)
-				if err != nil {
-					t.Error(err)
-					continue
-				}
-				created[i] = p
-			}
-		})
-	}
-	for i := range pods {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	parallelDo(t, pods, func(i int) error {
+		p, err := churnPod(ctx, ns, fmt.Sprintf("gs-%03d", i), "calls", "", i%4 == 0)
+		created[i] = p
+		return err
+	})
 	eventually(t, "every Pod allocated, waiting for its IP", func() error {
 		l := &v1alpha1.PodAddressList{}
 		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
@@ -91,21 +74,9 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 	emu.ResetCounters()
 
 	start := time.Now()
-	work = make(chan int)
-	for range 16 {
-		wg.Go(func() {
-			for i := range work {
-				if err := giveIP(ctx, created[i], fmt.Sprintf("10.70.%d.%d", i/250, i%250+1)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	for i := range pods {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallelDo(t, pods, func(i int) error {
+		return giveIP(ctx, created[i], fmt.Sprintf("10.70.%d.%d", i/250, i%250+1))
+	})
 	span := time.Since(start)
 	eventually(t, "all Pods Bound", func() error {
 		if n := countBound(t, ns); n != pods {
@@ -150,12 +121,7 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 func TestDeleteCallsPerLoadBalancer(t *testing.T) {
 	const pods, lbs = 200, 4
 	startProviderClients(t, env.Config, 32, clb.Options{})
-	ns := namespace(t)
-	emu, ref := ownCloud(t, ns, func(c *emulator.Config) { c.ListenerQuota = 300 })
-	names := lbsOn(t, ns, lbs, ref)
-	pool(t, ns, "del", names, 43000, 43099, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ProviderConfigReference = ref
-	})
+	ns, emu := ownPool(t, "del", lbs, 43000, 43099)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -218,12 +184,7 @@ func TestDeleteCallsPerLoadBalancer(t *testing.T) {
 func TestNaiveModeCallsPerPod(t *testing.T) {
 	const pods = 40
 	startProviderClients(t, env.Config, 32, clb.Options{CallMode: clb.CallsNaive})
-	ns := namespace(t)
-	emu, ref := ownCloud(t, ns, nil)
-	names := lbsOn(t, ns, 2, ref)
-	pool(t, ns, "naive", names, 44000, 44049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ProviderConfigReference = ref
-	})
+	ns, emu := ownPool(t, "naive", 2, 44000, 44049)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	eventually(t, "the pool Ready", func() error {
@@ -260,6 +221,18 @@ func TestNaiveModeCallsPerPod(t *testing.T) {
 	if n := len(targetsIn(emu)); n != pods {
 		t.Errorf("%d targets in the cloud, want %d", n, pods)
 	}
+}
+
+// ownPool makes a namespace with its own emulated cloud, lbs load balancers
+// there and a TCP PortPool name over ports start-end of them.
+func ownPool(t *testing.T, name string, lbs int, start, end int64) (string, *emulator.Emulator) {
+	t.Helper()
+	ns := namespace(t)
+	emu, ref := ownCloud(t, ns, func(c *emulator.Config) { c.ListenerQuota = 300 })
+	pool(t, ns, name, lbsOn(t, ns, lbs, ref), start, end, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ProviderConfigReference = ref
+	})
+	return ns, emu
 }
 
 // parallelDo runs fn(0..n-1) on 16 workers and fails the test on any error.

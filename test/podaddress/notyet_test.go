@@ -9,7 +9,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
@@ -45,12 +44,7 @@ func reconcileErrors(t *testing.T) float64 {
 // later and goes, and no reconcile counts as failed.
 func TestBusyIsNotYet(t *testing.T) {
 	startProviderClients(t, env.Config, 8, clb.Options{})
-	ns := namespace(t)
-	emu, ref := ownCloud(t, ns, nil)
-	names := lbsOn(t, ns, 1, ref)
-	pool(t, ns, "busy", names, 45000, 45009, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ProviderConfigReference = ref
-	})
+	ns, emu := ownPool(t, "busy", 1, 45000, 45009)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	p, err := churnPod(ctx, ns, "gs-0", "busy", "10.73.0.1", false)

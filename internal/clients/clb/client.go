@@ -143,22 +143,27 @@ func (c *Client) write(ctx context.Context, op, action, lbID string,
 	return task, nil
 }
 
-// A describer is what one kind of coalesced describe needs: how to ask
-// for some ids under one key, and how to read an object's id.
+// A describer is what one kind of coalesced describe of objects O needs:
+// how to ask for some ids under one key, and how to read an object's id.
 type describer[O any] struct {
 	op, action string
 	size       int
-	describe   func(ctx context.Context, key string, ids []string) ([]O, error)
-	id         func(O) *string
+	describe   func(ctx context.Context, key string, ids []string) ([]*O, error)
+	id         func(*O) *string
 	// missing names an id the answer lacks, for the NotFound error.
 	missing func(key, id string) string
+}
+
+// missingListener is the missing function of describes by listener id.
+func missingListener(lbID, id string) string {
+	return "listener " + id + " of load balancer " + lbID + " does not exist"
 }
 
 // describeFlush answers coalesced describes: each id once, d.size per
 // call; a caller whose id the answer lacks gets a NotFound error, and an
 // id the API refuses as malformed fails only its callers.
-func describeFlush[O any](c *Client, d describer[O]) func(context.Context, string, []*tcapi.Pending[string, O]) {
-	return func(ctx context.Context, key string, reqs []*tcapi.Pending[string, O]) {
+func describeFlush[O any](c *Client, d describer[O]) func(context.Context, string, []*tcapi.Pending[string, *O]) {
+	return func(ctx context.Context, key string, reqs []*tcapi.Pending[string, *O]) {
 		keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
 		tcapi.CallIsolating(keys, d.size, classifyCode, func(ids []string) error {
 			c.s.api.Metrics.BatchSize.WithLabelValues(d.action).Observe(float64(len(ids)))
@@ -166,8 +171,11 @@ func describeFlush[O any](c *Client, d describer[O]) func(context.Context, strin
 			if err != nil {
 				return err
 			}
-			found := map[string]O{}
+			found := map[string]*O{}
 			for _, o := range objs {
+				if o == nil {
+					continue
+				}
 				if id := d.id(o); id != nil {
 					found[*id] = o
 				}
@@ -178,8 +186,7 @@ func describeFlush[O any](c *Client, d describer[O]) func(context.Context, strin
 					if ok {
 						p.Reply(o, nil)
 					} else {
-						var zero O
-						p.Reply(zero, localErr(d.op, NotFound, d.missing(key, id)))
+						p.Reply(nil, localErr(d.op, NotFound, d.missing(key, id)))
 					}
 				}
 			}

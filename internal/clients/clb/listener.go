@@ -41,9 +41,9 @@ func (c *Client) DescribeListener(ctx context.Context, lbID, listenerID string) 
 	return l, wrapErr(op, err)
 }
 
-func listenerDescriber(c *Client) describer[*clbsdk.Listener] {
+func listenerDescriber(c *Client) describer[clbsdk.Listener] {
 	const op = "describe listener"
-	return describer[*clbsdk.Listener]{
+	return describer[clbsdk.Listener]{
 		op: op, action: actionDescribeListeners, size: MaxDescribeListenerIDs,
 		describe: func(ctx context.Context, lbID string, ids []string) ([]*clbsdk.Listener, error) {
 			req := clbsdk.NewDescribeListenersRequest()
@@ -54,15 +54,8 @@ func listenerDescriber(c *Client) describer[*clbsdk.Listener] {
 			}
 			return resp.Response.Listeners, nil
 		},
-		id: func(l *clbsdk.Listener) *string {
-			if l == nil {
-				return nil
-			}
-			return l.ListenerId
-		},
-		missing: func(lbID, id string) string {
-			return "listener " + id + " of load balancer " + lbID + " does not exist"
-		},
+		id:      func(l *clbsdk.Listener) *string { return l.ListenerId },
+		missing: missingListener,
 	}
 }
 

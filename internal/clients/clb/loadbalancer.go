@@ -95,9 +95,9 @@ func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.L
 	return lb, wrapErr(op, err)
 }
 
-func lbDescriber(c *Client) describer[*clbsdk.LoadBalancer] {
+func lbDescriber(c *Client) describer[clbsdk.LoadBalancer] {
 	const op = "describe load balancer"
-	return describer[*clbsdk.LoadBalancer]{
+	return describer[clbsdk.LoadBalancer]{
 		op: op, action: actionDescribeLBs, size: MaxDescribeLBIDs,
 		describe: func(ctx context.Context, _ string, ids []string) ([]*clbsdk.LoadBalancer, error) {
 			req := clbsdk.NewDescribeLoadBalancersRequest()
@@ -109,12 +109,7 @@ func lbDescriber(c *Client) describer[*clbsdk.LoadBalancer] {
 			}
 			return resp.Response.LoadBalancerSet, nil
 		},
-		id: func(lb *clbsdk.LoadBalancer) *string {
-			if lb == nil {
-				return nil
-			}
-			return lb.LoadBalancerId
-		},
+		id:      func(lb *clbsdk.LoadBalancer) *string { return lb.LoadBalancerId },
 		missing: func(_, id string) string { return "load balancer " + id + " does not exist" },
 	}
 }

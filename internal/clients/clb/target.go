@@ -385,22 +385,15 @@ func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (
 	return b, wrapErr(op, err)
 }
 
-func targetDescriber(c *Client) describer[*clbsdk.ListenerBackend] {
+func targetDescriber(c *Client) describer[clbsdk.ListenerBackend] {
 	const op = "describe targets"
-	return describer[*clbsdk.ListenerBackend]{
+	return describer[clbsdk.ListenerBackend]{
 		op: op, action: actionDescribeTargets, size: MaxDescribeTargetsListeners,
 		describe: func(ctx context.Context, lbID string, ids []string) ([]*clbsdk.ListenerBackend, error) {
 			return c.describeTargets(ctx, op, lbID, ids)
 		},
-		id: func(l *clbsdk.ListenerBackend) *string {
-			if l == nil {
-				return nil
-			}
-			return l.ListenerId
-		},
-		missing: func(lbID, id string) string {
-			return "listener " + id + " of load balancer " + lbID + " does not exist"
-		},
+		id:      func(l *clbsdk.ListenerBackend) *string { return l.ListenerId },
+		missing: missingListener,
 	}
 }
 
