@@ -60,9 +60,12 @@ func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
 		return tcapi.Batching{Window: o.TargetBatchWindow, MaxWait: o.TargetBatchMaxWait, Full: MaxBatchTargets,
 			Timeout: o.FlushTimeout(), Limits: s.api.Limits, Action: action}
 	}
-	c.lbs = tcapi.NewCoalescer(describe(MaxDescribeLBIDs, actionDescribeLBs), tcapi.OneUnit, describeFlush(c, lbDescriber(c)))
-	c.listeners = tcapi.NewCoalescer(describe(MaxDescribeListenerIDs, actionDescribeListeners), tcapi.OneUnit, describeFlush(c, listenerDescriber(c)))
-	c.targets = tcapi.NewCoalescer(describe(MaxDescribeTargetsListeners, actionDescribeTargets), tcapi.OneUnit, describeFlush(c, targetDescriber(c)))
+	c.lbs = tcapi.NewCoalescer(describe(MaxDescribeLBIDs, actionDescribeLBs), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.LoadBalancer]{opDescribeLB, actionDescribeLBs, MaxDescribeLBIDs, c.describeLBIDs, lbIDOf, missingLB}))
+	c.listeners = tcapi.NewCoalescer(describe(MaxDescribeListenerIDs, actionDescribeListeners), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.Listener]{opDescribeListener, actionDescribeListeners, MaxDescribeListenerIDs, c.describeListenerIDs, listenerIDOf, missingListener}))
+	c.targets = tcapi.NewCoalescer(describe(MaxDescribeTargetsListeners, actionDescribeTargets), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.ListenerBackend]{opDescribeTargets, actionDescribeTargets, MaxDescribeTargetsListeners, c.describeTargetIDs, backendIDOf, missingListener}))
 	c.register = tcapi.NewCoalescer(change(actionRegister), targetKeys, c.flushTargets(true))
 	c.deregister = tcapi.NewCoalescer(change(actionDeregister), targetKeys, c.flushTargets(false))
 	return c, nil

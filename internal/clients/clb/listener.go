@@ -33,30 +33,26 @@ func (c *Client) CreateListener(ctx context.Context, req *clbsdk.CreateListenerR
 // error when the load balancer or the listener does not exist. Concurrent
 // calls for one load balancer are answered by one DescribeListeners.
 func (c *Client) DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error) {
-	const op = "describe listener"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(opDescribeListener, Invalid, "a load balancer id and a listener id are needed")
 	}
 	l, err := c.listeners.Do(ctx, lbID, listenerID)
-	return l, wrapErr(op, err)
+	return l, wrapErr(opDescribeListener, err)
 }
 
-func listenerDescriber(c *Client) describer[clbsdk.Listener] {
-	const op = "describe listener"
-	return describer[clbsdk.Listener]{
-		op: op, action: actionDescribeListeners, size: MaxDescribeListenerIDs,
-		describe: func(ctx context.Context, lbID string, ids []string) ([]*clbsdk.Listener, error) {
-			req := clbsdk.NewDescribeListenersRequest()
-			req.LoadBalancerId, req.ListenerIds = &lbID, ptrs(ids)
-			resp, _, err := call(ctx, c, op, actionDescribeListeners, req, c.sdk.DescribeListenersWithContext)
-			if err != nil {
-				return nil, err
-			}
-			return resp.Response.Listeners, nil
-		},
-		id:      func(l *clbsdk.Listener) *string { return l.ListenerId },
-		missing: missingListener,
+const opDescribeListener = "describe listener"
+
+func listenerIDOf(l *clbsdk.Listener) *string { return l.ListenerId }
+
+// describeListenerIDs sends one DescribeListeners for up to 100 ids.
+func (c *Client) describeListenerIDs(ctx context.Context, lbID string, ids []string) ([]*clbsdk.Listener, error) {
+	req := clbsdk.NewDescribeListenersRequest()
+	req.LoadBalancerId, req.ListenerIds = &lbID, ptrs(ids)
+	resp, _, err := call(ctx, c, opDescribeListener, actionDescribeListeners, req, c.sdk.DescribeListenersWithContext)
+	if err != nil {
+		return nil, err
 	}
+	return resp.Response.Listeners, nil
 }
 
 // DescribeListeners returns the listeners of a load balancer, optionally

@@ -87,31 +87,30 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 // DescribeLoadBalancer returns one load balancer, or a NotFound error.
 // Concurrent calls are answered by one DescribeLoadBalancers per 20 ids.
 func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error) {
-	const op = "describe load balancer"
 	if id == "" {
-		return nil, localErr(op, Invalid, "no load balancer id given")
+		return nil, localErr(opDescribeLB, Invalid, "no load balancer id given")
 	}
 	lb, err := c.lbs.Do(ctx, "", id)
-	return lb, wrapErr(op, err)
+	return lb, wrapErr(opDescribeLB, err)
 }
 
-func lbDescriber(c *Client) describer[clbsdk.LoadBalancer] {
-	const op = "describe load balancer"
-	return describer[clbsdk.LoadBalancer]{
-		op: op, action: actionDescribeLBs, size: MaxDescribeLBIDs,
-		describe: func(ctx context.Context, _ string, ids []string) ([]*clbsdk.LoadBalancer, error) {
-			req := clbsdk.NewDescribeLoadBalancersRequest()
-			req.LoadBalancerIds = ptrs(ids)
-			req.Limit = ptr(int64(len(ids)))
-			resp, _, err := call(ctx, c, op, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
-			if err != nil {
-				return nil, err
-			}
-			return resp.Response.LoadBalancerSet, nil
-		},
-		id:      func(lb *clbsdk.LoadBalancer) *string { return lb.LoadBalancerId },
-		missing: func(_, id string) string { return "load balancer " + id + " does not exist" },
+const opDescribeLB = "describe load balancer"
+
+func lbIDOf(lb *clbsdk.LoadBalancer) *string { return lb.LoadBalancerId }
+
+func missingLB(_, id string) string { return "load balancer " + id + " does not exist" }
+
+// describeLBIDs sends one DescribeLoadBalancers for up to 20 ids; the key
+// is unused (load balancers span no key).
+func (c *Client) describeLBIDs(ctx context.Context, _ string, ids []string) ([]*clbsdk.LoadBalancer, error) {
+	req := clbsdk.NewDescribeLoadBalancersRequest()
+	req.LoadBalancerIds = ptrs(ids)
+	req.Limit = ptr(int64(len(ids)))
+	resp, _, err := call(ctx, c, opDescribeLB, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
+	if err != nil {
+		return nil, err
 	}
+	return resp.Response.LoadBalancerSet, nil
 }
 
 // DeleteLoadBalancer deletes one load balancer with its listeners, rules

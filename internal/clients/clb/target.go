@@ -377,32 +377,23 @@ func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, tas
 // grouped by rule), or a NotFound error. Concurrent calls for one load
 // balancer are answered by one DescribeTargets per 20 listeners.
 func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error) {
-	const op = "describe targets"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(opDescribeTargets, Invalid, "a load balancer id and a listener id are needed")
 	}
 	b, err := c.targets.Do(ctx, lbID, listenerID)
-	return b, wrapErr(op, err)
+	return b, wrapErr(opDescribeTargets, err)
 }
 
-func targetDescriber(c *Client) describer[clbsdk.ListenerBackend] {
-	const op = "describe targets"
-	return describer[clbsdk.ListenerBackend]{
-		op: op, action: actionDescribeTargets, size: MaxDescribeTargetsListeners,
-		describe: func(ctx context.Context, lbID string, ids []string) ([]*clbsdk.ListenerBackend, error) {
-			return c.describeTargets(ctx, op, lbID, ids)
-		},
-		id:      func(l *clbsdk.ListenerBackend) *string { return l.ListenerId },
-		missing: missingListener,
-	}
-}
+const opDescribeTargets = "describe targets"
 
-// describeTargets sends one DescribeTargets for up to 20 listeners.
-func (c *Client) describeTargets(ctx context.Context, op, lbID string, ids []string) ([]*clbsdk.ListenerBackend, error) {
+func backendIDOf(l *clbsdk.ListenerBackend) *string { return l.ListenerId }
+
+// describeTargetIDs sends one DescribeTargets for up to 20 listeners.
+func (c *Client) describeTargetIDs(ctx context.Context, lbID string, ids []string) ([]*clbsdk.ListenerBackend, error) {
 	req := clbsdk.NewDescribeTargetsRequest()
 	req.LoadBalancerId = &lbID
 	req.ListenerIds = ptrs(ids)
-	resp, _, err := call(ctx, c, op, actionDescribeTargets, req, c.sdk.DescribeTargetsWithContext)
+	resp, _, err := call(ctx, c, opDescribeTargets, actionDescribeTargets, req, c.sdk.DescribeTargetsWithContext)
 	if err != nil {
 		return nil, err
 	}
@@ -415,14 +406,13 @@ func (c *Client) describeTargets(ctx context.Context, op, lbID string, ids []str
 // of many listeners costs a known number of calls. A listener that does
 // not exist is absent from the answer.
 func (c *Client) DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error) {
-	const op = "describe targets"
 	if lbID == "" {
-		return nil, localErr(op, Invalid, "no load balancer id given")
+		return nil, localErr(opDescribeTargets, Invalid, "no load balancer id given")
 	}
 	out := map[string]*clbsdk.ListenerBackend{}
 	for _, ids := range tcapi.Chunks(listenerIDs, MaxDescribeTargetsListeners) {
 		c.s.api.Metrics.BatchSize.WithLabelValues(actionDescribeTargets).Observe(float64(len(ids)))
-		ls, err := c.describeTargets(ctx, op, lbID, ids)
+		ls, err := c.describeTargetIDs(ctx, lbID, ids)
 		if err != nil {
 			return nil, err
 		}
