@@ -65,6 +65,8 @@ type options struct {
 	renewDeadline      time.Duration
 	apiRate            float64
 	targetBatchWindow  time.Duration
+	targetBatchMaxWait time.Duration
+	cloudCallMode      string
 	targetAudit        time.Duration
 	webhookAddr        string
 	webhookCertDir     string
@@ -109,6 +111,8 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
+	fs.DurationVar(&o.targetBatchMaxWait, "target-batch-max-wait", clb.DefaultTargetBatchMaxWait, "How long a burst of target changes keeps one load balancer's batch open: about one call per load balancer per this long while Pods keep coming.")
+	fs.StringVar(&o.cloudCallMode, "cloud-call-mode", clb.CallsBatched, "batched: target changes of many Pods share calls; naive: one register call per Pod, waited inline by its reconcile (a measuring aid for benchmarks, not for production).")
 	fs.DurationVar(&o.targetAudit, "target-audit-interval", podaddress.DefaultTargetAuditInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
 	certDir := os.Getenv(webhookCertDirEnv)
 	webhookAddr := ""
@@ -152,6 +156,12 @@ func parseFlags(args []string) (options, error) {
 	// NaN passes a "<= 0" check; Inf would turn the limit off.
 	if !(o.apiRate > 0) || math.IsInf(o.apiRate, 1) {
 		return o, fmt.Errorf("--api-rate must be a positive number, got %v", o.apiRate)
+	}
+	if o.cloudCallMode != clb.CallsBatched && o.cloudCallMode != clb.CallsNaive {
+		return o, fmt.Errorf("--cloud-call-mode must be %s or %s, got %q", clb.CallsBatched, clb.CallsNaive, o.cloudCallMode)
+	}
+	if o.targetBatchMaxWait < 0 {
+		return o, fmt.Errorf("--target-batch-max-wait must not be negative, got %s", o.targetBatchMaxWait)
 	}
 	if o.targetAudit < 0 {
 		return o, fmt.Errorf("--target-audit-interval must not be negative, got %s", o.targetAudit)
@@ -264,7 +274,8 @@ func run(o options) error {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
 	// One pool per cloud service, with the same rate limit and metrics.
-	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow, Registerer: metrics.Registry})
+	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow,
+		TargetBatchMaxWait: o.targetBatchMaxWait, CallMode: o.cloudCallMode, Registerer: metrics.Registry})
 	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents)}
 	if webhookServer != nil {
 		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
@@ -280,7 +291,7 @@ func run(o options) error {
 	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
 		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
 	}
-	log.Info("Starting", "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
+	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -237,7 +237,7 @@ func TestRegisterTargetsRetriesTransientErrors(t *testing.T) {
 		{Action: "BatchRegisterTargets", Code: "UnauthorizedOperation", Count: 1},
 	}}))
 	for i, err := range register("10.0.0.2") {
-		if !IsAuth(err) {
+		if Classify(err) != Auth {
 			t.Errorf("caller %d: %v, want the permanent Auth error", i, err)
 		}
 	}
@@ -251,7 +251,7 @@ func TestRegisterTargetsRetriesTransientErrors(t *testing.T) {
 	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{
 		{Action: "BatchDeregisterTargets", Code: "InternalError", Count: 1},
 	}}))
-	if _, err := c.DeregisterTargets(ctx, lb, []Target{{ListenerID: ls[0], EniIP: "10.0.0.1", Port: 80}}); !IsTransient(err) {
+	if _, err := c.DeregisterTargets(ctx, lb, []Target{{ListenerID: ls[0], EniIP: "10.0.0.1", Port: 80}}); Classify(err) != Transient {
 		t.Fatalf("deregistration: %v, want the InternalError", err)
 	}
 	if n := e.CallCount("BatchDeregisterTargets"); n != 1 {

@@ -18,20 +18,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
-// API batch limits (reference §5).
-const (
-	maxDescribeLBIDs       = 20
-	maxDescribeListenerIDs = 100
-	maxDescribeTargetsIDs  = 20
-	maxBatchTargets        = 500
-	maxCreateListenerPorts = 49 // "Length of .Ports should be less than 50"
-	maxDeleteListenerIDs   = 20
-	maxDescribeLBPage      = 100
-	maxWeightRules         = 100
-	maxWeightRuleTargets   = 50
-	maxWeightTargetsTotal  = 500
-)
-
 // scope is what all clients of one key pair, region and endpoint share.
 type scope struct {
 	clock func() time.Time
@@ -43,9 +29,9 @@ type scope struct {
 // Client talks to CLB in one region with one key pair. It is safe for
 // concurrent use; get it from a Pool rather than building one per call.
 type Client struct {
-	sdk          *clbsdk.Client
-	s            *scope
-	flushTimeout time.Duration
+	sdk   *clbsdk.Client
+	s     *scope
+	naive bool
 
 	lbs        *tcapi.Coalescer[string, *clbsdk.LoadBalancer]
 	listeners  *tcapi.Coalescer[string, *clbsdk.Listener]
@@ -61,12 +47,27 @@ func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
 	}
 	sdk.WithHttpTransport(o.Transport)
 
-	c := &Client{sdk: sdk, s: s, flushTimeout: o.FlushTimeout()}
-	c.lbs = tcapi.NewCoalescer(o.BatchWindow, maxDescribeLBIDs, tcapi.OneUnit, c.flushDescribeLBs)
-	c.listeners = tcapi.NewCoalescer(o.BatchWindow, maxDescribeListenerIDs, tcapi.OneUnit, c.flushDescribeListeners)
-	c.targets = tcapi.NewCoalescer(o.BatchWindow, maxDescribeTargetsIDs, tcapi.OneUnit, c.flushDescribeTargets)
-	c.register = tcapi.NewCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(true))
-	c.deregister = tcapi.NewCoalescer(o.TargetBatchWindow, maxBatchTargets, targetKeys, c.flushTargets(false))
+	c := &Client{sdk: sdk, s: s, naive: o.CallMode == CallsNaive}
+	// Describes answer reconciles, so they gather for a short fixed
+	// window. Target changes run in the background: their window stays
+	// open while a burst lasts (up to TargetBatchMaxWait) and while the
+	// action's rate limit makes the call wait, so that each call carries
+	// more targets when calls are scarce.
+	describe := func(full int, action string) tcapi.Batching {
+		return tcapi.Batching{Window: o.BatchWindow, Full: full, Timeout: o.FlushTimeout(), Limits: s.api.Limits, Action: action}
+	}
+	change := func(action string) tcapi.Batching {
+		return tcapi.Batching{Window: o.TargetBatchWindow, MaxWait: o.TargetBatchMaxWait, Full: MaxBatchTargets,
+			Timeout: o.FlushTimeout(), Limits: s.api.Limits, Action: action}
+	}
+	c.lbs = tcapi.NewCoalescer(describe(MaxDescribeLBIDs, actionDescribeLBs), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.LoadBalancer]{opDescribeLB, actionDescribeLBs, MaxDescribeLBIDs, c.describeLBIDs, lbIDOf, missingLB}))
+	c.listeners = tcapi.NewCoalescer(describe(MaxDescribeListenerIDs, actionDescribeListeners), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.Listener]{opDescribeListener, actionDescribeListeners, MaxDescribeListenerIDs, c.describeListenerIDs, listenerIDOf, missingListener}))
+	c.targets = tcapi.NewCoalescer(describe(MaxDescribeTargetsListeners, actionDescribeTargets), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.ListenerBackend]{opDescribeTargets, actionDescribeTargets, MaxDescribeTargetsListeners, c.describeTargetIDs, backendIDOf, missingListener}))
+	c.register = tcapi.NewCoalescer(change(actionRegister), targetKeys, c.flushTargets(true))
+	c.deregister = tcapi.NewCoalescer(change(actionDeregister), targetKeys, c.flushTargets(false))
 	return c, nil
 }
 
@@ -75,10 +76,45 @@ func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
 // RequestLimitExceeded answers.
 func (c *Client) CurrentRate(action string) float64 { return c.s.api.Limits.Current(action) }
 
+// Naive reports whether the client sends one call per caller (see
+// CallsNaive).
+func (c *Client) Naive() bool { return c.naive }
+
 // invoke is tcapi.Invoke with this client's limits, metrics and codes.
 func invoke[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
 	send func(context.Context, Req) (Resp, error)) (Resp, error) {
 	return tcapi.Invoke(ctx, c.s.api, action, req, send)
+}
+
+// call invokes action and makes sure the answer has its Response envelope
+// (the SDK answers a missing one with a nil Response rather than an
+// error), so that callers may read resp.Response. It returns the answer's
+// RequestId, which is the task id of asynchronous writes.
+func call[Req, Resp any](ctx context.Context, c *Client, op, action string, req Req,
+	send func(context.Context, Req) (Resp, error)) (Resp, string, error) {
+	resp, err := invoke(ctx, c, action, req, send)
+	if err != nil {
+		return resp, "", wrapErr(op, err)
+	}
+	id, ok := tcapi.Envelope(resp)
+	if !ok {
+		return resp, "", errEmptyAnswer(op)
+	}
+	return resp, id, nil
+}
+
+// writeCall is call of an asynchronous write of lbID, under its write
+// lock (see write); it returns the answer and the task id.
+func writeCall[Req, Resp any](ctx context.Context, c *Client, op, action, lbID string, req Req,
+	send func(context.Context, Req) (Resp, error)) (Resp, string, error) {
+	var resp Resp
+	task, err := c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
+		var id string
+		var err error
+		resp, id, err = call(ctx, c, op, action, req, send)
+		return id, err
+	})
+	return resp, task, err
 }
 
 // retryBatch is tcapi.RetryBatch with CLB's error codes.
@@ -110,10 +146,56 @@ func (c *Client) write(ctx context.Context, op, action, lbID string,
 	return task, nil
 }
 
-// flushContext bounds a coalesced call, which serves several callers and
-// so cannot use any one caller's context.
-func (c *Client) flushContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), c.flushTimeout)
+// A describer is what one kind of coalesced describe of objects O needs:
+// how to ask for some ids under one key, and how to read an object's id.
+type describer[O any] struct {
+	op, action string
+	size       int
+	describe   func(ctx context.Context, key string, ids []string) ([]*O, error)
+	id         func(*O) *string
+	// missing names an id the answer lacks, for the NotFound error.
+	missing func(key, id string) string
+}
+
+// missingListener is the missing function of describes by listener id.
+func missingListener(lbID, id string) string {
+	return "listener " + id + " of load balancer " + lbID + " does not exist"
+}
+
+// describeFlush answers coalesced describes: each id once, d.size per
+// call; a caller whose id the answer lacks gets a NotFound error, and an
+// id the API refuses as malformed fails only its callers.
+func describeFlush[O any](c *Client, d describer[O]) func(context.Context, string, []*tcapi.Pending[string, *O]) {
+	return func(ctx context.Context, key string, reqs []*tcapi.Pending[string, *O]) {
+		keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
+		tcapi.CallIsolating(keys, d.size, classifyCode, func(ids []string) error {
+			c.s.api.Metrics.BatchSize.WithLabelValues(d.action).Observe(float64(len(ids)))
+			objs, err := d.describe(ctx, key, ids)
+			if err != nil {
+				return err
+			}
+			found := map[string]*O{}
+			for _, o := range objs {
+				if o == nil {
+					continue
+				}
+				if id := d.id(o); id != nil {
+					found[*id] = o
+				}
+			}
+			for _, id := range ids {
+				o, ok := found[id]
+				for _, p := range byID[id] {
+					if ok {
+						p.Reply(o, nil)
+					} else {
+						p.Reply(nil, localErr(d.op, NotFound, d.missing(key, id)))
+					}
+				}
+			}
+			return nil
+		}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
+	}
 }
 
 // errEmptyAnswer reports an answer without the Response envelope, which

@@ -71,28 +71,24 @@ func IsNotFound(err error) bool { return err != nil && Classify(err) == NotFound
 // IsBusy reports whether err means the load balancer has a task in progress.
 func IsBusy(err error) bool { return err != nil && Classify(err) == Busy }
 
-// IsThrottled reports whether err is a rate limit that our retries could
-// not absorb.
-func IsThrottled(err error) bool { return err != nil && Classify(err) == Throttled }
-
 // IsQuota reports whether err is an exhausted quota.
 func IsQuota(err error) bool { return err != nil && Classify(err) == Quota }
 
 // IsInvalid reports whether err is a user error in the request.
 func IsInvalid(err error) bool { return err != nil && Classify(err) == Invalid }
 
-// IsAuth reports whether err is a credential or permission problem.
-func IsAuth(err error) bool { return err != nil && Classify(err) == Auth }
-
-// IsTransient reports whether err is a network or server-side failure.
-func IsTransient(err error) bool { return err != nil && Classify(err) == Transient }
-
-// RetryAfter suggests how long a caller should wait before trying again:
-// about a second for Busy, a few seconds for Throttled and Transient, and 0
-// for errors that waiting does not fix (the caller's normal backoff applies).
-func RetryAfter(err error) time.Duration {
+// NotYet reports whether err means "not yet" rather than a failure: the
+// load balancer is busy with a task, or the API's rate limit held even
+// after the client's retries. Callers come back after the wait it
+// returns, without a Warning event or an error condition: both clear up
+// by themselves within seconds.
+func NotYet(err error) (time.Duration, bool) {
 	if err == nil {
-		return 0
+		return 0, false
 	}
-	return tcapi.RetryAfter(Classify(err))
+	switch c := Classify(err); c {
+	case Busy, Throttled:
+		return tcapi.RetryAfter(c), true
+	}
+	return 0, false
 }

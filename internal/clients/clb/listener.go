@@ -5,8 +5,6 @@ import (
 	"strconv"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // CreateListener creates one listener per port of req and returns their
@@ -20,74 +18,41 @@ func (c *Client) CreateListener(ctx context.Context, req *clbsdk.CreateListenerR
 	if req == nil {
 		return nil, "", localErr(op, Invalid, "no request given")
 	}
-	if len(req.Ports) > maxCreateListenerPorts {
-		return nil, "", localErr(op, Invalid, "at most "+strconv.Itoa(maxCreateListenerPorts)+
+	if len(req.Ports) > MaxCreateListenerPorts {
+		return nil, "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxCreateListenerPorts)+
 			" ports can be created per call, got "+strconv.Itoa(len(req.Ports)))
 	}
-	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.CreateListenerWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		ids = strs(resp.Response.ListenerIds)
-		return str(resp.Response.RequestId), nil
-	})
+	resp, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.CreateListenerWithContext)
 	if err != nil {
 		return nil, "", err
 	}
-	return ids, task, nil
+	return strs(resp.Response.ListenerIds), task, nil
 }
 
 // DescribeListener returns one listener of a load balancer, or a NotFound
 // error when the load balancer or the listener does not exist. Concurrent
 // calls for one load balancer are answered by one DescribeListeners.
 func (c *Client) DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error) {
-	const op = "describe listener"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(opDescribeListener, Invalid, "a load balancer id and a listener id are needed")
 	}
 	l, err := c.listeners.Do(ctx, lbID, listenerID)
-	return l, wrapErr(op, err)
+	return l, wrapErr(opDescribeListener, err)
 }
 
-func (c *Client) flushDescribeListeners(lbID string, reqs []*tcapi.Pending[string, *clbsdk.Listener]) {
-	const op, action = "describe listener", "DescribeListeners"
-	ctx, cancel := c.flushContext()
-	defer cancel()
-	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
-	tcapi.CallIsolating(keys, maxDescribeListenerIDs, classifyCode, func(ids []string) error {
-		req := clbsdk.NewDescribeListenersRequest()
-		req.LoadBalancerId = &lbID
-		req.ListenerIds = ptrs(ids)
-		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
-		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeListenersWithContext)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		if resp.Response == nil {
-			return errEmptyAnswer(op)
-		}
-		found := map[string]*clbsdk.Listener{}
-		for _, l := range resp.Response.Listeners {
-			if l != nil && l.ListenerId != nil {
-				found[*l.ListenerId] = l
-			}
-		}
-		for _, id := range ids {
-			l := found[id]
-			for _, p := range byID[id] {
-				if l == nil {
-					p.Reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
-				} else {
-					p.Reply(l, nil)
-				}
-			}
-		}
-		return nil
-	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
+const opDescribeListener = "describe listener"
+
+func listenerIDOf(l *clbsdk.Listener) *string { return l.ListenerId }
+
+// describeListenerIDs sends one DescribeListeners for up to 100 ids.
+func (c *Client) describeListenerIDs(ctx context.Context, lbID string, ids []string) ([]*clbsdk.Listener, error) {
+	req := clbsdk.NewDescribeListenersRequest()
+	req.LoadBalancerId, req.ListenerIds = &lbID, ptrs(ids)
+	resp, _, err := call(ctx, c, opDescribeListener, actionDescribeListeners, req, c.sdk.DescribeListenersWithContext)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Response.Listeners, nil
 }
 
 // DescribeListeners returns the listeners of a load balancer, optionally
@@ -105,12 +70,9 @@ func (c *Client) DescribeListeners(ctx context.Context, lbID, protocol string, p
 	if port != 0 {
 		req.Port = &port
 	}
-	resp, err := invoke(ctx, c, "DescribeListeners", req, c.sdk.DescribeListenersWithContext)
+	resp, _, err := call(ctx, c, op, actionDescribeListeners, req, c.sdk.DescribeListenersWithContext)
 	if err != nil {
-		return nil, wrapErr(op, err)
-	}
-	if resp.Response == nil {
-		return nil, errEmptyAnswer(op)
+		return nil, err
 	}
 	return resp.Response.Listeners, nil
 }
@@ -122,16 +84,8 @@ func (c *Client) ModifyListener(ctx context.Context, req *clbsdk.ModifyListenerR
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyListenerWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyListenerWithContext)
+	return task, err
 }
 
 // DeleteListener deletes one listener and returns the task id. A missing
@@ -141,18 +95,10 @@ func (c *Client) DeleteListener(ctx context.Context, lbID, listenerID string) (s
 	if listenerID == "" {
 		return "", localErr(op, Invalid, "no listener id given")
 	}
-	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
-		req := clbsdk.NewDeleteListenerRequest()
-		req.LoadBalancerId, req.ListenerId = &lbID, &listenerID
-		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteListenerWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	req := clbsdk.NewDeleteListenerRequest()
+	req.LoadBalancerId, req.ListenerId = &lbID, &listenerID
+	_, task, err := writeCall(ctx, c, op, action, lbID, req, c.sdk.DeleteListenerWithContext)
+	return task, err
 }
 
 // DeleteListeners deletes up to 20 listeners of one load balancer in one
@@ -165,21 +111,13 @@ func (c *Client) DeleteListeners(ctx context.Context, lbID string, listenerIDs [
 	switch {
 	case len(listenerIDs) == 0:
 		return "", localErr(op, Invalid, "no listener ids given")
-	case len(listenerIDs) > maxDeleteListenerIDs:
-		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxDeleteListenerIDs)+
+	case len(listenerIDs) > MaxDeleteListenerIDs:
+		return "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxDeleteListenerIDs)+
 			" listeners can be deleted per call, got "+strconv.Itoa(len(listenerIDs)))
 	}
-	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
-		req := clbsdk.NewDeleteLoadBalancerListenersRequest()
-		req.LoadBalancerId = &lbID
-		req.ListenerIds = ptrs(listenerIDs)
-		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteLoadBalancerListenersWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	req := clbsdk.NewDeleteLoadBalancerListenersRequest()
+	req.LoadBalancerId = &lbID
+	req.ListenerIds = ptrs(listenerIDs)
+	_, task, err := writeCall(ctx, c, op, action, lbID, req, c.sdk.DeleteLoadBalancerListenersWithContext)
+	return task, err
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
 
 // CreateLoadBalancer creates load balancers as req describes and returns
@@ -22,14 +20,10 @@ func (c *Client) CreateLoadBalancer(ctx context.Context, req *clbsdk.CreateLoadB
 	if req == nil {
 		return nil, "", localErr(op, Invalid, "no request given")
 	}
-	resp, err := invoke(ctx, c, "CreateLoadBalancer", req, c.sdk.CreateLoadBalancerWithContext)
+	resp, task, err := call(ctx, c, op, "CreateLoadBalancer", req, c.sdk.CreateLoadBalancerWithContext)
 	if err != nil {
-		return nil, "", wrapErr(op, err)
+		return nil, "", err
 	}
-	if resp.Response == nil {
-		return nil, "", errEmptyAnswer(op)
-	}
-	task = str(resp.Response.RequestId)
 	ids = strs(resp.Response.LoadBalancerIds)
 	if len(ids) == 0 {
 		ids = c.taskLoadBalancers(ctx, task, str(resp.Response.DealName))
@@ -70,16 +64,13 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 		return nil, localErr(op, Invalid, "no tag key given")
 	}
 	var out []*clbsdk.LoadBalancer
-	for offset := int64(0); ; offset += maxDescribeLBPage {
+	for offset := int64(0); ; offset += MaxDescribeLBPage {
 		req := clbsdk.NewDescribeLoadBalancersRequest()
 		req.Filters = []*clbsdk.Filter{{Name: ptr("tag:" + key), Values: []*string{&value}}}
-		req.Offset, req.Limit = ptr(offset), ptr(int64(maxDescribeLBPage))
-		resp, err := invoke(ctx, c, "DescribeLoadBalancers", req, c.sdk.DescribeLoadBalancersWithContext)
+		req.Offset, req.Limit = ptr(offset), ptr(int64(MaxDescribeLBPage))
+		resp, _, err := call(ctx, c, op, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
 		if err != nil {
-			return nil, wrapErr(op, err)
-		}
-		if resp.Response == nil {
-			return nil, errEmptyAnswer(op)
+			return nil, err
 		}
 		page := resp.Response.LoadBalancerSet
 		out = append(out, page...)
@@ -87,7 +78,7 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 		if resp.Response.TotalCount != nil {
 			total = *resp.Response.TotalCount
 		}
-		if len(page) < maxDescribeLBPage || uint64(len(out)) >= total {
+		if len(page) < MaxDescribeLBPage || uint64(len(out)) >= total {
 			return out, nil
 		}
 	}
@@ -96,49 +87,30 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 // DescribeLoadBalancer returns one load balancer, or a NotFound error.
 // Concurrent calls are answered by one DescribeLoadBalancers per 20 ids.
 func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error) {
-	const op = "describe load balancer"
 	if id == "" {
-		return nil, localErr(op, Invalid, "no load balancer id given")
+		return nil, localErr(opDescribeLB, Invalid, "no load balancer id given")
 	}
 	lb, err := c.lbs.Do(ctx, "", id)
-	return lb, wrapErr(op, err)
+	return lb, wrapErr(opDescribeLB, err)
 }
 
-func (c *Client) flushDescribeLBs(_ string, reqs []*tcapi.Pending[string, *clbsdk.LoadBalancer]) {
-	const op, action = "describe load balancer", "DescribeLoadBalancers"
-	ctx, cancel := c.flushContext()
-	defer cancel()
-	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
-	tcapi.CallIsolating(keys, maxDescribeLBIDs, classifyCode, func(ids []string) error {
-		req := clbsdk.NewDescribeLoadBalancersRequest()
-		req.LoadBalancerIds = ptrs(ids)
-		req.Limit = ptr(int64(len(ids)))
-		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
-		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeLoadBalancersWithContext)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		if resp.Response == nil {
-			return errEmptyAnswer(op)
-		}
-		found := map[string]*clbsdk.LoadBalancer{}
-		for _, lb := range resp.Response.LoadBalancerSet {
-			if lb != nil && lb.LoadBalancerId != nil {
-				found[*lb.LoadBalancerId] = lb
-			}
-		}
-		for _, id := range ids {
-			lb := found[id]
-			for _, p := range byID[id] {
-				if lb == nil {
-					p.Reply(nil, localErr(op, NotFound, "load balancer "+id+" does not exist"))
-				} else {
-					p.Reply(lb, nil)
-				}
-			}
-		}
-		return nil
-	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
+const opDescribeLB = "describe load balancer"
+
+func lbIDOf(lb *clbsdk.LoadBalancer) *string { return lb.LoadBalancerId }
+
+func missingLB(_, id string) string { return "load balancer " + id + " does not exist" }
+
+// describeLBIDs sends one DescribeLoadBalancers for up to 20 ids; the key
+// is unused (load balancers span no key).
+func (c *Client) describeLBIDs(ctx context.Context, _ string, ids []string) ([]*clbsdk.LoadBalancer, error) {
+	req := clbsdk.NewDescribeLoadBalancersRequest()
+	req.LoadBalancerIds = ptrs(ids)
+	req.Limit = ptr(int64(len(ids)))
+	resp, _, err := call(ctx, c, opDescribeLB, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Response.LoadBalancerSet, nil
 }
 
 // DeleteLoadBalancer deletes one load balancer with its listeners, rules
@@ -150,19 +122,11 @@ func (c *Client) flushDescribeLBs(_ string, reqs []*tcapi.Pending[string, *clbsd
 // as done.
 func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) (string, error) {
 	const op, action = "delete load balancer", "DeleteLoadBalancer"
-	return c.write(ctx, op, action, id, func(ctx context.Context) (string, error) {
-		req := clbsdk.NewDeleteLoadBalancerRequest()
-		req.LoadBalancerIds = []*string{&id}
-		req.ForceDelete = ptr(true)
-		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteLoadBalancerWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	req := clbsdk.NewDeleteLoadBalancerRequest()
+	req.LoadBalancerIds = []*string{&id}
+	req.ForceDelete = ptr(true)
+	_, task, err := writeCall(ctx, c, op, action, id, req, c.sdk.DeleteLoadBalancerWithContext)
+	return task, err
 }
 
 // ModifyLoadBalancerAttributes changes the attributes of the load
@@ -172,27 +136,16 @@ func (c *Client) ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.M
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyLoadBalancerAttributesWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyLoadBalancerAttributesWithContext)
+	return task, err
 }
 
 // DescribeQuota returns the CLB quotas of the region.
 func (c *Client) DescribeQuota(ctx context.Context) ([]*clbsdk.Quota, error) {
 	const op = "describe quota"
-	resp, err := invoke(ctx, c, "DescribeQuota", clbsdk.NewDescribeQuotaRequest(), c.sdk.DescribeQuotaWithContext)
+	resp, _, err := call(ctx, c, op, "DescribeQuota", clbsdk.NewDescribeQuotaRequest(), c.sdk.DescribeQuotaWithContext)
 	if err != nil {
-		return nil, wrapErr(op, err)
-	}
-	if resp.Response == nil {
-		return nil, errEmptyAnswer(op)
+		return nil, err
 	}
 	return resp.Response.QuotaSet, nil
 }

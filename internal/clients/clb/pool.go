@@ -14,10 +14,18 @@ const (
 	DefaultBatchWindow = tcapi.DefaultBatchWindow
 	// DefaultTargetBatchWindow: see tcapi.DefaultTargetBatchWindow.
 	DefaultTargetBatchWindow = tcapi.DefaultTargetBatchWindow
+	// DefaultTargetBatchMaxWait: see tcapi.DefaultTargetBatchMaxWait.
+	DefaultTargetBatchMaxWait = tcapi.DefaultTargetBatchMaxWait
 	// DefaultRequestTimeout: see tcapi.DefaultRequestTimeout.
 	DefaultRequestTimeout = tcapi.DefaultRequestTimeout
 	// DefaultMaxTries: see tcapi.DefaultMaxTries.
 	DefaultMaxTries = tcapi.DefaultMaxTries
+)
+
+// Call modes of Options.CallMode: see tcapi.CallsBatched, tcapi.CallsNaive.
+const (
+	CallsBatched = tcapi.CallsBatched
+	CallsNaive   = tcapi.CallsNaive
 )
 
 // Options configure a Pool. The zero value is usable.

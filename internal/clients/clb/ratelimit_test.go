@@ -53,7 +53,7 @@ func TestThrottlingGivesUpAfterMaxTries(t *testing.T) {
 	e, c := start(t, emulator.Config{}, Options{MaxTries: 3})
 	must(t, e.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "DescribeQuota", Code: "RequestLimitExceeded"}}}))
 	_, err := c.DescribeQuota(testCtx(t))
-	if !IsThrottled(err) {
+	if Classify(err) != Throttled {
 		t.Fatalf("err = %v, want Throttled", err)
 	}
 	if got := e.CallCount("DescribeQuota"); got != 3 {

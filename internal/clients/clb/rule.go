@@ -13,21 +13,11 @@ func (c *Client) CreateRule(ctx context.Context, req *clbsdk.CreateRuleRequest) 
 	if req == nil {
 		return nil, "", localErr(op, Invalid, "no request given")
 	}
-	task, err = c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.CreateRuleWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		locationIDs = strs(resp.Response.LocationIds)
-		return str(resp.Response.RequestId), nil
-	})
+	resp, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.CreateRuleWithContext)
 	if err != nil {
 		return nil, "", err
 	}
-	return locationIDs, task, nil
+	return strs(resp.Response.LocationIds), task, nil
 }
 
 // ModifyRule changes the rule req names and returns the task id.
@@ -36,16 +26,8 @@ func (c *Client) ModifyRule(ctx context.Context, req *clbsdk.ModifyRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.ModifyRuleWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyRuleWithContext)
+	return task, err
 }
 
 // DeleteRule deletes the rules req names (by location ids, or by domain and
@@ -55,14 +37,6 @@ func (c *Client) DeleteRule(ctx context.Context, req *clbsdk.DeleteRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	return c.write(ctx, op, action, str(req.LoadBalancerId), func(ctx context.Context) (string, error) {
-		resp, err := invoke(ctx, c, action, req, c.sdk.DeleteRuleWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.DeleteRuleWithContext)
+	return task, err
 }

@@ -97,6 +97,10 @@ func (c *Client) RegisterTargets(ctx context.Context, lbID string, targets []Tar
 	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
+	if c.naive {
+		task, err := tcapi.Direct(ctx, lbID, targets, c.flushTargets(true))
+		return task, wrapErr(op, err)
+	}
 	task, err := c.register.Do(ctx, lbID, targets)
 	return task, wrapErr(op, err)
 }
@@ -109,22 +113,24 @@ func (c *Client) DeregisterTargets(ctx context.Context, lbID string, targets []T
 	if err := validTargets(op, lbID, targets); err != nil || len(targets) == 0 {
 		return "", err
 	}
+	if c.naive {
+		task, err := tcapi.Direct(ctx, lbID, targets, c.flushTargets(false))
+		return task, wrapErr(op, err)
+	}
 	task, err := c.deregister.Do(ctx, lbID, targets)
 	return task, wrapErr(op, err)
 }
 
 // flushTargets sends the target changes gathered for one load balancer.
-func (c *Client) flushTargets(register bool) func(string, []*tcapi.Pending[[]Target, string]) {
-	op, action := "register targets", "BatchRegisterTargets"
+func (c *Client) flushTargets(register bool) func(context.Context, string, []*tcapi.Pending[[]Target, string]) {
+	op, action := "register targets", actionRegister
 	if !register {
-		op, action = "deregister targets", "BatchDeregisterTargets"
+		op, action = "deregister targets", actionDeregister
 	}
-	return func(lbID string, reqs []*tcapi.Pending[[]Target, string]) {
+	return func(ctx context.Context, lbID string, reqs []*tcapi.Pending[[]Target, string]) {
 		if len(tcapi.Live(reqs)) == 0 {
 			return
 		}
-		ctx, cancel := c.flushContext()
-		defer cancel()
 		failAll := func(err error) {
 			for _, p := range reqs {
 				p.Reply("", err)
@@ -260,7 +266,7 @@ func onListener(entries []*targetEntry, listener string) []*targetEntry {
 // targets among n costs at most about 2·b·log2(n) more calls, and never
 // more than maxIsolationCalls.
 func (b *targetBatch) send(entries []*targetEntry) {
-	for _, chunk := range tcapi.Chunks(entries, maxBatchTargets) {
+	for _, chunk := range tcapi.Chunks(entries, MaxBatchTargets) {
 		failed, msg, task, err := b.call(chunk)
 		if err != nil {
 			if len(chunk) > 1 && Classify(err) == Invalid && b.retry() {
@@ -352,76 +358,46 @@ func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, tas
 	if b.register {
 		req := clbsdk.NewBatchRegisterTargetsRequest()
 		req.LoadBalancerId, req.Targets = &b.lbID, ts
-		resp, err := invoke(b.ctx, b.c, b.action, req, b.c.sdk.BatchRegisterTargetsWithContext)
+		resp, task, err := call(b.ctx, b.c, b.op, b.action, req, b.c.sdk.BatchRegisterTargetsWithContext)
 		if err != nil {
-			return nil, "", "", wrapErr(b.op, err)
+			return nil, "", "", err
 		}
-		if resp.Response == nil {
-			return nil, "", "", errEmptyAnswer(b.op)
-		}
-		r := resp.Response
-		return strs(r.FailListenerIdSet), str(r.Message), str(r.RequestId), nil
+		return strs(resp.Response.FailListenerIdSet), str(resp.Response.Message), task, nil
 	}
 	req := clbsdk.NewBatchDeregisterTargetsRequest()
 	req.LoadBalancerId, req.Targets = &b.lbID, ts
-	resp, err := invoke(b.ctx, b.c, b.action, req, b.c.sdk.BatchDeregisterTargetsWithContext)
+	resp, task, err := call(b.ctx, b.c, b.op, b.action, req, b.c.sdk.BatchDeregisterTargetsWithContext)
 	if err != nil {
-		return nil, "", "", wrapErr(b.op, err)
+		return nil, "", "", err
 	}
-	if resp.Response == nil {
-		return nil, "", "", errEmptyAnswer(b.op)
-	}
-	r := resp.Response
-	return strs(r.FailListenerIdSet), str(r.Message), str(r.RequestId), nil
+	return strs(resp.Response.FailListenerIdSet), str(resp.Response.Message), task, nil
 }
 
 // DescribeTargets returns the backends of one listener (for L7 listeners,
 // grouped by rule), or a NotFound error. Concurrent calls for one load
 // balancer are answered by one DescribeTargets per 20 listeners.
 func (c *Client) DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error) {
-	const op = "describe targets"
 	if lbID == "" || listenerID == "" {
-		return nil, localErr(op, Invalid, "a load balancer id and a listener id are needed")
+		return nil, localErr(opDescribeTargets, Invalid, "a load balancer id and a listener id are needed")
 	}
 	b, err := c.targets.Do(ctx, lbID, listenerID)
-	return b, wrapErr(op, err)
+	return b, wrapErr(opDescribeTargets, err)
 }
 
-func (c *Client) flushDescribeTargets(lbID string, reqs []*tcapi.Pending[string, *clbsdk.ListenerBackend]) {
-	const op, action = "describe targets", "DescribeTargets"
-	ctx, cancel := c.flushContext()
-	defer cancel()
-	keys, byID := tcapi.GroupByInput(tcapi.Live(reqs))
-	tcapi.CallIsolating(keys, maxDescribeTargetsIDs, classifyCode, func(ids []string) error {
-		req := clbsdk.NewDescribeTargetsRequest()
-		req.LoadBalancerId = &lbID
-		req.ListenerIds = ptrs(ids)
-		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
-		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		if resp.Response == nil {
-			return errEmptyAnswer(op)
-		}
-		found := map[string]*clbsdk.ListenerBackend{}
-		for _, l := range resp.Response.Listeners {
-			if l != nil && l.ListenerId != nil {
-				found[*l.ListenerId] = l
-			}
-		}
-		for _, id := range ids {
-			l := found[id]
-			for _, p := range byID[id] {
-				if l == nil {
-					p.Reply(nil, localErr(op, NotFound, "listener "+id+" of load balancer "+lbID+" does not exist"))
-				} else {
-					p.Reply(l, nil)
-				}
-			}
-		}
-		return nil
-	}, func(ids []string, err error) { tcapi.ReplyAll(byID, ids, err) })
+const opDescribeTargets = "describe targets"
+
+func backendIDOf(l *clbsdk.ListenerBackend) *string { return l.ListenerId }
+
+// describeTargetIDs sends one DescribeTargets for up to 20 listeners.
+func (c *Client) describeTargetIDs(ctx context.Context, lbID string, ids []string) ([]*clbsdk.ListenerBackend, error) {
+	req := clbsdk.NewDescribeTargetsRequest()
+	req.LoadBalancerId = &lbID
+	req.ListenerIds = ptrs(ids)
+	resp, _, err := call(ctx, c, opDescribeTargets, actionDescribeTargets, req, c.sdk.DescribeTargetsWithContext)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Response.Listeners, nil
 }
 
 // DescribeListenersTargets returns the backends of listeners of one load
@@ -430,24 +406,17 @@ func (c *Client) flushDescribeTargets(lbID string, reqs []*tcapi.Pending[string,
 // of many listeners costs a known number of calls. A listener that does
 // not exist is absent from the answer.
 func (c *Client) DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error) {
-	const op, action = "describe targets", "DescribeTargets"
 	if lbID == "" {
-		return nil, localErr(op, Invalid, "no load balancer id given")
+		return nil, localErr(opDescribeTargets, Invalid, "no load balancer id given")
 	}
 	out := map[string]*clbsdk.ListenerBackend{}
-	for _, ids := range tcapi.Chunks(listenerIDs, maxDescribeTargetsIDs) {
-		req := clbsdk.NewDescribeTargetsRequest()
-		req.LoadBalancerId = &lbID
-		req.ListenerIds = ptrs(ids)
-		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(ids)))
-		resp, err := invoke(ctx, c, action, req, c.sdk.DescribeTargetsWithContext)
+	for _, ids := range tcapi.Chunks(listenerIDs, MaxDescribeTargetsListeners) {
+		c.s.api.Metrics.BatchSize.WithLabelValues(actionDescribeTargets).Observe(float64(len(ids)))
+		ls, err := c.describeTargetIDs(ctx, lbID, ids)
 		if err != nil {
-			return nil, wrapErr(op, err)
+			return nil, err
 		}
-		if resp.Response == nil {
-			return nil, errEmptyAnswer(op)
-		}
-		for _, l := range resp.Response.Listeners {
+		for _, l := range ls {
 			if l != nil && l.ListenerId != nil {
 				out[*l.ListenerId] = l
 			}
@@ -469,8 +438,8 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 	if len(targets) == 0 {
 		return "", localErr(op, Invalid, "no targets given")
 	}
-	if len(targets) > maxWeightTargetsTotal {
-		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightTargetsTotal)+" targets per call")
+	if len(targets) > MaxWeightTargets {
+		return "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxWeightTargets)+" targets per call")
 	}
 	var rules []*clbsdk.RsWeightRule
 	index := map[string]*clbsdk.RsWeightRule{}
@@ -485,27 +454,19 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 			index[k] = r
 			rules = append(rules, r)
 		}
-		if len(r.Targets) == maxWeightRuleTargets {
-			return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightRuleTargets)+" targets per listener or rule per call")
+		if len(r.Targets) == MaxWeightRuleTargets {
+			return "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxWeightRuleTargets)+" targets per listener or rule per call")
 		}
 		r.Targets = append(r.Targets, &clbsdk.Target{
 			Port: ptr(t.Port), EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID), Weight: t.Weight,
 		})
 	}
-	if len(rules) > maxWeightRules {
-		return "", localErr(op, Invalid, "at most "+strconv.Itoa(maxWeightRules)+" listeners or rules per call")
+	if len(rules) > MaxWeightRules {
+		return "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxWeightRules)+" listeners or rules per call")
 	}
-	return c.write(ctx, op, action, lbID, func(ctx context.Context) (string, error) {
-		req := clbsdk.NewBatchModifyTargetWeightRequest()
-		req.LoadBalancerId, req.ModifyList = &lbID, rules
-		c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(targets)))
-		resp, err := invoke(ctx, c, action, req, c.sdk.BatchModifyTargetWeightWithContext)
-		if err != nil {
-			return "", err
-		}
-		if resp.Response == nil {
-			return "", errEmptyAnswer(op)
-		}
-		return str(resp.Response.RequestId), nil
-	})
+	req := clbsdk.NewBatchModifyTargetWeightRequest()
+	req.LoadBalancerId, req.ModifyList = &lbID, rules
+	c.s.api.Metrics.BatchSize.WithLabelValues(action).Observe(float64(len(targets)))
+	_, task, err := writeCall(ctx, c, op, action, lbID, req, c.sdk.BatchModifyTargetWeightWithContext)
+	return task, err
 }

@@ -91,8 +91,8 @@ func TestBusyFromTheCloud(t *testing.T) {
 	if !IsBusy(err) || Code(err) != codeResourceInOperating {
 		t.Fatalf("err = %v, want the cloud's ResourceInOperating as Busy", err)
 	}
-	if RetryAfter(err) <= 0 {
-		t.Fatal("Busy needs a retry hint")
+	if after, ok := NotYet(err); !ok || after <= 0 {
+		t.Fatal("Busy is not yet, with a retry hint")
 	}
 }
 

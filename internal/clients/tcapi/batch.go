@@ -2,37 +2,72 @@ package tcapi
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"time"
 )
 
-// Coalescer gathers the requests that arrive within one window for the
-// same key (a load balancer id, or "" for requests that span them) and
-// hands them to flush together. At most one flush per key runs at a time:
-// requests that arrive meanwhile wait in the next group, which is sent as
-// soon as the running flush ends. So when calls are slow or the action's
-// rate limit makes them wait, batches grow instead of calls multiplying,
-// and the calls per key never exceed one per flush. It starts no
-// long-lived goroutine: a timer per open window does the work, so a
-// coalescer needs no Close.
+// Coalescer gathers the requests that arrive for the same key (a load
+// balancer id, or "" for requests that span them) and hands them to flush
+// together. At most one flush per key runs at a time: requests that arrive
+// meanwhile wait in the next group, which is sent as soon as the running
+// flush ends. So when calls are slow or the action's rate limit makes them
+// wait, batches grow instead of calls multiplying, and the calls per key
+// never exceed one per flush. It starts no long-lived goroutine: a timer
+// per open window does the work, so a coalescer needs no Close.
 type Coalescer[T, R any] struct {
-	window time.Duration
-	// full flushes a window early once its requests name this many
-	// distinct units (ids to describe, targets to change), as units tells.
-	full  int
+	b     Batching
 	units func(T) []string
-	flush func(key string, reqs []*Pending[T, R])
+	flush func(ctx context.Context, key string, reqs []*Pending[T, R])
 
 	mu     sync.Mutex
 	groups map[string]*batchGroup[T, R]
 	// busy marks the keys whose flush is running.
 	busy map[string]bool
+	// flushed is when each key's last flush started: one entry per key
+	// (load balancer) in use, dropped when it has aged past MaxWait as
+	// the key's next group opens.
+	flushed map[string]time.Time
+}
+
+// Batching is how a Coalescer gathers requests.
+type Batching struct {
+	// Window is how long a group gathers after its first request, and,
+	// up to MaxWait, after its latest one: a burst keeps its group open.
+	// A group that opens within MaxWait of its key's last flush is part
+	// of the same burst and gathers for MaxWait, so a burst costs about
+	// one call per MaxWait per key, and a lone request waits Window.
+	Window time.Duration
+	// MaxWait bounds how long a burst keeps a group open; below Window it
+	// is Window (a fixed window).
+	MaxWait time.Duration
+	// Full flushes a group early once its requests name this many
+	// distinct units (ids to describe, targets to change).
+	Full int
+	// Timeout bounds a flush, which serves several callers and so cannot
+	// use any one caller's context.
+	Timeout time.Duration
+	// Limits and Action, when set, keep a closed group open until the
+	// action's rate limiter gives the flush its token: while the limit
+	// binds, the requests that arrive meanwhile ride in the same call
+	// instead of the next one. The flush's context carries the token,
+	// which the flush's first call of Action spends (see Limiters.Wait).
+	Limits *Limiters
+	Action string
 }
 
 type batchGroup[T, R any] struct {
 	reqs  []*Pending[T, R]
 	units map[string]struct{}
+	// opened and last are when the first and the latest request came.
+	opened, last time.Time
+	// burst: the group opened soon after its key's last flush, so it
+	// gathers for MaxWait whatever the gaps between its requests.
+	burst bool
+	// closing is set once the group is handed to run: it still takes
+	// requests while run waits for a token, but no new timer or flush.
+	closing bool
 	// due is set when the group's window ended (or it filled up) while a
 	// flush of its key was running; that flush sends it when it ends.
 	due bool
@@ -50,9 +85,11 @@ type outcome[R any] struct {
 	err error
 }
 
-func NewCoalescer[T, R any](window time.Duration, full int, units func(T) []string,
-	flush func(string, []*Pending[T, R])) *Coalescer[T, R] {
-	return &Coalescer[T, R]{window: window, full: full, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{}, busy: map[string]bool{}}
+func NewCoalescer[T, R any](b Batching, units func(T) []string,
+	flush func(context.Context, string, []*Pending[T, R])) *Coalescer[T, R] {
+	b.MaxWait = max(b.MaxWait, b.Window)
+	return &Coalescer[T, R]{b: b, units: units, flush: flush, groups: map[string]*batchGroup[T, R]{},
+		busy: map[string]bool{}, flushed: map[string]time.Time{}}
 }
 
 // OneUnit is the units function of requests for a single id.
@@ -65,30 +102,40 @@ func (co *Coalescer[T, R]) Do(ctx context.Context, key string, in T) (R, error) 
 		return zero, err
 	}
 	p := &Pending[T, R]{ctx: ctx, In: in, done: make(chan outcome[R], 1)}
+	now := time.Now()
 	co.mu.Lock()
 	g := co.groups[key]
-	if g == nil {
-		g = &batchGroup[T, R]{units: map[string]struct{}{}}
+	if g == nil || g.closing && len(g.units) >= co.b.Full {
+		// A full group waiting for its token takes no more: the next
+		// group starts, to be sent once that flush ends.
+		g = &batchGroup[T, R]{units: map[string]struct{}{}, opened: now}
+		if last, ok := co.flushed[key]; ok {
+			if now.Sub(last) < co.b.MaxWait {
+				g.burst = true
+			} else {
+				delete(co.flushed, key)
+			}
+		}
 		co.groups[key] = g
-		time.AfterFunc(co.window, func() { co.fire(key, g) })
+		time.AfterFunc(co.b.Window, func() { co.fire(key, g) })
 	}
 	g.reqs = append(g.reqs, p)
+	g.last = now
 	for _, u := range co.units(in) {
 		g.units[u] = struct{}{}
 	}
-	var ready []*Pending[T, R]
-	if len(g.units) >= co.full {
+	start := false
+	if len(g.units) >= co.b.Full && !g.closing {
 		if co.busy[key] {
 			g.due = true
 		} else {
-			delete(co.groups, key) // the timer of g will find it gone
-			co.busy[key] = true
-			ready = g.reqs
+			g.closing, co.busy[key] = true, true
+			start = true
 		}
 	}
 	co.mu.Unlock()
-	if ready != nil {
-		go co.run(key, ready)
+	if start {
+		go co.run(key, g)
 	}
 
 	select {
@@ -100,32 +147,58 @@ func (co *Coalescer[T, R]) Do(ctx context.Context, key string, in T) (R, error) 
 	}
 }
 
+// fire ends g's window, unless a burst keeps it open a little longer.
 func (co *Coalescer[T, R]) fire(key string, g *batchGroup[T, R]) {
 	co.mu.Lock()
-	if co.groups[key] != g {
+	if co.groups[key] != g || g.closing {
 		co.mu.Unlock()
 		return
+	}
+	now := time.Now()
+	if quiet := g.last.Add(co.b.Window).Sub(now); quiet > 0 || g.burst {
+		if limit := g.opened.Add(co.b.MaxWait).Sub(now); limit > 0 {
+			if g.burst {
+				quiet = limit
+			}
+			time.AfterFunc(min(quiet, limit), func() { co.fire(key, g) })
+			co.mu.Unlock()
+			return
+		}
 	}
 	if co.busy[key] {
 		g.due = true
 		co.mu.Unlock()
 		return
 	}
-	delete(co.groups, key)
-	co.busy[key] = true
+	g.closing, co.busy[key] = true, true
 	co.mu.Unlock()
-	co.run(key, g.reqs)
+	co.run(key, g)
 }
 
-// run flushes reqs, then sends the next group of key if it is due.
-func (co *Coalescer[T, R]) run(key string, reqs []*Pending[T, R]) {
-	for reqs != nil {
-		co.flush(key, reqs)
-		reqs = nil
+// run flushes g, then the next group of key if it is due. Each group
+// takes requests until its flush has its token.
+func (co *Coalescer[T, R]) run(key string, g *batchGroup[T, R]) {
+	for g != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), co.b.Timeout)
+		if co.b.Limits != nil {
+			if err := co.b.Limits.Wait(ctx, co.b.Action); err == nil {
+				ctx = WithToken(ctx, co.b.Action)
+			}
+		}
 		co.mu.Lock()
-		if g := co.groups[key]; g != nil && g.due {
+		if co.groups[key] == g {
 			delete(co.groups, key)
-			reqs = g.reqs
+		}
+		co.flushed[key] = time.Now()
+		reqs := g.reqs
+		co.mu.Unlock()
+		co.flush(ctx, key, reqs)
+		cancel()
+		co.mu.Lock()
+		g = nil
+		if next := co.groups[key]; next != nil && next.due {
+			next.closing = true
+			g = next
 		} else {
 			delete(co.busy, key)
 		}
@@ -257,5 +330,22 @@ func RetryBatch(ctx context.Context, cls CodeClassifier, send func() error) erro
 		case <-t.C:
 		}
 		delay = min(2*delay, batchRetryMaxWait)
+	}
+}
+
+// Direct sends in on its own through flush, as a coalescer would with a
+// group of one, and waits for its outcome: one call per caller.
+func Direct[T, R any](ctx context.Context, key string, in T, flush func(context.Context, string, []*Pending[T, R])) (R, error) {
+	p := &Pending[T, R]{ctx: ctx, In: in, done: make(chan outcome[R], 1)}
+	flush(ctx, key, []*Pending[T, R]{p})
+	select {
+	case o := <-p.done:
+		return o.val, o.err
+	default:
+		var zero R
+		if err := ctx.Err(); err != nil {
+			return zero, err
+		}
+		return zero, errors.New("no answer") // flush answers every live request
 	}
 }

@@ -107,9 +107,8 @@ type Error struct {
 	// Message is the API message, or a description of a local error.
 	Message string
 
-	class     Class
-	requestID string
-	cause     error
+	class Class
+	cause error
 }
 
 // Error formats the error as "cannot <op>: <code>: <message>".
@@ -135,10 +134,6 @@ func (e *Error) Unwrap() error { return e.cause }
 // Class returns the class of the error.
 func (e *Error) Class() Class { return e.class }
 
-// RequestID returns the RequestId of the API answer, for logs and support
-// tickets; it is deliberately not part of Error().
-func (e *Error) RequestID() string { return e.requestID }
-
 // Wrap turns whatever a call returned into an *Error for op, classified by
 // cls. It returns nil for nil and leaves an *Error as it is.
 func Wrap(op string, err error, cls CodeClassifier) error {
@@ -155,7 +150,7 @@ func Wrap(op string, err error, cls CodeClassifier) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		e.Message = err.Error()
 	case errors.As(err, &sdk):
-		e.Code, e.requestID = sdk.GetCode(), sdk.GetRequestId()
+		e.Code = sdk.GetCode()
 		e.Message = sdk.GetMessage()
 		if e.Code == CodeNetworkError {
 			// The SDK puts the transport error text here, which carries
@@ -216,21 +211,17 @@ func Code(err error) string {
 const (
 	busyRetryAfter      = time.Second
 	throttledRetryAfter = 3 * time.Second
-	transientRetryAfter = 3 * time.Second
 )
 
 // RetryAfter suggests how long a caller should wait before trying again
 // after an error of class c: about a second for Busy, a few seconds for
-// Throttled and Transient, and 0 for errors that waiting does not fix (the
-// caller's normal backoff applies).
+// Throttled, and 0 for the rest (the caller's normal backoff applies).
 func RetryAfter(c Class) time.Duration {
 	switch c {
 	case Busy:
 		return busyRetryAfter
 	case Throttled:
 		return throttledRetryAfter
-	case Transient:
-		return transientRetryAfter
 	default:
 		return 0
 	}

@@ -2,6 +2,7 @@ package tcapi
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -73,4 +74,24 @@ func InvokeOnce[Req, Resp any](ctx context.Context, c *Caller, action string, re
 		}
 		return zero, err
 	}
+}
+
+// Envelope returns the RequestId of an SDK answer (a pointer to a struct
+// whose Response field points to the parameters), and false when the
+// Response is missing: the SDK answers a body without one with a nil
+// Response rather than an error. Every service's answers share this
+// shape, so it is read once here rather than at every call.
+func Envelope(resp any) (requestID string, ok bool) {
+	v := reflect.ValueOf(resp)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return "", false
+	}
+	r := v.Elem().FieldByName("Response")
+	if !r.IsValid() || r.Kind() != reflect.Pointer || r.IsNil() {
+		return "", false
+	}
+	if id := r.Elem().FieldByName("RequestId"); id.IsValid() && id.Kind() == reflect.Pointer && !id.IsNil() {
+		return id.Elem().String(), true
+	}
+	return "", true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,9 +54,29 @@ func (l *Limiters) get(action string) *actionLimiter {
 	return a
 }
 
-// Wait blocks until action may send one request, or ctx ends.
+// Wait blocks until action may send one request, or ctx ends. A token of
+// action that ctx carries (see WithToken) is spent first, without waiting.
 func (l *Limiters) Wait(ctx context.Context, action string) error {
+	if t, ok := ctx.Value(tokenKey{}).(*token); ok && t.action == action && t.unspent.CompareAndSwap(true, false) {
+		return nil
+	}
 	return l.get(action).wait(ctx)
+}
+
+type tokenKey struct{}
+
+// token is one request of action already taken from its limiter.
+type token struct {
+	action  string
+	unspent atomic.Bool
+}
+
+// WithToken returns ctx carrying one token of action, taken from its
+// limiter by the caller: the next Wait for action under ctx spends it.
+func WithToken(ctx context.Context, action string) context.Context {
+	t := &token{action: action}
+	t.unspent.Store(true)
+	return context.WithValue(ctx, tokenKey{}, t)
 }
 
 // Throttled tells the limiter of action that the API refused a call.

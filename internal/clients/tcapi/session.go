@@ -35,11 +35,26 @@ const (
 	// reconciles that ask for them, so a longer window than for describes
 	// costs no reconcile time and buys larger BatchRegisterTargets calls.
 	DefaultTargetBatchWindow = 200 * time.Millisecond
+	// DefaultTargetBatchMaxWait is how long a burst of target changes may
+	// keep one load balancer's window open: long enough that a burst of
+	// Pods costs a call per load balancer about every second, short
+	// enough that a Pod's address is published within the bind-latency
+	// goal (2 s).
+	DefaultTargetBatchMaxWait = time.Second
 	// DefaultRequestTimeout bounds one HTTP exchange with the API.
 	DefaultRequestTimeout = 30 * time.Second
 	// DefaultMaxTries bounds how often one call is sent when the API
 	// answers RequestLimitExceeded.
 	DefaultMaxTries = 8
+)
+
+// Call modes of Options.CallMode.
+const (
+	// CallsBatched coalesces concurrent requests into batch calls.
+	CallsBatched = "batched"
+	// CallsNaive sends one call per caller, as a straightforward per-Pod
+	// controller does: a measuring aid, not for production.
+	CallsNaive = "naive"
 )
 
 // Options configure a service client pool. The zero value is usable.
@@ -57,6 +72,14 @@ type Options struct {
 	// deregistrations; 0 means DefaultTargetBatchWindow. Other services
 	// ignore it.
 	TargetBatchWindow time.Duration
+	// TargetBatchMaxWait bounds how long requests that keep arriving (each
+	// within TargetBatchWindow of the last) keep a target window open; 0
+	// means DefaultTargetBatchMaxWait, and less than TargetBatchWindow
+	// means a fixed window.
+	TargetBatchMaxWait time.Duration
+	// CallMode is CallsBatched (""), or CallsNaive to send one call per
+	// caller, for measuring what batching saves.
+	CallMode string
 	// RequestTimeout bounds one HTTP exchange; 0 means
 	// DefaultRequestTimeout. The SDK counts it in whole seconds.
 	RequestTimeout time.Duration
@@ -83,6 +106,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.TargetBatchWindow <= 0 {
 		o.TargetBatchWindow = DefaultTargetBatchWindow
+	}
+	if o.TargetBatchMaxWait <= 0 {
+		o.TargetBatchMaxWait = DefaultTargetBatchMaxWait
+	}
+	if o.CallMode == "" {
+		o.CallMode = CallsBatched
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout

@@ -139,11 +139,9 @@ func (c *Client) Describe(ctx context.Context, ids []string) ([]Address, error) 
 
 // flushDescribe describes the ids of every waiting caller, 100 per call.
 // A malformed id fails only the callers who asked for it.
-func (c *Client) flushDescribe(_ string, reqs []*tcapi.Pending[[]string, map[string]Address]) {
+func (c *Client) flushDescribe(ctx context.Context, _ string, reqs []*tcapi.Pending[[]string, map[string]Address]) {
 	const op, action = "describe addresses", "DescribeAddresses"
 	reqs = tcapi.Live(reqs)
-	ctx, cancel := c.flushContext()
-	defer cancel()
 	found := map[string]Address{}
 	failed := callPerID(reqs, func(err error) bool { return IsInvalid(err) }, func(ids []string) error {
 		req := vpcsdk.NewDescribeAddressesRequest()
@@ -260,11 +258,9 @@ func (c *Client) Release(ctx context.Context, ids []string) (taskID string, err 
 	return task, wrapErr("release addresses", err)
 }
 
-func (c *Client) flushRelease(_ string, reqs []*tcapi.Pending[[]string, string]) {
+func (c *Client) flushRelease(ctx context.Context, _ string, reqs []*tcapi.Pending[[]string, string]) {
 	const op, action = "release addresses", "ReleaseAddresses"
 	reqs = tcapi.Live(reqs)
-	ctx, cancel := c.flushContext()
-	defer cancel()
 	tasks := map[string]string{}
 	// The API refuses the whole call for one missing or bound id, so such
 	// refusals are narrowed down to the ids concerned.

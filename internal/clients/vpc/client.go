@@ -11,7 +11,6 @@ package vpc
 
 import (
 	"context"
-	"time"
 
 	vpcsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
@@ -60,9 +59,10 @@ func (p *Pool) Client(cfg clients.Config) (*Client, error) {
 			return nil, err
 		}
 		sdk.WithHttpTransport(p.opts.Transport)
-		c := &Client{sdk: sdk, api: api, flushTimeout: p.opts.FlushTimeout()}
-		c.describes = tcapi.NewCoalescer(p.opts.BatchWindow, maxAddressIDs, idUnits, c.flushDescribe)
-		c.releases = tcapi.NewCoalescer(p.opts.BatchWindow, maxAddressIDs, idUnits, c.flushRelease)
+		c := &Client{sdk: sdk, api: api}
+		b := tcapi.Batching{Window: p.opts.BatchWindow, Full: maxAddressIDs, Timeout: p.opts.FlushTimeout()}
+		c.describes = tcapi.NewCoalescer(b, idUnits, c.flushDescribe)
+		c.releases = tcapi.NewCoalescer(b, idUnits, c.flushRelease)
 		return c, nil
 	})
 }
@@ -70,9 +70,8 @@ func (p *Pool) Client(cfg clients.Config) (*Client, error) {
 // Client talks to the VPC API in one region with one key pair. It is safe
 // for concurrent use; get it from a Pool rather than building one per call.
 type Client struct {
-	sdk          *vpcsdk.Client
-	api          *tcapi.Caller
-	flushTimeout time.Duration
+	sdk *vpcsdk.Client
+	api *tcapi.Caller
 
 	describes *tcapi.Coalescer[[]string, map[string]Address]
 	releases  *tcapi.Coalescer[[]string, string]
@@ -86,12 +85,6 @@ func (c *Client) CurrentRate(action string) float64 { return c.api.Limits.Curren
 func invoke[Req, Resp any](ctx context.Context, c *Client, action string, req Req,
 	send func(context.Context, Req) (Resp, error)) (Resp, error) {
 	return tcapi.Invoke(ctx, c.api, action, req, send)
-}
-
-// flushContext bounds a coalesced call, which serves several callers and
-// so cannot use any one caller's context.
-func (c *Client) flushContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), c.flushTimeout)
 }
 
 func idUnits(ids []string) []string { return ids }

@@ -57,15 +57,18 @@ type Watch struct {
 // every kind of this provider uses.
 func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Options, pool Pool[C], k Kind[T, C]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
+	ny := newNotYet()
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&Connector[T, C]{
 			Kube:  mgr.GetClient(),
 			Usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			Pool:  pool,
-			New:   k.New,
+			New: func(c C, kube client.Client) managed.TypedExternalClient[T] {
+				return notYetClient[T]{TypedExternalClient: k.New(c, kube), n: ny}
+			},
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(notYetRecorder{Recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), n: ny}),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, pollInterval time.Duration) time.Duration {
 			if mg.GetCondition("Ready").Status != "True" && pollInterval > notReadyPoll {
@@ -108,5 +111,5 @@ func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Optio
 	for _, w := range k.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
-	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	return b.Complete(ratelimiter.NewReconciler(name, ny.reconciler(r), o.GlobalRateLimiter))
 }

@@ -381,7 +381,7 @@ func (a *auditor) reweigh(ctx context.Context, g *lbAudit, es []expected) {
 // weightChunks splits es (sorted by listener) into BatchModifyTargetWeight
 // calls: at most 500 targets, 100 listeners and 50 targets per listener.
 func weightChunks(es []expected) [][]expected {
-	const maxTotal, maxListeners, maxPerListener = 500, 100, 50
+	const maxTotal, maxListeners, maxPerListener = clb.MaxWeightTargets, clb.MaxWeightRules, clb.MaxWeightRuleTargets
 	var out [][]expected
 	var cur []expected
 	listeners, perListener := 0, 0

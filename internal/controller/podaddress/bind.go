@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
@@ -146,18 +148,7 @@ func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
 	defer cancel()
 	var err error
 	for _, o := range ops {
-		if o.register {
-			_, err = o.c.RegisterTargets(ctx, o.lb, o.targets)
-			if err != nil {
-				err = confirm(ctx, o, true, err)
-			}
-		} else {
-			_, err = o.c.DeregisterTargets(ctx, o.lb, o.targets)
-			if err != nil {
-				err = confirm(ctx, o, false, err)
-			}
-		}
-		if err != nil {
+		if _, err = o.send(ctx); err != nil {
 			break
 		}
 	}
@@ -172,6 +163,64 @@ func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
 	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
 	case <-b.ctx.Done(): // nobody reads the channel any more
 	}
+}
+
+// send sends o and returns its task id; a refusal the cloud's state
+// already answers (see confirm) is success.
+func (o op) send(ctx context.Context) (string, error) {
+	call := o.c.DeregisterTargets
+	if o.register {
+		call = o.c.RegisterTargets
+	}
+	task, err := call(ctx, o.lb, o.targets)
+	if err != nil {
+		return "", confirm(ctx, o, o.register, err)
+	}
+	return task, nil
+}
+
+// taskPoll is how often runInline asks whether a task has ended.
+const taskPoll = 100 * time.Millisecond
+
+// runInline is the naive mode (clb.CallsNaive): the reconcile sends its
+// ops itself, one call each, and waits for each task to end, as a
+// straightforward per-Pod controller does. It exists to measure what
+// the binder and the batches save, not for production.
+func runInline(ctx context.Context, ops []op) error {
+	ctx, cancel := context.WithTimeout(ctx, bindTimeout)
+	defer cancel()
+	for _, o := range ops {
+		task, err := o.send(ctx)
+		if err != nil {
+			return err
+		}
+		if task == "" {
+			continue // confirmed from the cloud's state: nothing to wait for
+		}
+		tick := time.NewTicker(taskPoll)
+		for {
+			st, msg, err := o.c.TaskStatus(ctx, task)
+			if err != nil && !clb.IsNotFound(err) {
+				tick.Stop()
+				return err
+			}
+			if st == clb.TaskFailed {
+				tick.Stop()
+				return errors.Errorf("task %s on load balancer %s failed: %s", task, o.lb, msg)
+			}
+			if err != nil || st == clb.TaskSucceeded {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				tick.Stop()
+				return ctx.Err()
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+	}
+	return nil
 }
 
 // confirm turns a refused (de)registration into success when the cloud

@@ -247,7 +247,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	if len(toRegister) > 0 {
 		done, err := r.runOps(ctx, pa, registerOps(toRegister))
 		if !done || err != nil {
-			if err != nil {
+			if _, notYet := clb.NotYet(err); err != nil && !notYet {
 				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
 			}
 			return reconcile.Result{}, err
@@ -693,6 +693,9 @@ func (r *Reconciler) runOps(ctx context.Context, pa *v1alpha1.PodAddress, ops []
 	}
 	if len(send) == 0 {
 		return true, nil
+	}
+	if send[0].c.Naive() {
+		return true, runInline(ctx, send)
 	}
 	return r.binder.start(client.ObjectKeyFromObject(pa), generation(send), send)
 }

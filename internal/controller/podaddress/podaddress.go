@@ -165,8 +165,16 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	}
 }
 
-// Reconcile one name: the Pod and the PodAddress of that name.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile one name: the Pod and the PodAddress of that name. A cloud
+// answer that means "not yet" (a busy load balancer, the rate limit) is
+// no error: the name comes back after the wait it suggests, without a
+// failure logged or backed off.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, err error) {
+	defer func() {
+		if after, ok := clb.NotYet(err); ok {
+			res, err = reconcile.Result{RequeueAfter: after}, nil
+		}
+	}()
 	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
 	if err != nil {
 		return reconcile.Result{}, err

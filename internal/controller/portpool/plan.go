@@ -9,15 +9,8 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
-)
-
-// Limits of the CLB API (reference §5).
-const (
-	// maxPortsPerCreate: "Length of .Ports should be less than 50".
-	maxPortsPerCreate = 49
-	// maxListenersPerDelete is the DeleteLoadBalancerListeners limit.
-	maxListenersPerDelete = 20
 )
 
 // Defaults of the PortPool API.
@@ -264,7 +257,7 @@ func createBatches(s shape, lbID string, owner namer, settings *v1alpha1.PoolLis
 	var out []*clbsdk.CreateListenerRequest
 	for _, p := range s.protocols {
 		ports := missing[p]
-		size := maxPortsPerCreate
+		size := clb.MaxCreateListenerPorts
 		if s.seg > 1 {
 			size = 1
 		}
@@ -281,7 +274,7 @@ func createBatches(s shape, lbID string, owner namer, settings *v1alpha1.PoolLis
 func deleteBatches(ids []string) [][]string {
 	var out [][]string
 	for len(ids) > 0 {
-		n := min(maxListenersPerDelete, len(ids))
+		n := min(clb.MaxDeleteListenerIDs, len(ids))
 		out = append(out, ids[:n])
 		ids = ids[n:]
 	}

@@ -13,11 +13,14 @@ package portpool
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,11 +80,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		},
 		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(sh.pollInterval)},
 		// A binding waiting for a port may call for a new load balancer,
-		// and a binding that goes may let a refused delete through: look
-		// now, not at the poll. Other changes only move the counts, which
-		// the poll catches, so a burst of Pods does not re-read the cloud
-		// for every binding.
-		Watches: []mr.Watch{{Object: &networkv1alpha1.PodAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(poolsOfBinding)}},
+		// and a binding that goes may let the pool remove what it held up:
+		// look now, not at the poll. Other changes only move the counts,
+		// which the poll catches, so a burst of Pods does not re-read the
+		// cloud for every binding (see poolsOfBinding).
+		Watches: []mr.Watch{{Object: &networkv1alpha1.PodAddress{}, Handler: handler.EnqueueRequestsFromMapFunc(poolsOfBinding(mgr.GetClient()))}},
 	})
 }
 
@@ -245,7 +248,8 @@ type outcome struct {
 
 // sync sends the next write of every load balancer that needs one and,
 // when the pool runs low, creates one load balancer. A load balancer busy
-// with a task is left for the next reconcile; any other failure is
+// with a task, or a write the rate limit held back, is left for the next
+// reconcile (a pool with work left comes back within a second); any other failure is
 // returned, with the conflicts that need a person, after every other load
 // balancer has had its turn.
 func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
@@ -268,7 +272,7 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 	})
 	var problems []string
 	for _, out := range outs {
-		if out.err != nil && !clb.IsBusy(out.err) {
+		if _, notYet := clb.NotYet(out.err); out.err != nil && !notYet {
 			problems = append(problems, out.lb+": "+out.err.Error())
 		}
 	}
@@ -372,7 +376,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.PortPool) (managed.E
 	})
 	var problems []string
 	for _, out := range outs {
-		if out.err != nil && !clb.IsBusy(out.err) {
+		if _, notYet := clb.NotYet(out.err); out.err != nil && !notYet {
 			problems = append(problems, out.lb+": "+out.err.Error())
 		}
 	}
@@ -433,17 +437,71 @@ func joinErrors(errs []error) error {
 	return errors.New(summary(msgs, maxProblems))
 }
 
-// poolsOfBinding maps a PodAddress to the pools it holds or asks for.
-func poolsOfBinding(_ context.Context, o client.Object) []ctrlreconcile.Request {
-	pa, ok := o.(*networkv1alpha1.PodAddress)
-	if !ok || (pa.Status.State != networkv1alpha1.StateNoPortAvailable && pa.GetDeletionTimestamp() == nil) {
-		return nil
-	}
-	var reqs []ctrlreconcile.Request
-	for _, key := range networkv1alpha1.PoolsOf(pa) {
-		if nn, ok := networkv1alpha1.ParsePoolKey(key); ok {
-			reqs = append(reqs, ctrlreconcile.Request{NamespacedName: nn})
+// poolsOfBinding maps a PodAddress to the pools that should look now: all
+// it asks for while it waits for a port (a pool may create a load
+// balancer), and, once it is deleted, only those its bindings hold
+// something up on (the pool's deletion, a load balancer removed from the
+// pool or draining, a listener the pool no longer wants). Any other
+// binding that goes only moves the counts, which the poll catches: a
+// reconcile per deleted Pod would describe every load balancer of the
+// pool once per Pod.
+func poolsOfBinding(kube client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+		pa, ok := o.(*networkv1alpha1.PodAddress)
+		if !ok {
+			return nil
 		}
+		var keys []string
+		switch {
+		case pa.Status.State == networkv1alpha1.StateNoPortAvailable:
+			keys = networkv1alpha1.PoolsOf(pa)
+		case pa.GetDeletionTimestamp() != nil:
+			for _, b := range pa.Status.Bindings {
+				if !slices.Contains(keys, b.Pool) && holdsUp(ctx, kube, b) {
+					keys = append(keys, b.Pool)
+				}
+			}
+		}
+		var reqs []ctrlreconcile.Request
+		for _, key := range keys {
+			if nn, ok := networkv1alpha1.ParsePoolKey(key); ok {
+				reqs = append(reqs, ctrlreconcile.Request{NamespacedName: nn})
+			}
+		}
+		return reqs
 	}
-	return reqs
+}
+
+// holdsUp reports whether binding b keeps its pool from removing
+// something: the pool is being deleted, b's load balancer takes no
+// bindings, or b's listener is not one the pool wants. A pool that cannot
+// be read is asked to look, as before.
+func holdsUp(ctx context.Context, kube client.Reader, b networkv1alpha1.PortBinding) bool {
+	nn, ok := networkv1alpha1.ParsePoolKey(b.Pool)
+	if !ok {
+		return false
+	}
+	pp := &v1alpha1.PortPool{}
+	if err := kube.Get(ctx, nn, pp); err != nil {
+		return !kerrors.IsNotFound(err)
+	}
+	if meta.WasDeleted(pp) {
+		return true
+	}
+	for _, lb := range pp.Status.AtProvider.LoadBalancers {
+		if lb.ID != b.LoadBalancerID {
+			continue
+		}
+		if !v1alpha1.TakesBindings(lb.State) {
+			return true
+		}
+		wanted := slices.Collect(maps.Values(lb.Listeners))
+		for _, id := range b.ListenerIDs {
+			if !slices.Contains(wanted, id) {
+				return true
+			}
+		}
+		return false
+	}
+	return true // a load balancer the status no longer lists
 }

@@ -22,7 +22,7 @@ const (
 	defaultWeight = 10
 	// maxWeightChanges is how many weights one BatchModifyTargetWeight may
 	// change on one listener or rule.
-	maxWeightChanges = 50
+	maxWeightChanges = clb.MaxWeightRuleTargets
 	// maxDiffItems bounds how many changes the readable diff lists.
 	maxDiffItems = 10
 	// backendTypeCVM is the Type of a target bound by instance id.
