@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -47,7 +48,7 @@ func TestCloseEndsUnusedConnections(t *testing.T) {
 	took := time.Since(start)
 	if err := <-closed; err == nil || isTimeout(err) {
 		t.Fatalf("the unused connection was not closed by the server: read returned %v", err)
-	} else if err != io.EOF {
+	} else if !errors.Is(err, io.EOF) {
 		t.Logf("unused connection ended with %v", err)
 	}
 	t.Logf("Close took %s", took)
@@ -59,6 +60,6 @@ func TestCloseEndsUnusedConnections(t *testing.T) {
 }
 
 func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
