@@ -82,6 +82,10 @@ type Emulator struct {
 
 	server   *http.Server
 	listener net.Listener
+	// fresh holds the connections accepted that have not sent a request
+	// yet, which Close ends itself (see closeFresh).
+	freshMu sync.Mutex
+	fresh   map[net.Conn]struct{}
 }
 
 // call is one API request on its way through the pipeline.
@@ -164,7 +168,8 @@ func StartOn(cfg Config, addr string) (*Emulator, string, error) {
 		return nil, "", err
 	}
 	e.listener = ln
-	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ConnState: e.trackConn}
+	e.server.RegisterOnShutdown(e.closeFresh)
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -218,6 +223,33 @@ func (e *Emulator) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// trackConn keeps the set of connections that have sent no request yet.
+func (e *Emulator) trackConn(c net.Conn, s http.ConnState) {
+	e.freshMu.Lock()
+	defer e.freshMu.Unlock()
+	if s == http.StateNew {
+		if e.fresh == nil {
+			e.fresh = map[net.Conn]struct{}{}
+		}
+		e.fresh[c] = struct{}{}
+		return
+	}
+	delete(e.fresh, c)
+}
+
+// closeFresh runs when Shutdown has closed the listener. Shutdown closes
+// idle connections at once but counts one that never sent a request as
+// idle only after 5 s (an SDK transport may open one and not use it), so
+// Close would wait on it; no request will come on it now.
+func (e *Emulator) closeFresh() {
+	e.freshMu.Lock()
+	defer e.freshMu.Unlock()
+	for c := range e.fresh {
+		_ = c.Close()
+		delete(e.fresh, c)
+	}
 }
 
 // ServeHTTP answers API calls on any path, and the admin API under

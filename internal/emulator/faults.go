@@ -27,6 +27,11 @@ type Faults struct {
 	// answered, on top of the configured latency; every rule that fires
 	// adds its delay. A delayed call may still fail by a Rule.
 	Delays []FaultDelay `json:"Delays,omitempty"`
+	// TagFilterLagSeconds makes the tag filters of DescribeAddresses
+	// (tag-key, tag-value, tag:<key>) miss EIPs allocated less than that
+	// long ago, as an index of tags that lags behind the resources would:
+	// a caller looking for what an earlier call allocated may not find it.
+	TagFilterLagSeconds float64 `json:"TagFilterLagSeconds,omitempty"`
 }
 
 // FaultDelay delays some calls of one action by a random time within
@@ -135,6 +140,14 @@ func (f *faultSet) delay(action string) time.Duration {
 	return d
 }
 
+// tagLag is how long after its allocation an EIP is found by tag filters.
+func (e *Emulator) tagLag() time.Duration {
+	if f := e.faults.Load(); f != nil {
+		return time.Duration(f.spec.TagFilterLagSeconds * float64(time.Second))
+	}
+	return 0
+}
+
 func (f *faultSet) busy(lbID string, now time.Time) bool {
 	s := f.spec.BusyStorm
 	if s == nil || (!f.busyUntil.IsZero() && now.After(f.busyUntil)) {
@@ -164,7 +177,7 @@ func (f *faultSet) taskFails(action string) (bool, string) {
 // SetFaults replaces the injected faults; the zero Faults clears them.
 func (e *Emulator) SetFaults(f Faults) error {
 	valid := func(r float64) bool { return r >= 0 && r <= 1 }
-	if !valid(f.TaskFailureRate) || (f.BusyStorm != nil && (!valid(f.BusyStorm.Rate) || f.BusyStorm.Seconds < 0)) {
+	if !valid(f.TaskFailureRate) || (f.BusyStorm != nil && (!valid(f.BusyStorm.Rate) || f.BusyStorm.Seconds < 0)) || f.TagFilterLagSeconds < 0 {
 		return errors.New("emulator: fault rates must be within [0, 1] and durations not negative")
 	}
 	for _, d := range f.Delays {
@@ -182,7 +195,7 @@ func (e *Emulator) SetFaults(f Faults) error {
 	if s := f.BusyStorm; s != nil && s.Seconds > 0 {
 		set.busyUntil = e.cfg.Clock().Add(time.Duration(s.Seconds * float64(time.Second)))
 	}
-	if len(set.rules) == 0 && f.BusyStorm == nil && f.TaskFailureRate == 0 && len(f.Delays) == 0 {
+	if len(set.rules) == 0 && f.BusyStorm == nil && f.TaskFailureRate == 0 && len(f.Delays) == 0 && f.TagFilterLagSeconds == 0 {
 		e.faults.Store(nil)
 		return nil
 	}

@@ -756,6 +756,10 @@ func (e *Emulator) describeAddresses(c *call) (any, *apiError) {
 	if ferr != nil {
 		return nil, ferr
 	}
+	// indexed: the injected tag index lag (Faults.TagFilterLagSeconds) has
+	// passed since the EIP was allocated with its tags.
+	lag := e.tagLag()
+	indexed := func(a *eipState) bool { return lag <= 0 || c.now.Sub(a.Created) >= lag }
 	var match []func(a *eipState) bool
 	for _, f := range filters {
 		vals := f.values
@@ -787,12 +791,12 @@ func (e *Emulator) describeAddresses(c *call) (any, *apiError) {
 				return slices.ContainsFunc(vals, func(v string) bool { return strings.EqualFold(v, "FALSE") })
 			}
 		case name == "tag-key":
-			m = func(a *eipState) bool { return tagMatch(a.Tags, "", vals, false) }
+			m = func(a *eipState) bool { return indexed(a) && tagMatch(a.Tags, "", vals, false) }
 		case name == "tag-value":
-			m = func(a *eipState) bool { return tagMatch(a.Tags, "", vals, true) }
+			m = func(a *eipState) bool { return indexed(a) && tagMatch(a.Tags, "", vals, true) }
 		case strings.HasPrefix(name, "tag:") && len(name) > len("tag:"):
 			key := strings.TrimPrefix(name, "tag:")
-			m = func(a *eipState) bool { return tagMatch(a.Tags, key, vals, false) }
+			m = func(a *eipState) bool { return indexed(a) && tagMatch(a.Tags, key, vals, false) }
 		default:
 			return nil, errorf(codeVPCInvalidFilter, "The filter `%s` is not supported.", name)
 		}

@@ -850,3 +850,26 @@ func TestVPCServiceDispatch(t *testing.T) {
 		t.Fatalf("vpc scope on a clb call: %q %q, want NoSuchVersion for vpc", code, msg)
 	}
 }
+
+// TestVPCTagFilterLag: with the tag index lag fault, tag filters miss an
+// EIP until that long after its allocation; filters by id still find it.
+func TestVPCTagFilterLag(t *testing.T) {
+	var ahead atomic.Int64 // the emulator's clock runs ahead by this much
+	cfg := instant()
+	cfg.Clock = func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	e, _, c := vpcEnv(t, cfg)
+	must(t, e.SetFaults(emulator.Faults{TagFilterLagSeconds: 30}))
+	ids := allocate(t, c, 1, func(r *vpc.AllocateAddressesRequest) {
+		r.Tags = []*vpc.Tag{{Key: common.StringPtr("team"), Value: common.StringPtr("a")}}
+	})
+	if got := describeFiltered(t, c, filter("tag:team", "a")); len(got) != 0 {
+		t.Fatalf("tag:team=a found %v at once, want nothing before the lag", got)
+	}
+	if got := describeFiltered(t, c, filter("address-id", ids[0])); len(got) != 1 {
+		t.Fatalf("address-id found %v, want %s", got, ids[0])
+	}
+	ahead.Store(int64(30 * time.Second))
+	if got := describeFiltered(t, c, filter("tag:team", "a"), filter("tag-key", "team")); !slices.Equal(got, ids) {
+		t.Fatalf("tag filters found %v after the lag, want %v", got, ids)
+	}
+}

@@ -264,8 +264,14 @@ func apply(t *testing.T, text string) {
 // a kubelet would, unless ip is empty.
 func pod(t *testing.T, name, app, ip string, annotations map[string]string) {
 	t.Helper()
+	podIn(t, ns, name, app, ip, annotations)
+}
+
+// podIn is pod in namespace.
+func podIn(t *testing.T, namespace, name, app, ip string, annotations map[string]string) {
+	t.Helper()
 	p := &corev1.Pod{}
-	p.SetNamespace(ns)
+	p.SetNamespace(namespace)
 	p.SetName(name)
 	p.SetLabels(map[string]string{"app": app})
 	p.SetAnnotations(annotations)

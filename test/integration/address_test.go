@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,7 +104,11 @@ func TestAddressLifecycle(t *testing.T) {
 	}
 	waitBound(t, cr, eni1, ip(1), "")
 
-	// Another ENI's secondary IP: unbound, then bound there.
+	// Another ENI's secondary IP: unbound, then bound there. Each move is
+	// two tasks, unbind then bind; the provider looks again soon while its
+	// own task runs rather than after the 5 s poll interval, which the
+	// steps of a move would otherwise each wait for.
+	moved := time.Now()
 	eventually(t, "re-bind to "+eni2, func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
@@ -113,11 +118,13 @@ func TestAddressLifecycle(t *testing.T) {
 		return kube.Update(ctx, cr)
 	})
 	waitBound(t, cr, eni2, ip(3), "")
+	quickMove(t, "to "+eni2, moved)
 	if got, _ := inventoryEIP(id); got.Name != "game-eip-2" {
 		t.Errorf("cloud name %q, want game-eip-2", got.Name)
 	}
 
 	// An instance: bound to its primary ENI's primary IP.
+	moved = time.Now()
 	eventually(t, "re-bind to the instance", func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
@@ -126,6 +133,7 @@ func TestAddressLifecycle(t *testing.T) {
 		return kube.Update(ctx, cr)
 	})
 	waitBound(t, cr, insENI, ip(4), instance)
+	quickMove(t, "to the instance", moved)
 
 	// Deleting the resource unbinds and releases the address.
 	if err := kube.Delete(ctx, cr); err != nil {
@@ -134,6 +142,17 @@ func TestAddressLifecycle(t *testing.T) {
 	waitGone(t, cr)
 	if got, ok := inventoryEIP(id); ok {
 		t.Errorf("address %s still in the cloud after delete: %+v", id, got)
+	}
+}
+
+// quickMove fails the test if a move took the poll interval (5 s) or
+// longer: its unbind and bind were not followed up while they ran.
+func quickMove(t *testing.T, what string, since time.Time) {
+	t.Helper()
+	took := time.Since(since)
+	t.Logf("move %s took %s", what, took.Round(time.Millisecond))
+	if took >= 5*time.Second {
+		t.Errorf("move %s took %s, at least the poll interval", what, took)
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	vpcclient "github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
@@ -618,4 +620,77 @@ func TestEIPIsolated(t *testing.T) {
 		t.Fatalf("EIP %s after isolation, want %s", again.Status.EIP.AddressID, id)
 	}
 	checkAssociated(t, emu, again, ips[0])
+}
+
+// TestEIPRequestChangedMidAllocation: a provider was killed after its
+// AllocateAddresses (bandwidth 5) landed and before it recorded the
+// answer; the Pod's request then changed to bandwidth 10, and the tag
+// index does not show the EIP yet. The new provider sends the recorded
+// allocation again (same ClientToken, same parameters: the same EIP, not a
+// refusal), and, as no Pod was told that EIP, releases it and binds one of
+// bandwidth 10. The first EIP is not leaked.
+func TestEIPRequestChangedMidAllocation(t *testing.T) {
+	ns := namespace(t)
+	emu, ips := eipCloud(t, ns, 10, 1, 2)
+	ctx := context.Background()
+	p := pod(t, ns, "room", ips[0], map[string]string{podannotation.AnnotationEIP: "bandwidth=5 providerConfig=team-a"})
+
+	// What the killed provider left: the PodAddress of the request then,
+	// with its allocation recorded as sent ...
+	pa := &v1alpha1.PodAddress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.Name, Finalizers: []string{podaddress.Finalizer}},
+		Spec: v1alpha1.PodAddressSpec{
+			PodUID: string(p.UID), Source: "annotation/native",
+			EIP: &v1alpha1.EIPRequest{Bandwidth: ptr.To[int64](5), ProviderConfigRef: teamA},
+		},
+	}
+	if err := kube.Create(ctx, pa); err != nil {
+		t.Fatal(err)
+	}
+	pa.Status.State = v1alpha1.StateAllocated
+	pa.Status.EIP = &v1alpha1.EIPBinding{
+		State: v1alpha1.EIPAllocating, OwnerTag: string(pa.UID), Region: emulator.DefaultRegion,
+		ISP: "BGP", ChargeType: "TRAFFIC_POSTPAID_BY_HOUR", Bandwidth: 5,
+	}
+	if err := kube.Status().Update(ctx, pa); err != nil {
+		t.Fatal(err)
+	}
+	// ... and its call, which landed.
+	c, err := vpcclient.NewPool(vpcclient.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
+		Region: emulator.DefaultRegion, Endpoint: emu.Endpoint(), Scheme: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := c.Allocate(ctx, podaddress.AllocateRequest(pa))
+	if err != nil || len(first) != 1 {
+		t.Fatalf("the killed provider's allocation: %v %v", first, err)
+	}
+	if err := emu.SetFaults(emulator.Faults{TagFilterLagSeconds: 3600}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the request changed", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Annotations[podannotation.AnnotationEIP] = "bandwidth=10 providerConfig=team-a"
+		return kube.Update(ctx, p)
+	})
+
+	startProvider(t)
+	pa = bound(t, ns, p.Name)
+	checkAssociated(t, emu, pa, ips[0])
+	if e := pa.Status.EIP; e.Bandwidth != 10 || e.AddressID == first[0] {
+		t.Errorf("bound to %s of %d Mbps, want a new EIP of 10 Mbps (not %s)", e.AddressID, e.Bandwidth, first[0])
+	}
+	eventually(t, "only the Pod's EIP in the cloud", func() error {
+		if es := eipsIn(emu); len(es) != 1 || es[0].ID != pa.Status.EIP.AddressID {
+			return errors.Errorf("EIPs %+v, want only %s", es, pa.Status.EIP.AddressID)
+		}
+		return nil
+	})
+	calls := emu.Calls()["AllocateAddresses"]
+	t.Logf("AllocateAddresses: %v", calls)
+	if len(calls) != 1 || calls["OK"] != 3 {
+		t.Errorf("AllocateAddresses answered %v, want 3 OK (the killed provider's, sent again, the replacement) and no refusal", calls)
+	}
 }

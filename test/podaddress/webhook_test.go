@@ -218,6 +218,7 @@ func TestWebhookNeverCreated(t *testing.T) {
 
 	// Valid to the webhook, refused by the API server's validation, which
 	// runs after mutating admission.
+	annotations[podannotation.AnnotationAllocateAtAdmission] = "true"
 	bad := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused", Annotations: annotations},
 		Spec: corev1.PodSpec{
@@ -294,4 +295,70 @@ func TestWebhookGateOptInAndFailOpen(t *testing.T) {
 	}
 	startProvider(t)
 	bound(t, opted, "down")
+}
+
+// TestWebhookEIP: a Pod asking for an EIP and its readiness gate gets
+// only the gate from the webhook, nothing in its environment; once it
+// runs, the controller binds an EIP to its IP and the gate turns True.
+// Even asked to allocate at admission, the webhook makes no PodAddress: a
+// Pod refused after the webhook leaves none.
+func TestWebhookEIP(t *testing.T) {
+	startWebhookProvider(t, time.Minute)
+	ns := labelledNamespace(t, map[string]string{podannotation.NamespaceLabelAdmission: "enabled"})
+	emu, ips := eipCloud(t, ns, 10, 1, 2)
+	ctx := context.Background()
+	// No allocate-at-admission: the EIP annotation alone brings the Pod to
+	// the webhook.
+	annotations := map[string]string{
+		podannotation.AnnotationEIP:           "bandwidth=5 providerConfig=team-a",
+		podannotation.AnnotationReadinessGate: "true",
+	}
+
+	p := pod(t, ns, "room", ips[0], annotations)
+	if !hasGate(p) {
+		t.Errorf("readiness gates %v, want %s", p.Spec.ReadinessGates, condition)
+	}
+	for _, e := range p.Spec.Containers[0].Env {
+		if strings.HasPrefix(e.Name, podannotation.EnvVarPrefix) {
+			t.Errorf("admitted with %s=%s, want no port variables for an EIP", e.Name, e.Value)
+		}
+	}
+	pa := bound(t, ns, p.Name)
+	checkAssociated(t, emu, pa, ips[0])
+	if len(pa.Status.Bindings) != 0 || pa.Status.EIP.Bandwidth != 5 {
+		t.Errorf("bindings %+v, EIP %+v: want the EIP of 5 Mbps and no ports", pa.Status.Bindings, pa.Status.EIP)
+	}
+	eventually(t, "address condition True", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == condition && c.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return errors.Errorf("conditions %+v", p.Status.Conditions)
+	})
+	// Admitted (by a webhook that now surely runs as the leader), then
+	// refused by validation: nothing was made for it.
+	annotations[podannotation.AnnotationAllocateAtAdmission] = "true"
+	bad := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "refused", Annotations: annotations},
+		Spec: corev1.PodSpec{
+			RestartPolicy: "Sometimes",
+			Containers:    []corev1.Container{{Name: "server", Image: "example/server"}},
+		},
+	}
+	if err := kube.Create(ctx, bad); !kerrors.IsInvalid(err) {
+		t.Fatalf("creating the refused Pod: %v, want Invalid", err)
+	}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "refused"}, &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
+		t.Errorf("a PodAddress was made at the admission of an EIP Pod (get: %v)", err)
+	}
+
+	if n := emu.CallCount("AllocateAddresses"); n != 1 {
+		t.Errorf("%d AllocateAddresses calls, want 1", n)
+	}
+	deletePod(t, p)
+	noEIPsLeft(t, emu)
 }

@@ -11,6 +11,8 @@ package address
 import (
 	"context"
 	"slices"
+	"sync"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
@@ -40,7 +43,63 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *vpc.Pool) error {
 		New: func(c *vpc.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Address] {
 			return &external{c: c}
 		},
+		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(newTaskPoll(time.Now).interval)},
 	})
+}
+
+const (
+	// taskPoll is how soon an Address whose own task (bind, unbind,
+	// release) runs is looked at again. The address stays Ready while it
+	// moves, so the full poll interval would separate the unbind, the
+	// bind and seeing it bound; EIP tasks take a second or two.
+	taskPoll = 500 * time.Millisecond
+	// taskPollFor bounds the quick polls of one task: one still running
+	// after that is looked at with the normal interval.
+	taskPollFor = time.Minute
+)
+
+// A taskPoller remembers when this process first saw each running task,
+// to bound its quick polls.
+type taskPoller struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	since map[string]time.Time // task id -> first seen running
+}
+
+func newTaskPoll(now func() time.Time) *taskPoller {
+	return &taskPoller{now: now, since: map[string]time.Time{}}
+}
+
+// interval is the poll hook: taskPoll while the address's own task runs
+// (for at most taskPollFor), else what every kind polls at.
+func (p *taskPoller) interval(mg resource.Managed, d time.Duration) time.Duration {
+	d = mr.PollInterval(mg, d)
+	cr, ok := mg.(*v1alpha1.Address)
+	if !ok || d <= taskPoll {
+		return d
+	}
+	t := cr.Status.AtProvider.Task
+	if t.State != mr.TaskRunning || t.ID == "" {
+		return d
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	// Forget tasks long over, so the map holds only recent ones; a task
+	// forgotten and seen again gets at most another taskPollFor.
+	for id, at := range p.since {
+		if now.Sub(at) > 10*taskPollFor {
+			delete(p.since, id)
+		}
+	}
+	first, seen := p.since[t.ID]
+	if !seen {
+		p.since[t.ID], first = now, now
+	}
+	if now.Sub(first) > taskPollFor {
+		return d
+	}
+	return taskPoll
 }
 
 // api is what this controller needs of the cloud client.

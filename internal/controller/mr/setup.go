@@ -33,6 +33,16 @@ const (
 	retryMax  = 30 * time.Second
 )
 
+// PollInterval is the poll hook of every kind: the poll interval, or
+// notReadyPoll for a resource that is not Ready. A kind's own hook (in
+// Kind.Options) replaces it and should start from it.
+func PollInterval(mg resource.Managed, pollInterval time.Duration) time.Duration {
+	if mg.GetCondition("Ready").Status != "True" && pollInterval > notReadyPoll {
+		return notReadyPoll
+	}
+	return pollInterval
+}
+
 // Kind describes one managed resource kind for Setup.
 type Kind[T resource.ModernManaged, C any] struct {
 	GVK schema.GroupVersionKind
@@ -70,12 +80,7 @@ func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Optio
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(notYetRecorder{Recorder: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), n: ny}),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithPollIntervalHook(func(mg resource.Managed, pollInterval time.Duration) time.Duration {
-			if mg.GetCondition("Ready").Status != "True" && pollInterval > notReadyPoll {
-				return notReadyPoll
-			}
-			return pollInterval
-		}),
+		managed.WithPollIntervalHook(PollInterval),
 		// No external name is invented: an empty one means "not created
 		// yet", and Observe adopts a resource whose create was never saved
 		// (by ClientToken/tag or by its unique port or domain), so the

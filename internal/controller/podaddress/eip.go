@@ -2,8 +2,12 @@ package podaddress
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +108,11 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		goal.ip = ""
 	}
 	done, wait, err := r.driveEIP(ctx, pa, c, goal, fresh)
+	if err == nil && pa.Status.EIP == nil {
+		// Released to be allocated again with the request's attributes
+		// (see eipStep): the next reconcile records the new allocation.
+		return reconcile.Result{RequeueAfter: eipTaskPoll}, nil
+	}
 	var noEIP *noEIPError
 	var waiting *waitError
 	switch {
@@ -195,6 +204,7 @@ func (r *Reconciler) startEIP(ctx context.Context, pa *v1alpha1.PodAddress, regi
 		}
 	}
 	e.State, e.OwnerTag = v1alpha1.EIPAllocating, string(pa.GetUID())
+	requested(e, pa.Spec.EIP)
 	pa.Status.EIP = e
 	if err := r.writeStatus(ctx, pa); err != nil {
 		pa.Status.EIP = nil
@@ -289,8 +299,14 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 			// Gone: allocate again (or nothing to release), under a new
 			// owner tag, as the old one's client token names the old EIP.
 			e.AddressID, e.OwnerTag = "", r.newOwnerTag(pa)
+			requested(e, pa.Spec.EIP)
 		case ad.Status == "CREATING":
 			return false, eipTaskPoll, nil
+		case goal.ip != "" && !goal.release && stale(e, pa.Spec.EIP):
+			// Allocated as the request was when it was recorded, and the
+			// request changed since: no Pod was told this EIP yet, so it
+			// is released and one with the new attributes allocated.
+			e.State = v1alpha1.EIPReleasing
 		default:
 			fill(e, ad)
 			e.State = v1alpha1.EIPAllocated
@@ -326,6 +342,7 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 			return false, 0, err
 		case !found:
 			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", r.newOwnerTag(pa)
+			requested(e, pa.Spec.EIP)
 			return false, 0, r.recordEIP(ctx, pa)
 		case ad.ENIID == e.ENIID && ad.PrivateIP == e.PrivateIP && !busy(ad.Status):
 			e.State = v1alpha1.EIPAssociated
@@ -361,6 +378,7 @@ func (r *Reconciler) eipStep(ctx context.Context, pa *v1alpha1.PodAddress, c *vp
 			return false, 0, err
 		case !found:
 			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", r.newOwnerTag(pa)
+			requested(e, pa.Spec.EIP)
 			if goal.release {
 				pa.Status.EIP = nil
 			}
@@ -433,11 +451,9 @@ func (r *Reconciler) allocateEIP(ctx context.Context, pa *v1alpha1.PodAddress, c
 					return false, 0, errors.Wrapf(err, "cannot release the extra EIPs %v", extra)
 				}
 			}
+			// Still Allocating: the next step describes it, and replaces
+			// it if the request changed since it was recorded.
 			e.AddressID = found[0].ID
-			fill(e, found[0])
-			if found[0].Status != "CREATING" {
-				e.State = v1alpha1.EIPAllocated
-			}
 			return false, 0, r.recordEIP(ctx, pa)
 		}
 	}
@@ -445,15 +461,7 @@ func (r *Reconciler) allocateEIP(ctx context.Context, pa *v1alpha1.PodAddress, c
 		pa.Status.EIP = nil // nothing was allocated
 		return false, 0, r.recordEIP(ctx, pa)
 	}
-	req := pa.Spec.EIP
-	ids, task, err := c.Allocate(ctx, vpc.AllocateRequest{
-		Count: 1, Name: pa.GetNamespace() + "/" + pa.GetName(),
-		ISP: req.ISP, ChargeType: req.InternetChargeType, Bandwidth: deref(req.Bandwidth),
-		Tags: map[string]string{TagOwner: e.OwnerTag},
-		// A call sent again (its answer lost, or a killed provider's call
-		// landing late) returns the same EIP instead of a second one.
-		ClientToken: e.OwnerTag,
-	})
+	ids, task, err := c.Allocate(ctx, AllocateRequest(pa))
 	switch {
 	case vpc.IsQuotaExceeded(err):
 		return false, 0, &noEIPError{reason: "the account's EIP quota is reached"}
@@ -466,6 +474,63 @@ func (r *Reconciler) allocateEIP(ctx context.Context, pa *v1alpha1.PodAddress, c
 	}
 	e.AddressID, e.TaskID = ids[0], task
 	return false, 0, r.recordEIP(ctx, pa)
+}
+
+// AllocateRequest is the AllocateAddresses call of pa's recorded
+// allocation (status.eip Allocating): the attributes recorded with it, not
+// the request's now, so that a call sent again (its answer lost, or a
+// killed provider's call landing late) has the same ClientToken and
+// parameters and returns the same EIP rather than being refused or
+// allocating a second one. The token derives from the owner tag and those
+// attributes, so a later allocation of other attributes under the same
+// owner tag (a replacement) is a new call.
+func AllocateRequest(pa *v1alpha1.PodAddress) vpc.AllocateRequest {
+	e := pa.Status.EIP
+	isp, charge, bw := e.ISP, e.ChargeType, e.Bandwidth
+	if bw == 0 { // recorded before attributes were: the request's
+		isp, charge, bw = attributes(pa.Spec.EIP)
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{e.OwnerTag, isp, charge, strconv.FormatInt(bw, 10)}, "|")))
+	return vpc.AllocateRequest{
+		Count: 1, Name: pa.GetNamespace() + "/" + pa.GetName(),
+		ISP: isp, ChargeType: charge, Bandwidth: bw,
+		Tags:        map[string]string{TagOwner: e.OwnerTag},
+		ClientToken: hex.EncodeToString(sum[:16]),
+	}
+}
+
+// attributes are the ISP, charge type and bandwidth an EIP request asks
+// for, with the API's defaults filled in.
+func attributes(req *v1alpha1.EIPRequest) (isp, charge string, bw int64) {
+	isp, charge, bw = "BGP", "TRAFFIC_POSTPAID_BY_HOUR", 1
+	if req == nil {
+		return isp, charge, bw
+	}
+	if req.ISP != "" {
+		isp = req.ISP
+	}
+	if req.InternetChargeType != "" {
+		charge = req.InternetChargeType
+	}
+	if req.Bandwidth != nil {
+		bw = *req.Bandwidth
+	}
+	return isp, charge, bw
+}
+
+// requested records in e the attributes of the allocation it starts.
+func requested(e *v1alpha1.EIPBinding, req *v1alpha1.EIPRequest) {
+	e.ISP, e.ChargeType, e.Bandwidth = attributes(req)
+}
+
+// stale reports whether the EIP of e, allocated (or taken warm) with the
+// attributes e records, is not what req asks for now.
+func stale(e *v1alpha1.EIPBinding, req *v1alpha1.EIPRequest) bool {
+	if e.Bandwidth == 0 {
+		return false // recorded before attributes were
+	}
+	isp, charge, bw := attributes(req)
+	return e.ISP != isp || e.ChargeType != charge || e.Bandwidth != bw
 }
 
 // newOwnerTag is the owner tag of an allocation made again for pa: its

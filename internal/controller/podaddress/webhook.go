@@ -41,10 +41,10 @@ const (
 
 // An Admission is the Pod mutating webhook. For a Pod that asks for
 // addresses it adds the readiness gate the Pod asks for, and, for a Pod
-// that wants its addresses at admission (bcs syntax, or
-// podannotation.AnnotationAllocateAtAdmission), allocates them, records
-// them in a new PodAddress's status before answering, and puts them in the
-// Pod's environment.
+// that wants its ports at admission (bcs syntax, or
+// podannotation.AnnotationAllocateAtAdmission; never an EIP), allocates
+// them, records them in a new PodAddress's status before answering, and
+// puts them in the Pod's environment.
 //
 // It never refuses a Pod: whatever goes wrong, the Pod is admitted as it
 // is, and the controller binds it once it exists.
@@ -102,7 +102,12 @@ func (a *Admission) Handle(ctx context.Context, req admission.Request) admission
 	if want.readinessGate && podannotation.AddReadinessGate(pod) {
 		changed = true
 	}
-	if st != nil && podannotation.AllocateAtAdmission(pod, want.syntax) && !ptrTrue(req.DryRun) && isClosed(st.elected) {
+	// An EIP is never allocated here, whatever the Pod's allocate-at-
+	// admission says: it is a billed, daily-limited cloud allocation, and
+	// it binds to the Pod's IP, which exists only once the Pod runs. The
+	// controller allocates it; a fallback to ports is its call too.
+	eip := want.spec.EIP != nil
+	if st != nil && !eip && podannotation.AllocateAtAdmission(pod, want.syntax) && !ptrTrue(req.DryRun) && isClosed(st.elected) {
 		bs, err := a.allocate(ctx, st.r, pod, want)
 		if err != nil {
 			a.log.Info("Cannot allocate at admission; the Pod is bound after it is created", "pod", pod.Namespace+"/"+pod.Name, "error", err)
