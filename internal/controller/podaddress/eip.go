@@ -92,6 +92,11 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	if e := pa.Status.EIP; e != nil && e.State == v1alpha1.EIPFallback {
 		return r.bind(ctx, pa, pod, a)
 	}
+	if pa.Status.State == v1alpha1.StateQuotaExceeded {
+		if d, ok := r.eipRetry.pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
+			return reconcile.Result{RequeueAfter: d}, nil
+		}
+	}
 	c, region, err := r.eipClient(ctx, pa)
 	if err != nil {
 		res, uerr := r.setState(ctx, pa, v1alpha1.StatePending, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
@@ -226,7 +231,7 @@ func (r *Reconciler) noEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 		r.record.Event(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
 		return r.bind(ctx, pa, pod, a)
 	}
-	d := r.eipRetry.next(client.ObjectKeyFromObject(pa))
+	d := r.eipRetry.next(client.ObjectKeyFromObject(pa), time.Now())
 	msg := fmt.Sprintf("no EIP: %s; trying again in %s", reason, d)
 	if pa.Status.State != v1alpha1.StateQuotaExceeded {
 		r.record.Event(pod, event.Warning(reasonEIPUnavailable, errors.New(msg)))
@@ -622,27 +627,41 @@ func (r *Reconciler) detachEIP(ctx context.Context, pa *v1alpha1.PodAddress) (bo
 }
 
 // An eipRetry spaces the allocation attempts of PodAddresses that cannot
-// get an EIP: 1 s, doubling, up to eipMaxBackoff.
+// get an EIP: 1 s, doubling, up to eipMaxBackoff. The wait is per attempt:
+// reconciles in between (the PodAddress's own status write wakes one) ask
+// pending and wait out the rest instead of trying, and doubling, again.
 type eipRetry struct {
 	mu   sync.Mutex
 	last map[types.NamespacedName]time.Duration
+	due  map[types.NamespacedName]time.Time
 }
 
-func (b *eipRetry) next(k types.NamespacedName) time.Duration {
+// next records a failed attempt of k now and returns the wait before the
+// next one.
+func (b *eipRetry) next(k types.NamespacedName, now time.Time) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.last == nil {
-		b.last = map[types.NamespacedName]time.Duration{}
+		b.last, b.due = map[types.NamespacedName]time.Duration{}, map[types.NamespacedName]time.Time{}
 	}
 	d := min(max(2*b.last[k], time.Second), eipMaxBackoff)
-	b.last[k] = d
+	b.last[k], b.due[k] = d, now.Add(d)
 	return d
+}
+
+// pending returns how long k must still wait before its next attempt.
+func (b *eipRetry) pending(k types.NamespacedName, now time.Time) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.due[k].Sub(now)
+	return d, d > 0
 }
 
 func (b *eipRetry) reset(k types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.last, k)
+	delete(b.due, k)
 }
 
 // portRequests are the ports a PodAddress binds: its own, or, for a Pod

@@ -15,9 +15,18 @@ import (
 func TestEIPRetryBackoff(t *testing.T) {
 	var b eipRetry
 	k := types.NamespacedName{Namespace: "ns", Name: "a"}
+	now := time.Unix(1000, 0)
 	var got []time.Duration
 	for range 11 {
-		got = append(got, b.next(k))
+		d := b.next(k, now)
+		got = append(got, d)
+		if left, ok := b.pending(k, now.Add(d/2)); !ok || left != d-d/2 {
+			t.Errorf("halfway through %s: pending %s, %t; want %s", d, left, ok, d-d/2)
+		}
+		now = now.Add(d)
+		if _, ok := b.pending(k, now); ok {
+			t.Errorf("pending after the whole %s", d)
+		}
 	}
 	want := []time.Duration{1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300}
 	for i := range want {
@@ -27,7 +36,10 @@ func TestEIPRetryBackoff(t *testing.T) {
 		t.Errorf("-want +got:\n%s", d)
 	}
 	b.reset(k)
-	if d := b.next(k); d != time.Second {
+	if _, ok := b.pending(k, now.Add(-time.Second)); ok {
+		t.Error("pending after reset")
+	}
+	if d := b.next(k, now); d != time.Second {
 		t.Errorf("after reset: %s", d)
 	}
 }
