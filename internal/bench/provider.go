@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -190,3 +192,34 @@ type process struct {
 func (p *process) PID() int           { return p.Process.PID() }
 func (p *process) MetricsURL() string { return p.metrics }
 func (p *process) Log() string        { return p.Process.Log }
+
+// CreateOthers imports each of lbIDs as an Observe-only LoadBalancer:
+// managed resources the provider keeps watching and polling beside the
+// Pods, with no cloud writes.
+func (p *Provider) CreateOthers(ctx context.Context, env *Env, r Run, lbIDs []string) error {
+	var mu sync.Mutex
+	var firstErr error
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				cr := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: fmt.Sprintf("other-%04d", i)}}
+				meta.SetExternalName(cr, lbIDs[i])
+				cr.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+				cr.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}
+				if err := env.Kube.Create(ctx, cr); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range lbIDs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
