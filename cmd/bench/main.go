@@ -156,6 +156,9 @@ func run(o options) error {
 // report writes the results file, the Markdown report and the plots.
 func report(o options, root string, res *bench.Results) error {
 	if o.out != "" && o.render == "" {
+		if err := os.MkdirAll(filepath.Dir(abs(root, o.out)), 0o750); err != nil {
+			return err
+		}
 		if err := res.Write(abs(root, o.out)); err != nil {
 			return err
 		}
@@ -177,6 +180,9 @@ func report(o options, root string, res *bench.Results) error {
 		return err
 	}
 	md := bench.Markdown(res, rel, names)
+	if err := os.MkdirAll(filepath.Dir(abs(root, o.docs)), 0o750); err != nil {
+		return err
+	}
 	if err := os.WriteFile(abs(root, o.docs), []byte(md), 0o600); err != nil {
 		return err
 	}

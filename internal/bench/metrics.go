@@ -185,8 +185,10 @@ func APIRequests(s Scrape) map[string]float64 {
 		if x.Name != "apiserver_request_total" {
 			continue
 		}
+		// A non-resource request (/metrics, /healthz) has no resource:
+		// its key is "VERB ".
 		res := x.Labels["resource"]
-		if sub := x.Labels["subresource"]; sub != "" {
+		if sub := x.Labels["subresource"]; sub != "" && res != "" {
 			res += "/" + sub
 		}
 		out[x.Labels["verb"]+" "+res] += x.Value
