@@ -24,8 +24,8 @@ import (
 )
 
 // systems are the products the harness can run, by -systems name.
-var systems = map[string]func() bench.System{
-	"provider": func() bench.System { return &bench.Provider{} },
+var systems = map[string]func(o options) bench.System{
+	"provider": func(o options) bench.System { return &bench.Provider{Extra: o.extra} },
 }
 
 type options struct {
@@ -36,6 +36,21 @@ type options struct {
 	systems                            string
 	out, docs, plots                   string
 	render                             string
+	extra                              modes
+}
+
+// modes is the repeatable -mode flag: name=flags, run with LeastUsed.
+type modes []bench.Mode
+
+func (m *modes) String() string { return fmt.Sprint(*m) }
+
+func (m *modes) Set(v string) error {
+	name, flags, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=--flag=value ..., got %q", v)
+	}
+	*m = append(*m, bench.Mode{Name: name, Policy: "LeastUsed", Flags: strings.Fields(flags)})
+	return nil
 }
 
 func main() {
@@ -54,6 +69,7 @@ func main() {
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
 	flag.StringVar(&o.plots, "plots", "docs/performance", "Directory of the PNG plots.")
 	flag.StringVar(&o.render, "render", "", "Only render -docs and -plots from this results file.")
+	flag.Var(&o.extra, "mode", "An extra provider mode, name=flags (e.g. 'rate100=--max-reconcile-rate=100'), run with LeastUsed after the built-in ones; repeatable.")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -76,7 +92,7 @@ func run(o options) error {
 		if !ok {
 			return fmt.Errorf("unknown system %q", name)
 		}
-		syss = append(syss, mk())
+		syss = append(syss, mk(o))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -39,7 +39,9 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 		w("- Memory: a separate run with %d Pods and %d other managed resources (Observe-only LoadBalancers) beside them.\n", r.Settings.MemoryPods, r.Settings.MemoryOthers)
 	}
 	w("\nRe-run: `make bench` (the full run); `go run ./cmd/bench -pods 100 -steady 30s` is a smoke run; ")
-	w("`go run ./cmd/bench -render bench/results.json` renders this page again. `-pods 5000` scales the runs.\n\n")
+	w("`go run ./cmd/bench -render bench/results.json` renders this page again. `-pods 5000` scales the runs; ")
+	w("`-mode name=flags` measures the provider with other flags beside its defaults. ")
+	w("Another product is measured on the same workload by implementing `internal/bench.System` and naming it in `-systems`.\n\n")
 
 	w("## Goals\n\n| figure | goal | measured | met |\n|---|---|---|---|\n")
 	for _, g := range Goals(r) {

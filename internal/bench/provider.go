@@ -33,6 +33,10 @@ const CloudCallModeFlag = "--cloud-call-mode"
 
 // Provider is this repository's provider as a System.
 type Provider struct {
+	// Extra modes run after the built-in ones, e.g. a flag that trades
+	// safety for speed measured beside the defaults.
+	Extra []Mode
+
 	bin   string
 	modes []Mode
 }
@@ -58,6 +62,7 @@ func (p *Provider) Build(_ context.Context, env *Env) error {
 		{Name: clbv1alpha1.PolicyInOrder, Policy: clbv1alpha1.PolicyInOrder},
 		naive,
 	}
+	p.modes = append(p.modes, p.Extra...)
 	return nil
 }
 

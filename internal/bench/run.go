@@ -155,11 +155,7 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 		return nil, err
 	}
 	start := time.Now()
-	saved := h.Pods
-	h.Pods = pods
-	_, err = h.createPods(ctx, sys, r, pods)
-	h.Pods = saved
-	if err != nil {
+	if _, err := h.createPods(ctx, sys, r, pods); err != nil {
 		return nil, err
 	}
 	t.until(ctx, timeout, func() bool { p, _ := t.counts(); return p >= pods })
