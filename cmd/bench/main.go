@@ -24,8 +24,10 @@ import (
 )
 
 // systems are the products the harness can run, by -systems name.
-var systems = map[string]func(o options) bench.System{
-	"provider": func(o options) bench.System { return &bench.Provider{Extra: o.extra} },
+func systems() map[string]func(o options) bench.System {
+	return map[string]func(o options) bench.System{
+		"provider": func(o options) bench.System { return &bench.Provider{Extra: o.extra} },
+	}
 }
 
 type options struct {
@@ -64,7 +66,7 @@ func main() {
 	flag.IntVar(&o.memoryPods, "memory-pods", 0, "Pods of the memory run (e.g. 10000); 0 skips it.")
 	flag.IntVar(&o.memoryOthers, "memory-others", 1000, "Other managed resources beside the memory run's Pods.")
 	flag.DurationVar(&o.memoryTimeout, "memory-timeout", 8*time.Minute, "Bound on the wait for the memory run's Pods to be published.")
-	flag.StringVar(&o.systems, "systems", "provider", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems), ", ")+").")
+	flag.StringVar(&o.systems, "systems", "provider", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.out, "out", "bench/results.json", "Results file; empty skips it.")
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
 	flag.StringVar(&o.plots, "plots", "docs/performance", "Directory of the PNG plots.")
@@ -88,7 +90,7 @@ func run(o options) error {
 	}
 	var syss []bench.System
 	for _, name := range strings.Split(o.systems, ",") {
-		mk, ok := systems[strings.TrimSpace(name)]
+		mk, ok := systems()[strings.TrimSpace(name)]
 		if !ok {
 			return fmt.Errorf("unknown system %q", name)
 		}
