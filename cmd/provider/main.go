@@ -226,6 +226,9 @@ func run(o options) error {
 		Scheme:        scheme,
 		Cache: cache.Options{
 			SyncPeriod: &o.syncInterval,
+			// Nothing reads managed fields; at 10k Pods and PodAddresses
+			// they are a large share of the cache.
+			DefaultTransform: cache.TransformStripManagedFields(),
 			// The safe-start gate watches every CRD of the cluster; it
 			// needs their names and conditions, not their schemas.
 			ByObject: map[client.Object]cache.ByObject{
