@@ -1,0 +1,185 @@
+package benchpeer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// Settings is one configuration of the peer: its knobs are environment
+// variables (controller workers, per-action cloud call rates) and none is
+// a flag.
+type Settings struct {
+	Name string
+	Env  map[string]string
+}
+
+// rateLimitEnv are the peer's per-action cloud call rates (calls per
+// second, burst 1); unset means no limit.
+var rateLimitEnv = []string{
+	"API_RATELIMIT_DESCRIBE_LOAD_BALANCERS", "API_RATELIMIT_CREATE_LISTENER",
+	"API_RATELIMIT_DESCRIBE_LISTENERS", "API_RATELIMIT_DELETE_LOAD_BALANCER_LISTENERS",
+	"API_RATELIMIT_BATCH_REGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TARGETS",
+	"API_RATELIMIT_BATCH_DEREGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TASK_STATUS",
+}
+
+func workers(pod, podBinding, node, nodeBinding, pool int) map[string]string {
+	return map[string]string{
+		"WORKER_POD_CONTROLLER":              strconv.Itoa(pod),
+		"WORKER_CLB_POD_BINDING_CONTROLLER":  strconv.Itoa(podBinding),
+		"WORKER_NODE_CONTROLLER":             strconv.Itoa(node),
+		"WORKER_CLB_NODE_BINDING_CONTROLLER": strconv.Itoa(nodeBinding),
+		"WORKER_CLB_PORT_POOL_CONTROLLER":    strconv.Itoa(pool),
+	}
+}
+
+// Defaults are what a user of the peer gets: its Helm chart's values
+// (v2.5.2: 20 workers for the Pod, Node and binding controllers, 10 for
+// the pool controller, 20 calls per second for each rate-limited action).
+// The binary alone would run 1 worker per controller, which no install
+// uses.
+func Defaults() Settings {
+	env := workers(20, 20, 20, 20, 10)
+	for _, k := range rateLimitEnv {
+		env[k] = "20"
+	}
+	return Settings{Name: "defaults", Env: env}
+}
+
+// Best is the fastest setting found for this workload: the chart's advice
+// for large fast scale-outs (more Pod and binding workers, since the cloud
+// calls are batched per load balancer behind them) with the cloud rates
+// at the cloud's own limit (20 per second per action), which avoids
+// RequestLimitExceeded retries. The batch window (2 s) and the Kubernetes
+// client (controller-runtime's default: no client-side limit) have no
+// setting.
+func Best() Settings {
+	env := workers(200, 200, 20, 20, 20)
+	for _, k := range rateLimitEnv {
+		env[k] = "20"
+	}
+	return Settings{Name: "best", Env: env}
+}
+
+// Cloud says where the peer finds the cloud.
+type Cloud struct {
+	Front     *Front
+	Region    string
+	VpcID     string
+	SecretID  string
+	SecretKey string
+}
+
+// Process is a running peer.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	// Log is the file that holds the peer's output.
+	Log string
+}
+
+// Start runs the peer binary bin against the cluster in kubeconfig (a
+// file) and the cloud, with settings, its files under dir, and waits until
+// its manager is ready.
+func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Settings) (*Process, error) {
+	// The peer registers its CLBPortPool validating webhook with its
+	// manager, whose server needs a serving certificate in
+	// $TMPDIR/k8s-webhook-server/serving-certs; nothing calls it here.
+	tmp := filepath.Join(dir, "tmp")
+	if _, err := testenv.ServingCert(filepath.Join(tmp, "k8s-webhook-server", "serving-certs")); err != nil {
+		return nil, err
+	}
+	probe, err := testenv.FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(dir, "peer-"+s.Name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin,
+		"--kubeconfig", kubeconfig,
+		"--region", cloud.Region, "--vpcid", cloud.VpcID,
+		"--health-probe-bind-address", probe, "--metrics-bind-address", "0",
+		"--zap-log-level", "error")
+	env := []string{
+		"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp,
+		"HTTPS_PROXY=" + cloud.Front.ProxyURL, "NO_PROXY=127.0.0.1,localhost",
+		"SSL_CERT_FILE=" + cloud.Front.CAFile,
+		"SECRET_ID=" + cloud.SecretID, "SECRET_KEY=" + cloud.SecretKey,
+		// The cluster id has no flag, only its environment variable.
+		"CLUSTER_ID=cls-bench",
+	}
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{}), Log: log.Name()}
+	go func() {
+		_ = cmd.Wait()
+		_ = log.Close()
+		close(p.done)
+	}()
+	err = testenv.Eventually(ctx, time.Minute, func() error {
+		if p.exited() {
+			return errors.New("the peer exited: " + p.tail())
+		}
+		resp, err := http.Get("http://" + probe + "/readyz") //nolint:noctx // bounded by Eventually
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Pid is the peer's process id, for CPU and memory readings.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stop ends the peer (SIGTERM, then SIGKILL after 10 s).
+func (p *Process) Stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *Process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *Process) tail() string {
+	b, _ := os.ReadFile(p.Log)
+	return lastLines(strings.TrimSpace(string(b)), 5)
+}
