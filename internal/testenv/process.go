@@ -67,6 +67,9 @@ func (p *Process) WaitHTTP(ctx context.Context, url string, timeout time.Duratio
 	})
 }
 
+// PID is the process id, e.g. to read its CPU time and RSS from /proc.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {

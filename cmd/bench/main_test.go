@@ -1,0 +1,21 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestModeFlag(t *testing.T) {
+	var m modes
+	if err := m.Set("rate100=--max-reconcile-rate=100 --poll=30s"); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 1 || m[0].Name != "rate100" || m[0].Policy != "LeastUsed" || !slices.Equal(m[0].Flags, []string{"--max-reconcile-rate=100", "--poll=30s"}) {
+		t.Errorf("parsed %+v", m)
+	}
+	for _, bad := range []string{"no-equals", "=--flag"} {
+		if err := m.Set(bad); err == nil {
+			t.Errorf("Set(%q) did not fail", bad)
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+)
+
+// OtherResources is what a system that manages more than Pod addresses
+// implements, so that its memory is measured with n other managed
+// resources beside the Pods: it creates them in r.Namespace over
+// lbIDs (pre-created load balancers that are not in the pool).
+type OtherResources interface {
+	CreateOthers(ctx context.Context, env *Env, r Run, lbIDs []string) error
+}
+
+// RunSystem runs every mode of sys: a fresh cloud and namespace, the
+// system's process, the Pods bound then deleted. After the first mode's
+// bind it holds steady for steady (if positive) and reads the memory.
+func (h *Harness) RunSystem(ctx context.Context, sys System, steady time.Duration) *SystemResult {
+	res := &SystemResult{Name: sys.Name()}
+	for i, m := range sys.Modes() {
+		rr := &RunResult{Mode: m.Name, Policy: m.Policy, Flags: m.Flags, Unavailable: m.Unavailable}
+		res.Runs = append(res.Runs, rr)
+		if m.Unavailable != "" {
+			h.Logf("%s %s: %s", sys.Name(), m.Name, m.Unavailable)
+			continue
+		}
+		var st *Steady
+		var mem *Memory
+		err := h.runMode(ctx, sys, m, rr, func(r Run, emu *emulator.Emulator, inst Instance) error {
+			if i != 0 {
+				return nil
+			}
+			rss, heap := h.memory(ctx, inst)
+			mem = &Memory{PodAddresses: h.Pods, Bound: rr.Bind.Done, RSS: rss, Heap: heap}
+			h.Logf("  memory with %d Pods published: RSS %s, Go heap %s", rr.Bind.Done, MiB(rss), MiB(heap))
+			if steady <= 0 {
+				return nil
+			}
+			h.Logf("  steady state: nothing changes for %s", steady)
+			var err error
+			if st, err = h.steady(ctx, m.Name, steady, emu, inst); err != nil {
+				return err
+			}
+			h.Logf("  over %.0f s: %d cloud writes (%.0f/h), %.0f API writes (%.0f/h) %v, reconciles %v (%.0f/h), %.2f CPU s",
+				st.Seconds, st.CloudWrites, st.CloudWritesPerHour, st.APIWrites, st.APIWritesPerHour, st.APIRequests, st.Reconciles, st.ReconcilesPerHour, st.SystemCPU)
+			return nil
+		})
+		if err != nil {
+			rr.Error = err.Error()
+			h.Logf("%s %s: %v", sys.Name(), m.Name, err)
+		}
+		if st != nil {
+			res.Steady = st
+		}
+		if mem != nil {
+			res.Memory = append(res.Memory, *mem)
+		}
+	}
+	return res
+}
+
+// runMode is one mode from a fresh cloud to its cleanup; between bind and
+// delete it calls hold.
+func (h *Harness) runMode(ctx context.Context, sys System, m Mode, rr *RunResult, hold func(Run, *emulator.Emulator, Instance) error) error {
+	lbs := max(h.LoadBalancers, (h.Pods+h.PortsPerLB-1)/h.PortsPerLB)
+	emu, cloud, err := NewCloud(ctx, lbs, startPort, startPort+h.PortsPerLB-1)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = emu.Close() }()
+	ns, err := h.namespace(ctx, "bench-"+strings.ToLower(m.Name))
+	if err != nil {
+		return err
+	}
+	r := Run{Mode: m, Namespace: ns, Cloud: cloud}
+	inst, err := sys.Start(ctx, h.Env, r)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		inst.Stop(30 * time.Second)
+		if err := sys.Cleanup(ctx, h.Env, r); err != nil {
+			h.Logf("  cleanup of %s: %v", ns, err)
+		}
+	}()
+	h.Logf("%s %s: %d Pods on %d load balancers (namespace %s, log %s)", sys.Name(), m.Name, h.Pods, lbs, ns, inst.Log())
+	prep := time.Now()
+	if err := sys.Prepare(ctx, h.Env, r); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	h.Logf("  pool ready in %s", time.Since(prep).Round(time.Millisecond))
+	if rr.Bind, err = h.bind(ctx, sys, r, emu, inst); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	if h.base != nil && h.base.Seconds > 0 {
+		rr.Bind.RatioToBaseline = Round(rr.Bind.Seconds / h.base.Seconds)
+	}
+	h.Logf("  %s", describe("bind", rr.Bind))
+	if err := hold(r, emu, inst); err != nil {
+		return err
+	}
+	if rr.Delete, err = h.remove(ctx, r, emu, inst); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	h.Logf("  %s", describe("delete", rr.Delete))
+	return nil
+}
+
+// Memory binds pods Pods with others other managed resources beside
+// them, in the first mode of sys, and reads the system's memory once all
+// are published (or the timeout passed). The run is left in place: it is
+// the last of a bench run.
+func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, timeout time.Duration) (*Memory, error) {
+	m := sys.Modes()[0]
+	poolLBs := (pods + h.PortsPerLB - 1) / h.PortsPerLB
+	o, hasOthers := sys.(OtherResources)
+	if !hasOthers {
+		others = 0
+	}
+	emu, cloud, err := NewCloud(ctx, poolLBs+others, startPort, startPort+h.PortsPerLB-1)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = emu.Close() }()
+	otherIDs := cloud.LoadBalancerIDs[poolLBs:]
+	cloud.LoadBalancerIDs = cloud.LoadBalancerIDs[:poolLBs]
+	ns, err := h.namespace(ctx, "bench-memory")
+	if err != nil {
+		return nil, err
+	}
+	r := Run{Mode: m, Namespace: ns, Cloud: cloud}
+	inst, err := sys.Start(ctx, h.Env, r)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Stop(30 * time.Second)
+	h.Logf("%s memory: %d Pods on %d load balancers and %d other managed resources (namespace %s, log %s)", sys.Name(), pods, poolLBs, others, ns, inst.Log())
+	if err := sys.Prepare(ctx, h.Env, r); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	if hasOthers && others > 0 {
+		if err := o.CreateOthers(ctx, h.Env, r, otherIDs); err != nil {
+			return nil, err
+		}
+	}
+	tctx, stop := context.WithCancel(ctx)
+	defer stop()
+	t, err := h.track(tctx, ns, sys.Published)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if _, err := h.createPods(ctx, sys, r, pods); err != nil {
+		return nil, err
+	}
+	t.until(ctx, timeout, func() bool { p, _ := t.counts(); return p >= pods })
+	bound, _ := t.counts()
+	mem := &Memory{PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
+	mem.RSS, mem.Heap = h.memory(ctx, inst)
+	h.Own() // the creates were the harness's
+	return mem, nil
+}
+
+// Own drops the harness's request counts gathered so far.
+func (h *Harness) Own() { h.own.take() }
+
+// describe renders a phase on one line.
+func describe(what string, ph *Phase) string {
+	s := fmt.Sprintf("%s: %d/%d Pods in %.1f s (workload %.1f s)", what, ph.Done, ph.Pods, ph.Seconds, ph.WorkloadSeconds)
+	if ph.P99 > 0 {
+		s += fmt.Sprintf(", IP → published p50 %.2f s p99 %.2f s", ph.P50, ph.P99)
+	}
+	if ph.RatioToBaseline > 0 {
+		s += fmt.Sprintf(", %.2f× baseline", ph.RatioToBaseline)
+	}
+	s += fmt.Sprintf("; cloud %d writes (%.3f/Pod), %.3f describes/Pod %v; API %.2f writes/Pod %v; events %v; CPU apiserver %.1f s etcd %.1f s system %.1f s",
+		ph.CloudWrites, ph.CloudWritesPerPod, ph.CloudDescribesPerPod, ph.CloudCalls, ph.APIWritesPerPod, ph.APIRequestsPerPod, ph.Events, ph.APIServerCPU, ph.EtcdCPU, ph.SystemCPU)
+	if ph.SystemRSS > 0 {
+		s += fmt.Sprintf(", RSS %s heap %s", MiB(ph.SystemRSS), MiB(ph.SystemHeap))
+	}
+	return s
+}
