@@ -150,3 +150,18 @@ func goEnv(name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Version is the peer's release, from its Helm chart's appVersion in the
+// copy Build made in dir ("" if unknown).
+func Version(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "src", "charts", "tke-extend-network-controller", "Chart.yaml"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "appVersion:"); ok {
+			return "v" + strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
+}

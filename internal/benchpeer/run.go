@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
@@ -71,30 +73,41 @@ func Best() Settings {
 	return Settings{Name: "best", Env: env}
 }
 
-// Cloud says where the peer finds the cloud.
+// Cloud says where the peer finds the cloud: the emulator's endpoint
+// (plain HTTP), reached through a Front that Start opens.
 type Cloud struct {
-	Front     *Front
+	Endpoint  string
 	Region    string
 	VpcID     string
 	SecretID  string
 	SecretKey string
 }
 
-// Process is a running peer.
+// Process is a running peer with its front.
 type Process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	// Log is the file that holds the peer's output.
-	Log string
+	cmd   *exec.Cmd
+	done  chan struct{}
+	front *Front
+	log   string
+	// stopGC ends CollectGarbage, if Collect started it.
+	stopGC context.CancelFunc
 }
 
-// Start runs the peer binary bin against the cluster in kubeconfig (a
-// file) and the cloud, with settings, its files under dir, and waits until
-// its manager is ready.
+// Collect runs CollectGarbage for ns until the peer stops.
+func (p *Process) Collect(kube client.WithWatch, ns string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stopGC = cancel
+	go CollectGarbage(ctx, kube, ns)
+}
+
+// Start opens a front for cloud and runs the peer binary bin against the
+// cluster in kubeconfig (a file) with the environment of s, its files
+// under dir, and waits until its manager is ready.
 func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Settings) (*Process, error) {
 	// The peer registers its CLBPortPool validating webhook with its
 	// manager, whose server needs a serving certificate in
-	// $TMPDIR/k8s-webhook-server/serving-certs; nothing calls it here.
+	// $TMPDIR/k8s-webhook-server/serving-certs (and listens on :9443);
+	// nothing calls it here.
 	tmp := filepath.Join(dir, "tmp")
 	if _, err := testenv.ServingCert(filepath.Join(tmp, "k8s-webhook-server", "serving-certs")); err != nil {
 		return nil, err
@@ -103,19 +116,25 @@ func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Sett
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(filepath.Join(dir, "peer-"+s.Name+".log"))
+	front, err := StartFront(dir, cloud.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin,
+	log, err := os.CreateTemp(dir, "peer-"+s.Name+"-*.log")
+	if err != nil {
+		_ = front.Close()
+		return nil, err
+	}
+	// Its metrics endpoint asks for a bearer token checked by the API
+	// server (controller-runtime's authn/authz filter): left off.
+	cmd := exec.Command(bin, //nolint:gosec // G204: the binary Build made.
 		"--kubeconfig", kubeconfig,
 		"--region", cloud.Region, "--vpcid", cloud.VpcID,
-		"--health-probe-bind-address", probe, "--metrics-bind-address", "0",
-		"--zap-log-level", "error")
+		"--health-probe-bind-address", probe, "--metrics-bind-address", "0")
 	env := []string{
 		"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + tmp,
-		"HTTPS_PROXY=" + cloud.Front.ProxyURL, "NO_PROXY=127.0.0.1,localhost",
-		"SSL_CERT_FILE=" + cloud.Front.CAFile,
+		"HTTPS_PROXY=" + front.ProxyURL, "NO_PROXY=127.0.0.1,localhost",
+		"SSL_CERT_FILE=" + front.CAFile,
 		"SECRET_ID=" + cloud.SecretID, "SECRET_KEY=" + cloud.SecretKey,
 		// The cluster id has no flag, only its environment variable.
 		"CLUSTER_ID=cls-bench",
@@ -127,9 +146,10 @@ func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Sett
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
+		_ = front.Close()
 		return nil, err
 	}
-	p := &Process{cmd: cmd, done: make(chan struct{}), Log: log.Name()}
+	p := &Process{cmd: cmd, done: make(chan struct{}), front: front, log: log.Name()}
 	go func() {
 		_ = cmd.Wait()
 		_ = log.Close()
@@ -139,7 +159,11 @@ func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Sett
 		if p.exited() {
 			return errors.New("the peer exited: " + p.tail())
 		}
-		resp, err := http.Get("http://" + probe + "/readyz") //nolint:noctx // bounded by Eventually
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+probe+"/readyz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -150,23 +174,36 @@ func Start(ctx context.Context, dir, bin, kubeconfig string, cloud Cloud, s Sett
 		return nil
 	})
 	if err != nil {
-		p.Stop()
+		p.Stop(5 * time.Second)
 		return nil, err
 	}
 	return p, nil
 }
 
-// Pid is the peer's process id, for CPU and memory readings.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+// PID is the peer's process id, for CPU and memory readings.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
 
-// Stop ends the peer (SIGTERM, then SIGKILL after 10 s).
-func (p *Process) Stop() {
+// MetricsURL is empty: the peer's endpoint needs a token (see Start).
+func (p *Process) MetricsURL() string { return "" }
+
+// Log is the file with the peer's output.
+func (p *Process) Log() string { return p.log }
+
+// FrontCalls are the cam and tag calls the front answered itself.
+func (p *Process) FrontCalls() map[string]int { return p.front.LocalCalls() }
+
+// Stop ends the peer (SIGTERM, then SIGKILL after grace) and its front.
+func (p *Process) Stop(grace time.Duration) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(grace):
 		_ = p.cmd.Process.Kill()
 		<-p.done
+	}
+	_ = p.front.Close()
+	if p.stopGC != nil {
+		p.stopGC()
 	}
 }
 
@@ -180,6 +217,6 @@ func (p *Process) exited() bool {
 }
 
 func (p *Process) tail() string {
-	b, _ := os.ReadFile(p.Log)
+	b, _ := os.ReadFile(p.log)
 	return lastLines(strings.TrimSpace(string(b)), 5)
 }

@@ -2,18 +2,17 @@ package benchpeer
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
-	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
-	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/profile"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -87,56 +86,34 @@ func PoolActive(u *unstructured.Unstructured) bool {
 	return state == "Active"
 }
 
-// CreateLoadBalancers makes n public load balancers in the emulator at
-// endpoint for the peer's pool, as an operator would before, and waits
-// until they can be used.
-func CreateLoadBalancers(ctx context.Context, endpoint, region, secretID, secretKey string, n int) ([]string, error) {
-	cpf := profile.NewClientProfile()
-	cpf.HttpProfile.Endpoint, cpf.HttpProfile.Scheme = endpoint, "http"
-	c, err := clb.NewClient(common.NewCredential(secretID, secretKey), region, cpf)
-	if err != nil {
-		return nil, err
-	}
-	c.WithHttpTransport(http.DefaultTransport)
-	var ids []string
-	for len(ids) < n {
-		req := clb.NewCreateLoadBalancerRequest()
-		req.LoadBalancerType = common.StringPtr("OPEN")
-		req.LoadBalancerName = common.StringPtr(fmt.Sprintf("peer-bench-%02d", len(ids)))
-		req.Number = common.Uint64Ptr(uint64(min(n-len(ids), 20)))
-		var resp *clb.CreateLoadBalancerResponse
-		// Retried: the realistic profile throttles at 20 calls per second.
-		err := testenv.Eventually(ctx, time.Minute, func() error {
-			var err error
-			resp, err = c.CreateLoadBalancerWithContext(ctx, req)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range resp.Response.LoadBalancerIds {
-			ids = append(ids, *id)
-		}
-	}
-	// Created load balancers are usable once DescribeLoadBalancers says
-	// Status 1 (the creation task is done).
-	err = testenv.Eventually(ctx, time.Minute, func() error {
-		req := clb.NewDescribeLoadBalancersRequest()
-		req.LoadBalancerIds = common.StringPtrs(ids)
-		resp, err := c.DescribeLoadBalancersWithContext(ctx, req)
+// Install installs the peer's CRDs from the source copy Build made in dir
+// and its node, and waits until the CRDs are served.
+func Install(ctx context.Context, kube client.Client, dir string) error {
+	for _, f := range CRDFiles(dir) {
+		objs, err := testenv.Apply(ctx, kube, f)
 		if err != nil {
 			return err
 		}
-		var pending []string
-		for _, lb := range resp.Response.LoadBalancerSet {
-			if lb.Status == nil || *lb.Status != 1 {
-				pending = append(pending, *lb.LoadBalancerId)
+		for _, o := range objs {
+			err := testenv.Eventually(ctx, time.Minute, func() error {
+				crd := &apiextensionsv1.CustomResourceDefinition{}
+				if err := kube.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd); err != nil {
+					return err
+				}
+				for _, c := range crd.Status.Conditions {
+					if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+						return nil
+					}
+				}
+				return errors.New("CRD " + o.GetName() + " not established")
+			})
+			if err != nil {
+				return err
 			}
 		}
-		if len(pending) > 0 || len(resp.Response.LoadBalancerSet) != len(ids) {
-			return fmt.Errorf("load balancers not ready: %s", strings.Join(pending, ","))
-		}
-		return nil
-	})
-	return ids, err
+	}
+	if err := kube.Create(ctx, Node()); err != nil && !kerrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
