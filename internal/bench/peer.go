@@ -178,3 +178,135 @@ func (p *Peer) Cleanup(ctx context.Context, env *Env, r Run) error {
 	}
 	return nil
 }
+
+// peerName is how a results file names the peer (its version follows).
+const peerName = "tke-extend-network-controller"
+
+// isPeer tells the peer's results from the provider's.
+func isPeer(s *SystemResult) bool { return strings.HasPrefix(s.Name, peerName) }
+
+// PeerGoals are issue 10's goals against the peer: at both products'
+// defaults (the provider's LeastUsed run, the peer's Helm values) ahead on
+// every figure, and at both products' best settings (each one's fastest
+// run to all published; the provider's naive mode is not a setting of its
+// own but a comparison) at least 3× faster to all published.
+func PeerGoals(r *Results) []Goal {
+	if len(r.Systems) < 2 || isPeer(r.Systems[0]) {
+		return nil
+	}
+	prov := r.Systems[0]
+	var peer *SystemResult
+	for _, s := range r.Systems[1:] {
+		if isPeer(s) {
+			peer = s
+		}
+	}
+	if peer == nil {
+		return nil
+	}
+	for _, run := range peer.Runs {
+		if run.Unavailable != "" {
+			return []Goal{{Figure: "against the peer", Goal: "measured", Measured: "peer: " + run.Unavailable}}
+		}
+	}
+	var gs []Goal
+	pd, vd := findRun(prov, "LeastUsed"), findRun(peer, "defaults")
+	if complete(pd) && complete(vd) {
+		p, v := pd.Bind, vd.Bind
+		ahead := func(figure, unit string, ours, theirs float64) Goal {
+			return Goal{Figure: "at both defaults, against the peer: " + figure, Goal: "lower than the peer's",
+				Measured: fmt.Sprintf("%.3g %s vs %.3g %s", ours, unit, theirs, unit), Met: verdict(ours < theirs)}
+		}
+		gs = append(gs,
+			ahead("all published", "s", p.Seconds, v.Seconds),
+			ahead("Pod IP → published p99", "s", p.P99, v.P99),
+			ahead("CLB calls per Pod", "", p.CloudWritesPerPod+p.CloudDescribesPerPod, v.CloudWritesPerPod+v.CloudDescribesPerPod),
+			ahead("API server + etcd CPU", "s", p.APIServerCPU+p.EtcdCPU, v.APIServerCPU+v.EtcdCPU),
+		)
+	} else {
+		gs = append(gs, Goal{Figure: "at both defaults, against the peer", Goal: "measured", Measured: "a run did not publish every Pod"})
+	}
+	pb, vb := fastest(prov, "naive"), fastest(peer, "")
+	if pb != nil && vb != nil {
+		ratio := vb.Bind.Seconds / pb.Bind.Seconds
+		gs = append(gs, Goal{Figure: "at both best settings, against the peer: all published", Goal: "≥ 3× faster",
+			Measured: fmt.Sprintf("%.1f s (%s) vs %.1f s (%s): %.2f×", pb.Bind.Seconds, pb.Mode, vb.Bind.Seconds, vb.Mode, ratio),
+			Met:      verdict(ratio >= 3)})
+	}
+	return gs
+}
+
+// complete is a run that published every Pod.
+func complete(run *RunResult) bool {
+	return run != nil && run.Bind != nil && run.Bind.Pods > 0 && run.Bind.Done == run.Bind.Pods
+}
+
+// fastest is a system's complete run with the least time to all
+// published, skipping the mode named skip.
+func fastest(s *SystemResult, skip string) *RunResult {
+	var best *RunResult
+	for _, run := range s.Runs {
+		if run.Mode == skip || !complete(run) {
+			continue
+		}
+		if best == nil || run.Bind.Seconds < best.Bind.Seconds {
+			best = run
+		}
+	}
+	return best
+}
+
+// PeerMarkdown says how the peer was run, for docs/performance.md.
+func PeerMarkdown(r *Results) string {
+	var peer *SystemResult
+	for _, s := range r.Systems {
+		if isPeer(s) {
+			peer = s
+		}
+	}
+	if peer == nil {
+		return ""
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("## The peer\n\n")
+	w("The peer is [tkestack/tke-extend-network-controller](https://github.com/tkestack/tke-extend-network-controller) (%s), ", strings.TrimSpace(strings.TrimPrefix(peer.Name, peerName)))
+	w("the best-known open-source controller that gives Pods a public address through CLB port mappings. ")
+	w("It is built at bench time from `PEER_SRC` (a work tree or git repository; by default the workspace's mirror) into the bench's temp dir ")
+	w("and never becomes part of this repository or its binaries; `go run ./hack/peer` does the same build alone. ")
+	w("Without its source the bench runs without it and says `peer: not measured — <reason>`.\n\n")
+	for _, run := range peer.Runs {
+		if run.Unavailable != "" {
+			w("This run: %s\n\n", run.Unavailable)
+			break
+		}
+	}
+	w("What was changed to run it, and nothing else:\n\n")
+	w("- **A stand-in for `agones.dev/agones`**: the Go module proxy refuses that module (every version), and the peer imports only its ")
+	w("`pkg/apis/agones/v1` package, for the GameServer kind it patches when Agones is installed (it is not here). The build writes a tiny module of ")
+	w("our own with that package (GameServer as object metadata, its list, AddToScheme) and points a `replace` at it in the temp copy's go.mod.\n")
+	w("- **The endpoint**: the peer's SDK clients only speak HTTPS to `<service>.tencentcloudapi.com` (its one endpoint setting adds a suffix to that name). ")
+	w("The Tencent Cloud SDK's transport honours `HTTPS_PROXY`, so the peer runs with `HTTPS_PROXY` pointing at a front on 127.0.0.1 ")
+	w("(`internal/benchpeer`) and `SSL_CERT_FILE` at the front's throwaway CA. The front accepts the CONNECT, ends TLS with a certificate for ")
+	w("`*.tencentcloudapi.com`, and passes clb and vpc calls to the run's emulator with their Host kept, so their signatures are checked as usual. ")
+	w("The peer's one other call, cam `GetUserAppId` at start (its account id), the front answers itself; ")
+	w("tag `TagResources` (only for load balancers it creates itself, which it never does here) would be answered too, and anything else is refused.\n")
+	w("- **Its start-up arguments**: `--region`, `--vpcid`, the credentials and `CLUSTER_ID` (which has no flag) in its environment, ")
+	w("`--kubeconfig`, a free port for its health probe, its metrics endpoint off (controller-runtime's authn/authz filter would need a token, ")
+	w("so no Go heap figure for it), and a throwaway serving certificate in `$TMPDIR/k8s-webhook-server/serving-certs` for its CLBPortPool webhook server, ")
+	w("which nothing calls.\n")
+	w("- **What a cluster would do for it**: it binds only Pods on a TKE native or serverless node, so its Pods name a node labelled ")
+	w("`node.kubernetes.io/instance-type: eklet`; and it leaves the deletion of its per-Pod CLBPodBinding to the Kubernetes garbage collector, ")
+	w("which the local control plane does not run, so during its runs a watch deletes the binding of each deleted Pod (one DELETE per Pod, ")
+	w("counted in its API requests, as the real collector's would be). The harness deletes every system's Pods with grace 0, as a kubelet confirms.\n\n")
+	w("Its workload is the provider's: the same Pods, one TCP port 7777 each, asked for with `networking.cloud.tencent.com/enable-clb-port-mapping: \"true\"` ")
+	w("and `networking.cloud.tencent.com/clb-port-mapping: 7777 TCP <pool>`, from a CLBPortPool over the same pre-created load balancers and ports ")
+	w("(`exsistedLoadBalancerIDs`, `startPort`/`endPort`), `lbPolicy: Uniform` (the nearest to LeastUsed). A Pod is published when the peer has set ")
+	w("`networking.cloud.tencent.com/clb-port-mapping-status: Ready` with the result beside it.\n\n")
+	w("Its settings are environment variables, not flags (the mode's *flags* in the results are those variables):\n\n")
+	w("- **defaults**: its Helm chart's values, which every install gets: 20 workers for the Pod, Node and binding controllers, 10 for the pool ")
+	w("controller, 20 calls per second for each rate-limited CLB action. The binary alone would run one worker per controller.\n")
+	w("- **best**: 200 workers for the Pod and CLBPodBinding controllers (the chart's advice for large fast scale-outs is more workers there), ")
+	w("the rates left at the cloud's own 20 per second. Its 2 s batch window and its Kubernetes client (controller-runtime's default: no client-side limit) have no setting.\n\n")
+	return b.String()
+}

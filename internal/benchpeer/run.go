@@ -58,13 +58,13 @@ func Defaults() Settings {
 	return Settings{Name: "defaults", Env: env}
 }
 
-// Best is the fastest setting found for this workload: the chart's advice
-// for large fast scale-outs (more Pod and binding workers, since the cloud
-// calls are batched per load balancer behind them) with the cloud rates
-// at the cloud's own limit (20 per second per action), which avoids
-// RequestLimitExceeded retries. The batch window (2 s) and the Kubernetes
-// client (controller-runtime's default: no client-side limit) have no
-// setting.
+// Best is the peer's best setting for this workload among those tried:
+// more Pod and CLBPodBinding workers (its chart's advice for large, fast
+// scale-outs; the cloud calls behind them are batched per load balancer)
+// with the cloud rates at the cloud's own limit (20 per second per
+// action), which avoids RequestLimitExceeded retries. Its batch window
+// (2 s) and its Kubernetes client (controller-runtime's default: no
+// client-side limit) have no setting.
 func Best() Settings {
 	env := workers(200, 200, 20, 20, 20)
 	for _, k := range rateLimitEnv {
