@@ -102,6 +102,20 @@ func isWrite(action string) bool {
 	return true
 }
 
+// callErrors counts the calls the emulator refused, by "Action Code"
+// (throttled ones among them).
+func callErrors(emu *emulator.Emulator) map[string]int {
+	out := map[string]int{}
+	for a, byCode := range emu.Calls() {
+		for code, n := range byCode {
+			if code != "OK" {
+				out[a+" "+code] += n
+			}
+		}
+	}
+	return out
+}
+
 // callTotals sums the emulator's counters per action, whatever the result.
 func callTotals(emu *emulator.Emulator) map[string]int {
 	out := map[string]int{}

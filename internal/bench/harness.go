@@ -51,7 +51,7 @@ type snapshot struct {
 	own            map[string]float64
 	apiCPU, etcCPU float64
 	sysCPU         float64
-	calls          map[string]int
+	calls, errs    map[string]int
 	sysMetrics     Scrape
 }
 
@@ -69,7 +69,7 @@ func (h *Harness) snap(ctx context.Context, emu *emulator.Emulator, inst Instanc
 		return s, err
 	}
 	if emu != nil {
-		s.calls = callTotals(emu)
+		s.calls, s.errs = callTotals(emu), callErrors(emu)
 	}
 	if inst != nil {
 		if s.sysCPU, err = CPUSeconds(inst.PID()); err != nil {
@@ -187,6 +187,7 @@ func (h *Harness) fill(ph *Phase, before, after snapshot) {
 	ph.EtcdCPU = Round(after.etcCPU - before.etcCPU)
 	if after.calls != nil {
 		ph.CloudCalls = callDelta(before.calls, after.calls)
+		ph.CloudErrors = callDelta(before.errs, after.errs)
 		describes := 0
 		for a, c := range ph.CloudCalls {
 			if isWrite(a) {

@@ -82,13 +82,13 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 				w("| %s, deleting | %s |\n", run.Mode, cell(floatsText(run.Delete.APIRequestsPerPod)))
 			}
 		}
-		w("\n### %s: CLB calls by action\n\n| mode | calls | Events (by type) |\n|---|---|---|\n", s.Name)
+		w("\n### %s: CLB calls by action\n\nAll answered calls, refused ones included (listed apart too).\n\n| mode | calls | refused | Events (by type) |\n|---|---|---|---|\n", s.Name)
 		for _, run := range s.Runs {
 			if run.Bind != nil {
-				w("| %s | %s | %s |\n", run.Mode, cell(callsText(run.Bind.CloudCalls, func(string) bool { return true })), cell(intsText(run.Bind.Events)))
+				w("| %s | %s | %s | %s |\n", run.Mode, cell(intsText(run.Bind.CloudCalls)), cell(intsText(run.Bind.CloudErrors)), cell(intsText(run.Bind.Events)))
 			}
 			if run.Delete != nil {
-				w("| %s, deleting | %s | |\n", run.Mode, cell(callsText(run.Delete.CloudCalls, func(string) bool { return true })))
+				w("| %s, deleting | %s | %s | |\n", run.Mode, cell(intsText(run.Delete.CloudCalls)), cell(intsText(run.Delete.CloudErrors)))
 			}
 		}
 		if st := s.Steady; st != nil {
@@ -104,9 +104,9 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 			w("| provider CPU | %.2f s | |\n", st.SystemCPU)
 		}
 		if len(s.Memory) > 0 {
-			w("\n### %s: memory\n\n| PodAddresses | published | other managed resources | RSS | Go heap |\n|---|---|---|---|---|\n", s.Name)
+			w("\n### %s: memory\n\n| Pods | PodAddresses | published | other managed resources | RSS | Go heap |\n|---|---|---|---|---|---|\n", s.Name)
 			for _, m := range s.Memory {
-				w("| %d | %d | %d | %s | %s |\n", m.PodAddresses, m.Bound, m.Others, MiB(m.RSS), MiB(m.Heap))
+				w("| %d | %d | %d | %d | %s | %s |\n", m.Pods, m.PodAddresses, m.Bound, m.Others, MiB(m.RSS), MiB(m.Heap))
 			}
 		}
 	}

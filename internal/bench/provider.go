@@ -228,3 +228,13 @@ func (p *Provider) CreateOthers(ctx context.Context, env *Env, r Run, lbIDs []st
 	wg.Wait()
 	return firstErr
 }
+
+// Managed counts the namespace's PodAddresses (their metadata only).
+func (p *Provider) Managed(ctx context.Context, env *Env, r Run) (int, error) {
+	l := &metav1.PartialObjectMetadataList{}
+	l.SetGroupVersionKind(providerKinds[0].GroupVersion().WithKind(providerKinds[0].Kind + "List"))
+	if err := env.Kube.List(ctx, l, client.InNamespace(r.Namespace)); err != nil {
+		return 0, err
+	}
+	return len(l.Items), nil
+}

@@ -96,10 +96,16 @@ func Goals(r *Results) []Goal {
 		)
 	}
 	for _, m := range s.Memory {
-		g := Goal{Figure: fmt.Sprintf("memory at %d PodAddresses + %d other managed resources", m.PodAddresses, m.Others), Goal: "measured",
-			Measured: fmt.Sprintf("RSS %s, Go heap %s (%d published)", MiB(m.RSS), MiB(m.Heap), m.Bound)}
-		if m.PodAddresses >= 10000 {
-			g.Goal, g.Met = "≤ 150 MiB", verdict(m.RSS <= 150<<20)
+		g := Goal{Figure: fmt.Sprintf("memory at %d Pods + %d other managed resources", m.Pods, m.Others), Goal: "measured",
+			Measured: fmt.Sprintf("RSS %s, Go heap %s (%d PodAddresses, %d published)", MiB(m.RSS), MiB(m.Heap), m.PodAddresses, m.Bound)}
+		if m.Pods >= 10000 {
+			// Only a run where the PodAddresses all exist measures the goal.
+			g.Goal = "≤ 150 MiB at 10k PodAddresses"
+			if m.PodAddresses >= 10000 {
+				g.Met = verdict(m.RSS <= 150<<20)
+			} else {
+				g.Cause = fmt.Sprintf("only %d PodAddresses existed when the memory was read", m.PodAddresses)
+			}
 		}
 		gs = append(gs, g)
 	}

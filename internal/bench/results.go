@@ -73,7 +73,9 @@ type Phase struct {
 	Latencies []int `json:"latenciesMs,omitempty"`
 
 	// CloudCalls are the emulator's answered calls by action.
-	CloudCalls        map[string]int `json:"cloudCalls,omitempty"`
+	CloudCalls map[string]int `json:"cloudCalls,omitempty"`
+	// CloudErrors are the refused calls among them by "Action Code".
+	CloudErrors       map[string]int `json:"cloudErrors,omitempty"`
 	CloudWrites       int            `json:"cloudWrites"`
 	CloudWritesPerPod float64        `json:"cloudWritesPerPod"`
 	// CloudDescribesPerPod counts the Describe* calls.
@@ -127,6 +129,9 @@ type Steady struct {
 
 // Memory is the system's memory with a number of objects to manage.
 type Memory struct {
+	// Pods created; PodAddresses the system held (a system with no
+	// object per Pod reports Pods).
+	Pods         int   `json:"pods"`
 	PodAddresses int   `json:"podAddresses"`
 	Bound        int   `json:"bound"`
 	Others       int   `json:"otherManagedResources"`

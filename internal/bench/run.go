@@ -17,6 +17,13 @@ type OtherResources interface {
 	CreateOthers(ctx context.Context, env *Env, r Run, lbIDs []string) error
 }
 
+// ManagedCounter is what a system that keeps an object per Pod (this
+// provider's PodAddress) implements, so that the memory run says how many
+// it held when its memory was read.
+type ManagedCounter interface {
+	Managed(ctx context.Context, env *Env, r Run) (int, error)
+}
+
 // RunSystem runs every mode of sys: a fresh cloud and namespace, the
 // system's process, the Pods bound then deleted. After the first mode's
 // bind it holds steady for steady (if positive) and reads the memory.
@@ -36,7 +43,12 @@ func (h *Harness) RunSystem(ctx context.Context, sys System, steady time.Duratio
 				return nil
 			}
 			rss, heap := h.memory(ctx, inst)
-			mem = &Memory{PodAddresses: h.Pods, Bound: rr.Bind.Done, RSS: rss, Heap: heap}
+			mem = &Memory{Pods: h.Pods, PodAddresses: h.Pods, Bound: rr.Bind.Done, RSS: rss, Heap: heap}
+			if mc, ok := sys.(ManagedCounter); ok {
+				if n, err := mc.Managed(ctx, h.Env, r); err == nil {
+					mem.PodAddresses = n
+				}
+			}
 			h.Logf("  memory with %d Pods published: RSS %s, Go heap %s", rr.Bind.Done, MiB(rss), MiB(heap))
 			if steady <= 0 {
 				return nil
@@ -140,13 +152,16 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	}
 	defer inst.Stop(30 * time.Second)
 	h.Logf("%s memory: %d Pods on %d load balancers and %d other managed resources (namespace %s, log %s)", sys.Name(), pods, poolLBs, others, ns, inst.Log())
+	prep := time.Now()
 	if err := sys.Prepare(ctx, h.Env, r); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
+	h.Logf("  pool ready in %s", time.Since(prep).Round(time.Millisecond))
 	if hasOthers && others > 0 {
 		if err := o.CreateOthers(ctx, h.Env, r, otherIDs); err != nil {
 			return nil, err
 		}
+		h.Logf("  %d other managed resources created", others)
 	}
 	tctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -158,10 +173,16 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	if _, err := h.createPods(ctx, sys, r, pods); err != nil {
 		return nil, err
 	}
+	h.Logf("  %d Pods created and given IPs in %s; waiting at most %s for them to be published", pods, time.Since(start).Round(time.Millisecond), timeout)
 	t.until(ctx, timeout, func() bool { p, _ := t.counts(); return p >= pods })
 	bound, _ := t.counts()
-	mem := &Memory{PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
+	mem := &Memory{Pods: pods, PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
 	mem.RSS, mem.Heap = h.memory(ctx, inst)
+	if mc, ok := sys.(ManagedCounter); ok {
+		if mem.PodAddresses, err = mc.Managed(ctx, h.Env, r); err != nil {
+			return nil, err
+		}
+	}
 	h.Own() // the creates were the harness's
 	return mem, nil
 }
@@ -178,8 +199,8 @@ func describe(what string, ph *Phase) string {
 	if ph.RatioToBaseline > 0 {
 		s += fmt.Sprintf(", %.2f× baseline", ph.RatioToBaseline)
 	}
-	s += fmt.Sprintf("; cloud %d writes (%.3f/Pod), %.3f describes/Pod %v; API %.2f writes/Pod %v; events %v; CPU apiserver %.1f s etcd %.1f s system %.1f s",
-		ph.CloudWrites, ph.CloudWritesPerPod, ph.CloudDescribesPerPod, ph.CloudCalls, ph.APIWritesPerPod, ph.APIRequestsPerPod, ph.Events, ph.APIServerCPU, ph.EtcdCPU, ph.SystemCPU)
+	s += fmt.Sprintf("; cloud %d writes (%.3f/Pod), %.3f describes/Pod %v refused %v; API %.2f writes/Pod %v; events %v; CPU apiserver %.1f s etcd %.1f s system %.1f s",
+		ph.CloudWrites, ph.CloudWritesPerPod, ph.CloudDescribesPerPod, ph.CloudCalls, ph.CloudErrors, ph.APIWritesPerPod, ph.APIRequestsPerPod, ph.Events, ph.APIServerCPU, ph.EtcdCPU, ph.SystemCPU)
 	if ph.SystemRSS > 0 {
 		s += fmt.Sprintf(", RSS %s heap %s", MiB(ph.SystemRSS), MiB(ph.SystemHeap))
 	}
