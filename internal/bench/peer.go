@@ -25,6 +25,10 @@ import (
 // repository. Its settings are environment variables, not flags, so a
 // mode's Flags here are NAME=value pairs given as its environment.
 type Peer struct {
+	// Settings names the settings to run (benchpeer.Variants); empty means
+	// defaults and best.
+	Settings []string
+
 	bin, dir, version string
 	// unavailable says why the peer cannot run; every mode carries it.
 	unavailable string
@@ -71,12 +75,23 @@ func (p *Peer) build(ctx context.Context, env *Env) error {
 }
 
 // Modes implements System: the peer at its defaults (its Helm chart's
-// values) and at its best settings for this workload, both with its
-// Uniform policy, the nearest to LeastUsed.
+// values) and at its best settings for this workload, or the settings
+// named in p.Settings, all with its Uniform policy, the nearest to
+// LeastUsed.
 func (p *Peer) Modes() []Mode {
+	names := p.Settings
+	if len(names) == 0 {
+		names = []string{"defaults", "best"}
+	}
+	variants := benchpeer.Variants()
 	var modes []Mode
-	for _, s := range []benchpeer.Settings{benchpeer.Defaults(), benchpeer.Best()} {
-		modes = append(modes, Mode{Name: s.Name, Policy: "LeastUsed", Flags: envFlags(s.Env), Unavailable: p.unavailable})
+	for _, n := range names {
+		s, ok := variants[n]
+		m := Mode{Name: n, Policy: "LeastUsed", Flags: envFlags(s.Env), Unavailable: p.unavailable}
+		if !ok {
+			m.Unavailable = "no such peer setting (known: " + strings.Join(SortedKeys(variants), ", ") + ")"
+		}
+		modes = append(modes, m)
 	}
 	return modes
 }

@@ -73,6 +73,28 @@ func Best() Settings {
 	return Settings{Name: "best", Env: env}
 }
 
+// Variants are the settings the benchmark can run, by name: defaults and
+// best by default, the others to check that best is: fewer or more
+// workers, and no client-side rate limit (the cloud's limit then answers
+// RequestLimitExceeded).
+func Variants() map[string]Settings {
+	v := map[string]Settings{}
+	add := func(s Settings) { v[s.Name] = s }
+	add(Defaults())
+	add(Best())
+	limited := func(name string, pod, binding int) Settings {
+		env := workers(pod, binding, 20, 20, 20)
+		for _, k := range rateLimitEnv {
+			env[k] = "20"
+		}
+		return Settings{Name: name, Env: env}
+	}
+	add(limited("workers-50", 50, 50))
+	add(limited("workers-1000", 1000, 1000))
+	add(Settings{Name: "no-rate-limit", Env: workers(200, 200, 20, 20, 20)})
+	return v
+}
+
 // Cloud says where the peer finds the cloud: the emulator's endpoint
 // (plain HTTP), reached through a Front that Start opens.
 type Cloud struct {
