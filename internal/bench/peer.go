@@ -321,7 +321,10 @@ func PeerMarkdown(r *Results) string {
 	w("Its settings are environment variables, not flags (the mode's *flags* in the results are those variables):\n\n")
 	w("- **defaults**: its Helm chart's values, which every install gets: 20 workers for the Pod, Node and binding controllers, 10 for the pool ")
 	w("controller, 20 calls per second for each rate-limited CLB action. The binary alone would run one worker per controller.\n")
-	w("- **best**: 200 workers for the Pod and CLBPodBinding controllers (the chart's advice for large fast scale-outs is more workers there), ")
-	w("the rates left at the cloud's own 20 per second. Its 2 s batch window and its Kubernetes client (controller-runtime's default: no client-side limit) have no setting.\n\n")
+	w("- **best**: 1000 workers for the Pod and CLBPodBinding controllers, one per Pod of the burst (the chart's advice for large fast scale-outs ")
+	w("is more workers there; with more Pods in flight its 2 s batches carry more targets), the rates left at the cloud's own 20 per second. ")
+	w("Its batch window and its Kubernetes client (controller-runtime's default: no client-side limit) have no setting.\n")
+	w("- `-peer-settings` runs others beside or instead of these, to check that best is: `workers-50` and `workers-200` (those workers, rates as best), ")
+	w("`no-rate-limit` (best's workers, no client-side rate, so the cloud answers RequestLimitExceeded when it is over).\n\n")
 	return b.String()
 }
