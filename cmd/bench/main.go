@@ -24,17 +24,19 @@ import (
 )
 
 // systems are the products the harness can run, by -systems name.
-var systems = map[string]func(o options) bench.System{
-	"provider": func(o options) bench.System { return &bench.Provider{Extra: o.extra} },
-	// The peer is built from PEER_SRC (or the workspace's mirror) at bench
-	// time; without it its modes are reported as not measured.
-	"peer": func(o options) bench.System {
-		p := &bench.Peer{}
-		if o.peerSettings != "" {
-			p.Settings = strings.Split(o.peerSettings, ",")
-		}
-		return p
-	},
+func systems() map[string]func(o options) bench.System {
+	return map[string]func(o options) bench.System{
+		"provider": func(o options) bench.System { return &bench.Provider{Extra: o.extra} },
+		// The peer is built from PEER_SRC (or the workspace's mirror) at
+		// bench time; without it its modes are reported as not measured.
+		"peer": func(o options) bench.System {
+			p := &bench.Peer{}
+			if o.peerSettings != "" {
+				p.Settings = strings.Split(o.peerSettings, ",")
+			}
+			return p
+		},
+	}
 }
 
 type options struct {
@@ -74,7 +76,7 @@ func main() {
 	flag.IntVar(&o.memoryPods, "memory-pods", 0, "Pods of the memory run (e.g. 10000); 0 skips it.")
 	flag.IntVar(&o.memoryOthers, "memory-others", 1000, "Other managed resources beside the memory run's Pods.")
 	flag.DurationVar(&o.memoryTimeout, "memory-timeout", 8*time.Minute, "Bound on the wait for the memory run's Pods to be published.")
-	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems), ", ")+").")
+	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
 	flag.StringVar(&o.out, "out", "bench/results.json", "Results file; empty skips it.")
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
@@ -99,7 +101,7 @@ func run(o options) error {
 	}
 	var syss []bench.System
 	for _, name := range strings.Split(o.systems, ",") {
-		mk, ok := systems[strings.TrimSpace(name)]
+		mk, ok := systems()[strings.TrimSpace(name)]
 		if !ok {
 			return fmt.Errorf("unknown system %q", name)
 		}
@@ -175,8 +177,8 @@ func run(o options) error {
 				logf("%s memory run: %v", s.Name(), err)
 				continue
 			}
-			logf("  %d of %d Pods published after %.0f s with %d other managed resources: RSS %s, Go heap %s",
-				mem.Bound, mem.PodAddresses, mem.Seconds, mem.Others, bench.MiB(mem.RSS), bench.MiB(mem.Heap))
+			logf("  %d of %d Pods published after %.0f s (%d PodAddresses) with %d other managed resources: RSS %s, Go heap %s",
+				mem.Bound, mem.Pods, mem.Seconds, mem.PodAddresses, mem.Others, bench.MiB(mem.RSS), bench.MiB(mem.Heap))
 			res.Systems[i].Memory = append(res.Systems[i].Memory, *mem)
 		}
 	}

@@ -176,7 +176,13 @@ func Delta(before, after map[string]float64) map[string]float64 {
 func Round(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // writeVerbs are the verbs of apiserver_request_total that change state.
-var writeVerbs = map[string]bool{"POST": true, "PUT": true, "PATCH": true, "DELETE": true, "DELETECOLLECTION": true, "APPLY": true, "CREATE": true, "UPDATE": true}
+func writeVerb(verb string) bool {
+	switch verb {
+	case "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY", "CREATE", "UPDATE":
+		return true
+	}
+	return false
+}
 
 // APIRequests groups apiserver_request_total by "VERB resource[/subresource]".
 func APIRequests(s Scrape) map[string]float64 {
@@ -201,7 +207,7 @@ func Writes(by map[string]float64) float64 {
 	t := 0.0
 	for k, v := range by {
 		verb, _, _ := strings.Cut(k, " ")
-		if writeVerbs[verb] {
+		if writeVerb(verb) {
 			t += v
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -150,18 +151,20 @@ func (p *Provider) Published(pod *corev1.Pod) bool {
 
 // providerKinds are the namespaced kinds a run leaves behind, in the order
 // they are removed.
-var providerKinds = []schema.GroupVersionKind{
-	{Group: "network.tencentcloud.m.crossplane.io", Version: "v1alpha1", Kind: "PodAddress"},
-	clbv1alpha1.PortPoolGroupVersionKind,
-	clbv1alpha1.LoadBalancerGroupVersionKind,
-	{Group: "tencentcloud.m.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfigUsage"},
-	{Group: "tencentcloud.m.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfig"},
+func providerKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{
+		networkv1alpha1.PodAddressGroupVersionKind,
+		clbv1alpha1.PortPoolGroupVersionKind,
+		clbv1alpha1.LoadBalancerGroupVersionKind,
+		{Group: "tencentcloud.m.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfigUsage"},
+		{Group: "tencentcloud.m.crossplane.io", Version: "v1alpha1", Kind: "ProviderConfig"},
+	}
 }
 
 // Cleanup deletes the run's objects with their finalizers removed: the
 // provider has stopped and the run's cloud is gone with it.
 func (p *Provider) Cleanup(ctx context.Context, env *Env, r Run) error {
-	return RemoveAll(ctx, env.Kube, r.Namespace, providerKinds...)
+	return RemoveAll(ctx, env.Kube, r.Namespace, providerKinds()...)
 }
 
 // RemoveAll deletes every object of the kinds in ns, finalizers removed.
@@ -232,7 +235,7 @@ func (p *Provider) CreateOthers(ctx context.Context, env *Env, r Run, lbIDs []st
 // Managed counts the namespace's PodAddresses (their metadata only).
 func (p *Provider) Managed(ctx context.Context, env *Env, r Run) (int, error) {
 	l := &metav1.PartialObjectMetadataList{}
-	l.SetGroupVersionKind(providerKinds[0].GroupVersion().WithKind(providerKinds[0].Kind + "List"))
+	l.SetGroupVersionKind(networkv1alpha1.SchemeGroupVersion.WithKind(networkv1alpha1.PodAddressKind + "List"))
 	if err := env.Kube.List(ctx, l, client.InNamespace(r.Namespace)); err != nil {
 		return 0, err
 	}

@@ -149,7 +149,7 @@ func perPod(n, pods int) float64 { return Round(float64(n) / float64(max(pods, 1
 func writesCause(by map[string]float64) string {
 	w := map[string]float64{}
 	for k, v := range by {
-		if verb, _, _ := strings.Cut(k, " "); writeVerbs[verb] {
+		if verb, _, _ := strings.Cut(k, " "); writeVerb(verb) {
 			w[k] = v
 		}
 	}

@@ -115,10 +115,10 @@ func (t *tracker) counts() (published, gone int) {
 	return len(t.published), len(t.gone)
 }
 
-// until waits for done to hold after a change, or timeout; it says
-// whether done held. A poll every second covers conditions outside the
+// until waits for done to hold after a change, or timeout; the caller
+// reads how far it got. A poll every second covers conditions outside the
 // watch (the cloud's targets).
-func (t *tracker) until(ctx context.Context, timeout time.Duration, done func() bool) bool {
+func (t *tracker) until(ctx context.Context, timeout time.Duration, done func() bool) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
@@ -126,14 +126,13 @@ func (t *tracker) until(ctx context.Context, timeout time.Duration, done func() 
 	for !done() {
 		select {
 		case <-ctx.Done():
-			return false
+			return
 		case <-deadline.C:
-			return done()
+			return
 		case <-t.changed:
 		case <-tick.C:
 		}
 	}
-	return true
 }
 
 // createPods creates the Pods of the workload and plays the kubelet for
