@@ -178,11 +178,11 @@ func (p *Peer) Published(pod *corev1.Pod) bool { return benchpeer.Published(pod)
 // Cleanup removes the run's bindings, Pods and pool, finalizers removed:
 // the peer has stopped and the run's cloud is gone with it.
 func (p *Peer) Cleanup(ctx context.Context, env *Env, r Run) error {
-	if err := RemoveAll(ctx, env.Kube, r.Namespace, benchpeer.BindingGVK, corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
+	if err := RemoveAll(ctx, env.Kube, r.Namespace, benchpeer.BindingGVK(), corev1.SchemeGroupVersion.WithKind("Pod")); err != nil {
 		return err
 	}
 	pool := &unstructured.Unstructured{}
-	pool.SetGroupVersionKind(benchpeer.PoolGVK)
+	pool.SetGroupVersionKind(benchpeer.PoolGVK())
 	pool.SetName(poolFor(r))
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`))
 	if err := env.Kube.Patch(ctx, pool, patch); err != nil && !kerrors.IsNotFound(err) {

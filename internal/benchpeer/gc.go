@@ -15,7 +15,9 @@ import (
 // BindingGVK is the peer's per-Pod object. The peer creates one per Pod,
 // named after it and owned by it, and leaves its removal to the
 // Kubernetes garbage collector; its finalizer then deregisters the Pod.
-var BindingGVK = schema.GroupVersionKind{Group: "networking.cloud.tencent.com", Version: "v1alpha1", Kind: "CLBPodBinding"}
+func BindingGVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "networking.cloud.tencent.com", Version: "v1alpha1", Kind: "CLBPodBinding"}
+}
 
 // CollectGarbage plays the part of kube-controller-manager's garbage
 // collector that the peer relies on and the local control plane lacks:
@@ -45,7 +47,7 @@ func CollectGarbage(ctx context.Context, kube client.WithWatch, ns string) {
 // missed).
 func sweep(ctx context.Context, kube client.Client, ns string) {
 	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(BindingGVK.GroupVersion().WithKind(BindingGVK.Kind + "List"))
+	l.SetGroupVersionKind(BindingGVK().GroupVersion().WithKind(BindingGVK().Kind + "List"))
 	if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
 		return
 	}
@@ -59,7 +61,7 @@ func sweep(ctx context.Context, kube client.Client, ns string) {
 
 func deleteBinding(ctx context.Context, kube client.Client, ns, name string) {
 	b := &unstructured.Unstructured{}
-	b.SetGroupVersionKind(BindingGVK)
+	b.SetGroupVersionKind(BindingGVK())
 	b.SetNamespace(ns)
 	b.SetName(name)
 	_ = kube.Delete(ctx, b, client.PropagationPolicy("Background"))

@@ -28,19 +28,23 @@ type Settings struct {
 
 // rateLimitEnv are the peer's per-action cloud call rates (calls per
 // second, burst 1); unset means no limit.
-var rateLimitEnv = []string{
-	"API_RATELIMIT_DESCRIBE_LOAD_BALANCERS", "API_RATELIMIT_CREATE_LISTENER",
-	"API_RATELIMIT_DESCRIBE_LISTENERS", "API_RATELIMIT_DELETE_LOAD_BALANCER_LISTENERS",
-	"API_RATELIMIT_BATCH_REGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TARGETS",
-	"API_RATELIMIT_BATCH_DEREGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TASK_STATUS",
+func rateLimitEnv() []string {
+	return []string{
+		"API_RATELIMIT_DESCRIBE_LOAD_BALANCERS", "API_RATELIMIT_CREATE_LISTENER",
+		"API_RATELIMIT_DESCRIBE_LISTENERS", "API_RATELIMIT_DELETE_LOAD_BALANCER_LISTENERS",
+		"API_RATELIMIT_BATCH_REGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TARGETS",
+		"API_RATELIMIT_BATCH_DEREGISTER_TARGETS", "API_RATELIMIT_DESCRIBE_TASK_STATUS",
+	}
 }
 
-func workers(pod, podBinding, node, nodeBinding, pool int) map[string]string {
+// workers sets the controllers' workers; the Node and CLBNodeBinding
+// controllers, idle in this workload, keep the chart's 20.
+func workers(pod, podBinding, pool int) map[string]string {
 	return map[string]string{
 		"WORKER_POD_CONTROLLER":              strconv.Itoa(pod),
 		"WORKER_CLB_POD_BINDING_CONTROLLER":  strconv.Itoa(podBinding),
-		"WORKER_NODE_CONTROLLER":             strconv.Itoa(node),
-		"WORKER_CLB_NODE_BINDING_CONTROLLER": strconv.Itoa(nodeBinding),
+		"WORKER_NODE_CONTROLLER":             "20",
+		"WORKER_CLB_NODE_BINDING_CONTROLLER": "20",
 		"WORKER_CLB_PORT_POOL_CONTROLLER":    strconv.Itoa(pool),
 	}
 }
@@ -51,8 +55,8 @@ func workers(pod, podBinding, node, nodeBinding, pool int) map[string]string {
 // The binary alone would run 1 worker per controller, which no install
 // uses.
 func Defaults() Settings {
-	env := workers(20, 20, 20, 20, 10)
-	for _, k := range rateLimitEnv {
+	env := workers(20, 20, 10)
+	for _, k := range rateLimitEnv() {
 		env[k] = "20"
 	}
 	return Settings{Name: "defaults", Env: env}
@@ -67,8 +71,8 @@ func Defaults() Settings {
 // RequestLimitExceeded. Its batch window and its Kubernetes client
 // (controller-runtime's default: no client-side limit) have no setting.
 func Best() Settings {
-	env := workers(1000, 1000, 20, 20, 20)
-	for _, k := range rateLimitEnv {
+	env := workers(1000, 1000, 20)
+	for _, k := range rateLimitEnv() {
 		env[k] = "20"
 	}
 	return Settings{Name: "best", Env: env}
@@ -84,15 +88,15 @@ func Variants() map[string]Settings {
 	add(Defaults())
 	add(Best())
 	limited := func(name string, pod, binding int) Settings {
-		env := workers(pod, binding, 20, 20, 20)
-		for _, k := range rateLimitEnv {
+		env := workers(pod, binding, 20)
+		for _, k := range rateLimitEnv() {
 			env[k] = "20"
 		}
 		return Settings{Name: name, Env: env}
 	}
 	add(limited("workers-50", 50, 50))
 	add(limited("workers-200", 200, 200))
-	add(Settings{Name: "no-rate-limit", Env: workers(1000, 1000, 20, 20, 20)})
+	add(Settings{Name: "no-rate-limit", Env: workers(1000, 1000, 20)})
 	return v
 }
 

@@ -28,7 +28,9 @@ const (
 )
 
 // PoolGVK is the peer's port pool kind (cluster scoped).
-var PoolGVK = schema.GroupVersionKind{Group: "networking.cloud.tencent.com", Version: "v1alpha1", Kind: "CLBPortPool"}
+func PoolGVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "networking.cloud.tencent.com", Version: "v1alpha1", Kind: "CLBPortPool"}
+}
 
 // NodeName is the node the benchmark's Pods run on for the peer. The peer
 // binds only Pods on a TKE native or serverless ("super") node and looks
@@ -65,7 +67,7 @@ func PolicyFor(ours string) string {
 // [start, end] (one listener per port and Pod).
 func Pool(name string, lbIDs []string, start, end int, policy string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(PoolGVK)
+	u.SetGroupVersionKind(PoolGVK())
 	u.SetName(name)
 	ids := make([]any, len(lbIDs))
 	for i, id := range lbIDs {
