@@ -285,7 +285,11 @@ func PeerMarkdown(r *Results) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("## The peer\n\n")
-	w("The peer is [tkestack/tke-extend-network-controller](https://github.com/tkestack/tke-extend-network-controller) (%s), ", strings.TrimSpace(strings.TrimPrefix(peer.Name, peerName)))
+	w("The peer is [tkestack/tke-extend-network-controller](https://github.com/tkestack/tke-extend-network-controller)")
+	if v := strings.TrimSpace(strings.TrimPrefix(peer.Name, peerName)); v != "" {
+		w(" (%s)", v)
+	}
+	w(", ")
 	w("the best-known open-source controller that gives Pods a public address through CLB port mappings. ")
 	w("It is built at bench time from `PEER_SRC` (a work tree or git repository; by default the workspace's mirror) into the bench's temp dir ")
 	w("and never becomes part of this repository or its binaries; `go run ./hack/peer` does the same build alone. ")
