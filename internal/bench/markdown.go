@@ -43,6 +43,7 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 	w("`-mode name=flags` measures the provider with other flags beside its defaults. ")
 	w("Another product is measured on the same workload by implementing `internal/bench.System` and naming it in `-systems`.\n\n")
 
+	w("%s", PeerMarkdown(r))
 	w("## Goals\n\n| figure | goal | measured | met |\n|---|---|---|---|\n")
 	for _, g := range Goals(r) {
 		m := metText(g.Met)

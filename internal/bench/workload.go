@@ -190,7 +190,9 @@ func (h *Harness) deletePods(ctx context.Context, ns string, n int) error {
 		h.own.add("DELETE pods")
 		p := &corev1.Pod{}
 		p.Namespace, p.Name = ns, podName(i)
-		if err := h.Env.Kube.Delete(ctx, p); err != nil && !kerrors.IsNotFound(err) {
+		// Grace 0: the harness plays the kubelet, which confirms the
+		// deletion of a Pod bound to a node (the peer's are) at once.
+		if err := h.Env.Kube.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !kerrors.IsNotFound(err) {
 			mu.Lock()
 			firstErr = err
 			mu.Unlock()
