@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
@@ -88,6 +89,118 @@ type TargetSetParameters struct {
 	// +kubebuilder:validation:MaxItems=500
 	// +optional
 	Targets []Target `json:"targets,omitempty"`
+
+	// Source makes the targets follow Kubernetes: Services resolved
+	// through their EndpointSlices, or named Pods. The resolved targets
+	// are added to those listed in targets.
+	// +optional
+	Source *TargetSource `json:"source,omitempty"`
+}
+
+// Backend kinds of a TargetSource: how a Pod is reached from the load
+// balancer.
+const (
+	// BackendNodePort registers the node of each ready endpoint (its
+	// instance, from the Node's providerID) with the Service's NodePort.
+	BackendNodePort = "NodePort"
+	// BackendPodIP registers each Pod IP with its target port (VPC-CNI,
+	// an underlay network, or SNAT Pro).
+	BackendPodIP = "PodIP"
+	// BackendHostPort registers the node of each Pod with the hostPort
+	// its container declares for the target port.
+	BackendHostPort = "HostPort"
+)
+
+// A TargetSource lists what the targets follow. A Pod not Ready is kept
+// out unless includeNotReady.
+// +kubebuilder:validation:XValidation:rule="size(self.services) + size(self.pods) > 0",message="name at least one service or pod"
+type TargetSource struct {
+	// Services whose endpoints become targets.
+	// +kubebuilder:default={}
+	// +optional
+	Services []ServiceBackend `json:"services"`
+
+	// Pods named one by one (a StatefulSet Pod of a port mapping).
+	// +kubebuilder:default={}
+	// +optional
+	Pods []PodBackend `json:"pods"`
+
+	// IncludeNotReady registers Pods that are not Ready too.
+	// +optional
+	IncludeNotReady bool `json:"includeNotReady,omitempty"`
+}
+
+// A ServiceBackend is one port of a Service.
+type ServiceBackend struct {
+	// Name of the Service.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Service; the TargetSet's when unset.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Port of the Service: its number or its name.
+	Port intstr.IntOrString `json:"port"`
+
+	// Backend is NodePort (the default), PodIP or HostPort.
+	// +kubebuilder:validation:Enum=NodePort;PodIP;HostPort
+	// +kubebuilder:default=NodePort
+	// +optional
+	Backend string `json:"backend,omitempty"`
+
+	// Weight of every target of this Service, 0 to 100. Defaults to 10.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Weight *int64 `json:"weight,omitempty"`
+
+	// Subsets give the Pods whose labels match a selector their own
+	// weight; the first matching subset wins, and Pods that match none
+	// keep the Service's weight.
+	// +optional
+	Subsets []WeightedSubset `json:"subsets,omitempty"`
+}
+
+// A WeightedSubset weights the Pods whose labels include labelSelector.
+type WeightedSubset struct {
+	// LabelSelector is a set of labels a Pod must carry.
+	// +kubebuilder:validation:MinProperties=1
+	LabelSelector map[string]string `json:"labelSelector"`
+
+	// Weight of the subset's targets, 0 to 100.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Weight int64 `json:"weight"`
+}
+
+// A PodBackend is one port of one named Pod.
+type PodBackend struct {
+	// Name of the Pod.
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// Namespace of the Pod; the TargetSet's when unset.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Port of the Pod: a container port number (PodIP) or, for HostPort,
+	// the container port whose hostPort is registered.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int64 `json:"port"`
+
+	// Backend is PodIP (the default) or HostPort.
+	// +kubebuilder:validation:Enum=PodIP;HostPort
+	// +kubebuilder:default=PodIP
+	// +optional
+	Backend string `json:"backend,omitempty"`
+
+	// Weight of the target, 0 to 100. Defaults to 10.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Weight *int64 `json:"weight,omitempty"`
 }
 
 // TargetObservation is one target as the cloud reports it.
@@ -96,6 +209,9 @@ type TargetObservation struct {
 	InstanceID string `json:"instanceId,omitempty"`
 	Port       int64  `json:"port"`
 	Weight     int64  `json:"weight"`
+	// Health is the load balancer's health check verdict: Healthy,
+	// Unhealthy, or Unknown while the check has not run or is off.
+	Health string `json:"health,omitempty"`
 }
 
 // TargetSetObservation is the observed state of a target set.

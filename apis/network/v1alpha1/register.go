@@ -46,8 +46,17 @@ var (
 	NetIPClaimGroupVersionKind = SchemeGroupVersion.WithKind(NetIPClaimKind)
 )
 
+// WorkloadCluster and RemotePod type metadata.
+var (
+	WorkloadClusterKind             = reflect.TypeFor[WorkloadCluster]().Name()
+	WorkloadClusterGroupVersionKind = SchemeGroupVersion.WithKind(WorkloadClusterKind)
+	RemotePodKind                   = reflect.TypeFor[RemotePod]().Name()
+	RemotePodGroupVersionKind       = SchemeGroupVersion.WithKind(RemotePodKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&PodAddress{}, &PodAddressList{})
 	SchemeBuilder.Register(&PodAddressPolicy{}, &PodAddressPolicyList{})
 	SchemeBuilder.Register(&NetPool{}, &NetPoolList{}, &NetIP{}, &NetIPList{}, &NetIPClaim{}, &NetIPClaimList{})
+	SchemeBuilder.Register(&WorkloadCluster{}, &WorkloadClusterList{}, &RemotePod{}, &RemotePodList{})
 }
