@@ -60,6 +60,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Targets on loopback addresses are health-checked for real.
+	cfg.ProbeTargets = true
 	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -36,6 +36,7 @@ type Client struct {
 	lbs        *tcapi.Coalescer[string, *clbsdk.LoadBalancer]
 	listeners  *tcapi.Coalescer[string, *clbsdk.Listener]
 	targets    *tcapi.Coalescer[string, *clbsdk.ListenerBackend]
+	health     *tcapi.Coalescer[string, *clbsdk.ListenerHealth]
 	register   *tcapi.Coalescer[[]Target, string]
 	deregister *tcapi.Coalescer[[]Target, string]
 }
@@ -66,6 +67,8 @@ func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
 		describer[clbsdk.Listener]{opDescribeListener, actionDescribeListeners, MaxDescribeListenerIDs, c.describeListenerIDs, listenerIDOf, missingListener}))
 	c.targets = tcapi.NewCoalescer(describe(MaxDescribeTargetsListeners, actionDescribeTargets), tcapi.OneUnit, describeFlush(c,
 		describer[clbsdk.ListenerBackend]{opDescribeTargets, actionDescribeTargets, MaxDescribeTargetsListeners, c.describeTargetIDs, backendIDOf, missingListener}))
+	c.health = tcapi.NewCoalescer(describe(MaxTargetHealthListeners, actionTargetHealth), tcapi.OneUnit, describeFlush(c,
+		describer[clbsdk.ListenerHealth]{opTargetHealth, actionTargetHealth, MaxTargetHealthListeners, c.describeHealthIDs, healthIDOf, missingListener}))
 	c.register = tcapi.NewCoalescer(change(actionRegister), targetKeys, c.flushTargets(true))
 	c.deregister = tcapi.NewCoalescer(change(actionDeregister), targetKeys, c.flushTargets(false))
 	return c, nil

@@ -15,6 +15,10 @@ const (
 	MaxDescribeListenerIDs = 100
 	// MaxDescribeTargetsListeners is the listeners one DescribeTargets takes.
 	MaxDescribeTargetsListeners = 20
+	// MaxTargetHealthListeners is the listeners one DescribeTargetHealth
+	// asks for. The API documents no bound on ListenerIds; this keeps a
+	// request the size DescribeListeners takes.
+	MaxTargetHealthListeners = 100
 	// MaxBatchTargets is the targets one Batch(De)RegisterTargets takes.
 	MaxBatchTargets = 500
 	// MaxWeightRules, MaxWeightRuleTargets and MaxWeightTargets bound one
@@ -30,6 +34,7 @@ const (
 	actionDescribeLBs       = "DescribeLoadBalancers"
 	actionDescribeListeners = "DescribeListeners"
 	actionDescribeTargets   = "DescribeTargets"
+	actionTargetHealth      = "DescribeTargetHealth"
 	actionRegister          = "BatchRegisterTargets"
 	actionDeregister        = "BatchDeregisterTargets"
 )

@@ -28,7 +28,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		GVK:    v1alpha1.TargetSetGroupVersionKind,
 		Object: func() *v1alpha1.TargetSet { return &v1alpha1.TargetSet{} },
 		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {
-			return &external{c: c}
+			return &external{c: c, health: c}
 		},
 		// Registering and deregistering are synchronous, so a "not found"
 		// is never a create the cloud has not caught up with; the default
@@ -51,9 +51,10 @@ type api interface {
 // external serves one reconcile. seen holds the targets its Observe found,
 // so that Update and Delete act on the same view without describing again.
 type external struct {
-	c    api
-	seen []v1alpha1.TargetObservation
-	read bool
+	c      api
+	health healthAPI // nil: no health verdicts
+	seen   []v1alpha1.TargetObservation
+	read   bool
 }
 
 func lbID(cr *v1alpha1.TargetSet) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
@@ -136,7 +137,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 		}
 		return managed.ExternalObservation{}, err
 	}
-	cr.Status.AtProvider.Targets = e.seen
+	cr.Status.AtProvider.Targets = e.withHealth(ctx, cr, id, e.seen)
 	if meta.GetExternalName(cr) == "" {
 		return managed.ExternalObservation{}, nil
 	}

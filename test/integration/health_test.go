@@ -1,0 +1,113 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+)
+
+// serveTCP listens on a loopback port and accepts (and drops) connections
+// until the test ends or stop is called.
+func serveTCP(t *testing.T) (port int64, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	stop = func() { _ = ln.Close() }
+	t.Cleanup(stop)
+	return int64(ln.Addr().(*net.TCPAddr).Port), stop
+}
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) int64 {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int64(ln.Addr().(*net.TCPAddr).Port)
+	_ = ln.Close()
+	return port
+}
+
+// healthOf returns the TargetSet's status health verdicts by ip:port.
+func healthOf(ts *v1alpha1.TargetSet) map[string]string {
+	out := map[string]string{}
+	for _, o := range ts.Status.AtProvider.Targets {
+		out[fmt.Sprintf("%s:%d", o.IP, o.Port)] = o.Health
+	}
+	return out
+}
+
+func waitHealth(t *testing.T, ts *v1alpha1.TargetSet, want map[string]string) {
+	t.Helper()
+	waitFor(t, ts, func() error {
+		if got := healthOf(ts); fmt.Sprint(got) != fmt.Sprint(want) {
+			return errors.Errorf("health %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestTargetSetHealth shows the load balancer's health check verdict per
+// target: a local TCP server is Healthy, a closed port Unhealthy, and the
+// verdict follows the server going away. An unchanged verdict writes
+// nothing.
+func TestTargetSetHealth(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	lbID := fixtureLB(t)
+	lisID := fixtureListener(t, lbID, "TCP", 9100)
+	up, stop := serveTCP(t)
+	down := closedPort(t)
+
+	ts := newTargetSet(ns, "health", lbID, lisID, []v1alpha1.Target{eniTarget("127.0.0.1", up), eniTarget("127.0.0.1", down)})
+	if err := kube.Create(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ts)
+	upKey, downKey := fmt.Sprintf("127.0.0.1:%d", up), fmt.Sprintf("127.0.0.1:%d", down)
+	waitHealth(t, ts, map[string]string{upKey: "Healthy", downKey: "Unhealthy"})
+
+	// Two more health reads of this load balancer (one per poll) leave the
+	// object as it was: no status churn.
+	rv := ts.GetResourceVersion()
+	calls := callsOf("DescribeTargetHealth")
+	eventually(t, "two more health reads", func() error {
+		if n := callsOf("DescribeTargetHealth"); n < calls+2 {
+			return errors.Errorf("%d health reads since", n-calls)
+		}
+		return nil
+	})
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(ts), ts); err != nil {
+		t.Fatal(err)
+	}
+	if ts.GetResourceVersion() != rv {
+		t.Errorf("the TargetSet was written while its health did not change: resourceVersion %s, then %s", rv, ts.GetResourceVersion())
+	}
+
+	stop()
+	waitHealth(t, ts, map[string]string{upKey: "Unhealthy", downKey: "Unhealthy"})
+
+	if err := kube.Delete(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ts)
+}
