@@ -294,7 +294,8 @@ func TestTargetSetObserveOnlyImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReady(t, cr)
-	want := []v1alpha1.TargetObservation{{IP: "10.0.0.7", Port: 9000, Weight: 40}, {IP: "10.0.0.8", Port: 9000, Weight: 40}}
+	// The emulator reports targets it does not probe as healthy.
+	want := []v1alpha1.TargetObservation{{IP: "10.0.0.7", Port: 9000, Weight: 40, Health: "Healthy"}, {IP: "10.0.0.8", Port: 9000, Weight: 40, Health: "Healthy"}}
 	if got := cr.Status.AtProvider.Targets; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("atProvider.targets = %+v, want %+v", got, want)
 	}
