@@ -641,9 +641,11 @@ func (e *Emulator) targetHealth(ts []*targetState, hc *clb.HealthCheck, probes *
 		default:
 			check = e.cfg.ProbeTargets
 		}
+		// Both spellings of the detail share one value, which a probe sets.
+		d := ptr(detail)
 		th := &clb.TargetHealth{
 			IP: ptr(t.IP), Port: ptr(t.Port), HealthStatus: ptr(healthy), TargetId: ptr(t.InstanceID),
-			HealthStatusDetail: ptr(detail), HealthStatusDetial: ptr(detail), Weight: ptr(uint64(t.Weight)),
+			HealthStatusDetail: d, HealthStatusDetial: d, Weight: ptr(uint64(t.Weight)),
 		}
 		if addr, ok := probeAddr(t, hc); check && ok {
 			*probes = append(*probes, probe{addr: addr, out: th})
@@ -691,7 +693,7 @@ func runProbes(ps []probe) {
 			defer wg.Done()
 			conn, err := net.DialTimeout("tcp", p.addr, probeTimeout)
 			if err != nil {
-				p.out.HealthStatus, p.out.HealthStatusDetail, p.out.HealthStatusDetial = ptr(false), ptr("Dead"), ptr("Dead")
+				*p.out.HealthStatus, *p.out.HealthStatusDetail = false, "Dead"
 				return
 			}
 			_ = conn.Close()
