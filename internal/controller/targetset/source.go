@@ -379,7 +379,7 @@ func (s *resolver) pod(ctx context.Context, res *resolution, ns string, b v1alph
 type nodeUsers struct {
 	mu    sync.Mutex
 	users map[string]map[types.NamespacedName]bool // by Node name
-	of    map[types.NamespacedName][]string         // by TargetSet
+	of    map[types.NamespacedName][]string        // by TargetSet
 }
 
 func newNodeUsers() *nodeUsers {
