@@ -41,7 +41,7 @@ type workload struct {
 
 // newService creates a NodePort Service with one port and returns the
 // NodePort the API server allocated.
-func newService(t *testing.T, ns, name, portName string, port, targetPort int32) int64 {
+func newService(t testing.TB, ns, name, portName string, port, targetPort int32) int64 {
 	t.Helper()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.ServiceSpec{
 		Type:     corev1.ServiceTypeNodePort,
@@ -193,7 +193,7 @@ func updateTS(t *testing.T, ts *v1alpha1.TargetSet, change func()) {
 	})
 }
 
-func createTS(t *testing.T, ts *v1alpha1.TargetSet) {
+func createTS(t testing.TB, ts *v1alpha1.TargetSet) {
 	t.Helper()
 	if err := kube.Create(context.Background(), ts); err != nil {
 		t.Fatal(err)
