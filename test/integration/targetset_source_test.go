@@ -640,3 +640,24 @@ func TestTargetSetServiceDataPlane(t *testing.T) {
 	})
 	deleteTS(t, ts, lbID, lisID)
 }
+
+// TestTargetSetServiceExample applies examples/clb/targetset-service.yaml,
+// publishes two ready endpoints of its Service as the EndpointSlice
+// controller would, and checks they become the listener's targets; then
+// deletes it all without leaving anything in the cloud.
+func TestTargetSetServiceExample(t *testing.T) {
+	objs, names := applyExampleReady(t, "clb/targetset-service.yaml")
+	lbID, lisID := names[0], names[1]
+	waitCloudTargets(t, lbID, lisID, map[string]int{})
+	w := &workload{ns: "examples", svc: "web", portName: "http", targetPort: 8080}
+	w.addPod(t, "web-0", "10.9.9.1", "n1", 0, true)
+	w.addPod(t, "web-1", "10.9.9.2", "n1", 0, true, "track", "canary")
+	t.Cleanup(func() {
+		for _, p := range []string{"web-0", "web-1"} {
+			w.removePod(t, p)
+		}
+		_ = kube.Delete(context.Background(), w.slice())
+	})
+	waitCloudTargets(t, lbID, lisID, map[string]int{"10.9.9.1:8080": 10, "10.9.9.2:8080": 2})
+	deleteExample(t, objs, names)
+}
