@@ -69,13 +69,16 @@ bench-smoke:
 
 ## bench-micro: the micro-benchmarks other docs quote — the allocator at
 ## 100k ports 90 % full, signed requests/second of the emulator, the IP
-## pools' allocator HTTP API — and the in-process 1000-Pod benchmark (no
-## client rate limit; for profiling, not the figures users get).
+## pools' allocator HTTP API — the in-process 1000-Pod benchmark (no
+## client rate limit; for profiling, not the figures users get), and a
+## 500-endpoint Service rolling over behind a TargetSet (CLB calls per
+## endpoint change).
 bench-micro:
 	$(GO) test ./internal/portalloc/ -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/emulator/ -run '^$$' -bench DescribeListenersSigned -benchtime 3s
 	$(GO) test ./test/podaddress/ -run '^$$' -bench '1000Pods' -benchtime 1x -timeout 30m
 	$(GO) test ./test/ippool/ -run '^$$' -bench AllocatorHTTP -benchtime 1x -timeout 10m
+	$(GO) test ./test/integration/ -run '^$$' -bench ServiceRollover -benchtime 1x -timeout 10m
 
 ## soak: the long variant of test/reliability (docs/reliability.md): 20
 ## cycles of 500 Pods with the provider SIGKILLed at random moments, and 100

@@ -35,7 +35,7 @@ func sdk(t *testing.T) *clbsdk.Client {
 }
 
 // waitFor polls the object until cond returns nil.
-func waitFor(t *testing.T, obj client.Object, cond func() error) {
+func waitFor(t testing.TB, obj client.Object, cond func() error) {
 	t.Helper()
 	ctx := context.Background()
 	err := testenv.Eventually(ctx, mrWait, func() error {
@@ -62,7 +62,7 @@ func waitReady(t *testing.T, mg resource.Managed) {
 }
 
 // waitGone waits until the object no longer exists.
-func waitGone(t *testing.T, obj client.Object) {
+func waitGone(t testing.TB, obj client.Object) {
 	t.Helper()
 	ctx := context.Background()
 	err := testenv.Eventually(ctx, mrWait, func() error {
@@ -78,7 +78,7 @@ func waitGone(t *testing.T, obj client.Object) {
 }
 
 // eventually fails the test if fn does not succeed within mrWait.
-func eventually(t *testing.T, what string, fn func() error) {
+func eventually(t testing.TB, what string, fn func() error) {
 	t.Helper()
 	if err := testenv.Eventually(context.Background(), mrWait, fn); err != nil {
 		t.Fatalf("%s: %v", what, err)

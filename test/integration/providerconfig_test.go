@@ -23,7 +23,7 @@ import (
 
 const configWait = 30 * time.Second
 
-func namespace(t *testing.T) string {
+func namespace(t testing.TB) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "it-"}}
 	if err := kube.Create(context.Background(), ns); err != nil {
