@@ -115,6 +115,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
+		// A RemotePod and its PodAddress share a name too.
+		Watches(&v1alpha1.RemotePod{}, &handler.EnqueueRequestForObject{}).
 		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.repairs.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
@@ -137,6 +139,7 @@ type Reconciler struct {
 	policies *policies
 	told     *toldMemo
 	wrote    *writeMemo
+	remote   *remotes
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
@@ -161,6 +164,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		policies: &policies{kube: kube},
 		told:     &toldMemo{rv: map[types.UID]string{}},
 		wrote:    newWriteMemo(),
+		remote:   &remotes{},
 		eipRetry: &eipRetry{},
 	}
 }
@@ -178,6 +182,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if pod == nil {
+		// No Pod of this cluster: perhaps a Pod of another one.
+		var done func()
+		if pod, done, err = r.remotePod(ctx, req.NamespacedName); err != nil {
+			return reconcile.Result{}, err
+		}
+		defer done()
 	}
 	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
 	if err != nil {
@@ -233,14 +245,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
 	}
 	if pa.Spec.EIP != nil {
+		if r.remote.of(pod) != nil {
+			return r.invalid(ctx, pa, pod, want, errRemoteEIP)
+		}
 		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
 }
 
 // podEvent records e on pod: a Warning always, a Normal Event only when
-// every Pod event was asked for (one per Pod of a burst otherwise).
+// every Pod event was asked for (one per Pod of a burst otherwise). A Pod
+// of another cluster has no object here to record on: its Warning goes
+// with the next status of its RemotePod, for the agent to record.
 func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
+	if x := r.remote.of(pod); x != nil {
+		if e.Type == event.TypeWarning {
+			x.warn(e)
+		}
+		return
+	}
 	if e.Type == event.TypeNormal && r.podEvents != PodEventsAll {
 		return
 	}

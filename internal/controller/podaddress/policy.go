@@ -62,10 +62,23 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfPod), builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
 		})).
+		// Only a RemotePod's spec (its Pod's labels, its deletion) changes
+		// what a policy counts; its status is ours.
+		Watches(&v1alpha1.RemotePod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfRemotePod), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
 		Complete(errors.WithSilentRequeueOnConflict(r))
+}
+
+// policiesOfRemotePod maps a RemotePod to the policies that select the
+// Pod it stands for.
+func (r *policyStatus) policiesOfRemotePod(ctx context.Context, o client.Object) []reconcile.Request {
+	rp, ok := o.(*v1alpha1.RemotePod)
+	if !ok {
+		return nil
+	}
+	return r.policiesOfPod(ctx, podOf(rp))
 }
 
 // servingPolicy returns the policy of pols that serves pod: the first by
@@ -144,6 +157,11 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 			return reconcile.Result{}, errors.Wrap(err, "cannot list Pods")
 		}
 		pods = l.Items
+		remote, err := remotePodsMatching(ctx, r.kube, pol.GetNamespace(), sel)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pods = append(pods, remote...)
 	}
 	pas := &v1alpha1.PodAddressList{}
 	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace()), client.MatchingFields{indexSource: v1alpha1.PolicySource(pol.GetName())}); err != nil {
