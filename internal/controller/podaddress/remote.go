@@ -126,9 +126,11 @@ func (x *remote) warn(e event.Event) {
 // tellRemote writes what the Pod is to be told into its RemotePod's
 // status: the annotations that changed from orig to pod (both views made
 // by podOf, pod as the Pod path changed it), the conditions the Pod path
-// set, and a pending Warning. It writes only when the status changes, and
-// not from a copy older than its own last write (see toldMemo).
-func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev1.Pod) error {
+// set, and a pending Warning. A Warning stays while the Pod waits on
+// others (failing), and goes once it does not, so that status.warning
+// says what is wrong now. It writes only when the status changes, and not
+// from a copy older than its own last write (see toldMemo).
+func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev1.Pod, failing bool) error {
 	st := x.rp.Status.DeepCopy()
 	for k, v := range pod.Annotations {
 		if ov, ok := orig.Annotations[k]; !ok || ov != v {
@@ -152,7 +154,10 @@ func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev
 	if len(st.Conditions) == 0 {
 		st.Conditions = nil
 	}
-	if w := x.warning; w != nil && (st.Warning == nil || st.Warning.Reason != w.Reason || st.Warning.Message != w.Message) {
+	switch w := x.warning; {
+	case !failing:
+		st.Warning = nil
+	case w != nil && (st.Warning == nil || st.Warning.Reason != w.Reason || st.Warning.Message != w.Message):
 		st.Warning = w
 	}
 	if equality(*st, x.rp.Status) {
