@@ -424,7 +424,84 @@ func TestRemotePodInvalid(t *testing.T) {
 		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
 			return errors.Errorf("condition %+v, want True", c)
 		}
+		if st.Warning != nil {
+			return errors.Errorf("warning %+v kept once the request is served", st.Warning)
+		}
 		return nil
 	})
 	noPodEvents(t, ns)
+}
+
+// TestRemotePodStatusWrites: a RemotePod's status is written once per
+// change of what its Pod is told (once each, for Bound, for Pods that
+// have their IP from the start), from the provider's cache (no list of
+// RemotePods), and not again for an agent update that changes nothing
+// the Pod is told.
+func TestRemotePodStatusWrites(t *testing.T) {
+	const n = 10
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 52000, 52000+n-1)
+	gated := func(rp *v1alpha1.RemotePod) { rp.Spec.ReadinessGates = []string{string(condition)} }
+	statusWrites := testenv.APIRequest{Verb: "PATCH", Resource: "remotepods", Subresource: "status"}
+
+	before := scrape(t)
+	rps := make([]*v1alpha1.RemotePod, n)
+	for i := range rps {
+		rps[i] = remotePod(t, ns, fmt.Sprintf("gs-%02d", i), fmt.Sprintf("10.52.0.%d", i+1), map[string]string{ourPorts: "7777 pool"}, gated)
+	}
+	for _, rp := range rps {
+		bound(t, ns, rp.Name)
+		remoteTold(t, rp, "Bound", func(st v1alpha1.RemotePodStatus) error {
+			if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
+				return errors.Errorf("condition %+v, want True", c)
+			}
+			return nil
+		})
+	}
+	got := remoteSettled(t, before)
+	t.Logf("binding %d remote Pods: requests to the API server:\n%s", n, got)
+	if w := got[statusWrites]; w != n {
+		t.Errorf("%g RemotePod status writes for %d Pods, want one each", w, n)
+	}
+	if l := got[testenv.APIRequest{Verb: "LIST", Resource: "remotepods"}]; l != 0 {
+		t.Errorf("%g lists of RemotePods, want them read from the cache", l)
+	}
+
+	// The agent reports each Pod not ready (a change the provider does not
+	// tell anything about): no status write.
+	before = scrape(t)
+	for _, rp := range rps {
+		updateRemote(t, rp, func(rp *v1alpha1.RemotePod) { rp.Spec.Ready = false })
+	}
+	if w := remoteSettled(t, before)[statusWrites]; w != 0 {
+		t.Errorf("%g RemotePod status writes after updates that change nothing told, want none", w)
+	}
+}
+
+// remoteSettled waits until the provider stops writing RemotePods and
+// PodAddresses (ten polls in a row count the same writes) and returns
+// every request since before.
+func remoteSettled(t *testing.T, before testenv.APIRequests) testenv.APIRequests {
+	t.Helper()
+	var last testenv.APIRequests
+	stable := 0
+	w := func(r testenv.APIRequest) bool {
+		return r.Write() && (r.Resource == "remotepods" && r.Subresource == "status" || r.Resource == "podaddresses")
+	}
+	eventually(t, "the provider's writes settle", func() error {
+		now := scrape(t).Sub(before)
+		if last != nil && now.Count(w) == last.Count(w) {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = now
+		if stable < 10 {
+			return errors.Errorf("still writing: %g writes", now.Count(w))
+		}
+		return nil
+	})
+	return last
 }
