@@ -84,7 +84,12 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	r.podEvents = po.PodEvents
-	if err := setupPolicyStatus(mgr, o); err != nil {
+	if po.RemotePods != nil {
+		r.remotePods = po.RemotePods
+	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
+		return nil, err
+	}
+	if err := setupPolicyStatus(mgr, o, r.remotePods); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(r.binder); err != nil {
@@ -104,7 +109,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	}
 	copts := o.ForControllerRuntime()
 	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
-	return r, ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(copts).
 		For(&v1alpha1.PodAddress{}).
@@ -115,14 +120,19 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
-		// A RemotePod and its PodAddress share a name too.
-		Watches(&v1alpha1.RemotePod{}, &handler.EnqueueRequestForObject{}).
 		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.repairs.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Build(errors.WithSilentRequeueOnConflict(r))
+	if err != nil {
+		return nil, err
+	}
+	// A RemotePod and its PodAddress share a name too.
+	return r, r.remotePods.watch(func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{}))
+	})
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.
@@ -140,6 +150,8 @@ type Reconciler struct {
 	told     *toldMemo
 	wrote    *writeMemo
 	remote   *remotes
+	// remotePods says whether RemotePods are served yet.
+	remotePods *RemotePods
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
@@ -152,20 +164,21 @@ type Reconciler struct {
 // rebuilt from PodAddress statuses as pools are first used.
 func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, rec event.Recorder) *Reconciler {
 	return &Reconciler{
-		kube:     kube,
-		clients:  clients,
-		pools:    newPools(kube, portalloc.NewRegistry()),
-		binder:   newBinder(),
-		repairs:  newRepairs(),
-		record:   rec,
-		log:      log,
-		clock:    time.Now,
-		metrics:  newRecorder(metrics.Registry),
-		policies: &policies{kube: kube},
-		told:     &toldMemo{rv: map[types.UID]string{}},
-		wrote:    newWriteMemo(),
-		remote:   &remotes{},
-		eipRetry: &eipRetry{},
+		kube:       kube,
+		clients:    clients,
+		pools:      newPools(kube, portalloc.NewRegistry()),
+		binder:     newBinder(),
+		repairs:    newRepairs(),
+		record:     rec,
+		log:        log,
+		clock:      time.Now,
+		metrics:    newRecorder(metrics.Registry),
+		policies:   &policies{kube: kube},
+		told:       &toldMemo{rv: map[types.UID]string{}},
+		wrote:      newWriteMemo(),
+		remote:     &remotes{},
+		remotePods: &RemotePods{},
+		eipRetry:   &eipRetry{},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,44 @@ import (
 // which the provider finds in its own VPC, not in a cluster behind NAT.
 var errRemoteEIP = errors.New("an EIP per Pod is not served for Pods of other clusters (RemotePods); ask for pool ports instead")
 
+// RemotePods turns the serving of RemotePods on once their kind is served.
+// Under safe-start Crossplane may activate the RemotePod kind after the
+// kinds the PodAddress controller needs, or never: until Served, nothing
+// reads or watches RemotePods, and the Pod path runs as it always did.
+type RemotePods struct {
+	mu      sync.Mutex
+	served  bool
+	pending []func() error // watches of controllers set up before Served
+	on      atomic.Bool
+}
+
+// Served adds the RemotePod watches of the controllers set up so far (later
+// ones add theirs at once) and lets the reconciles read RemotePods.
+func (x *RemotePods) Served() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.served = true
+	x.on.Store(true)
+	for _, w := range x.pending {
+		if err := w(); err != nil {
+			return err
+		}
+	}
+	x.pending = nil
+	return nil
+}
+
+// watch adds w now if the kind is served, else once it is.
+func (x *RemotePods) watch(w func() error) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.served {
+		return w()
+	}
+	x.pending = append(x.pending, w)
+	return nil
+}
+
 // A remote is the RemotePod behind a Pod made by podOf, for the one
 // reconcile that made it.
 type remote struct {
@@ -53,6 +92,9 @@ func (s *remotes) of(pod *corev1.Pod) *remote {
 // remotePod returns the Pod the RemotePod of key stands for, or nil when
 // there is none. done drops it from r.remote once the reconcile ends.
 func (r *Reconciler) remotePod(ctx context.Context, key types.NamespacedName) (pod *corev1.Pod, done func(), err error) {
+	if !r.remotePods.on.Load() {
+		return nil, func() {}, nil
+	}
 	rp, err := getOrNil(ctx, r.kube, key, &v1alpha1.RemotePod{})
 	if err != nil || rp == nil {
 		return nil, func() {}, err
@@ -198,7 +240,10 @@ func (r *Reconciler) nodeInstance(ctx context.Context, pod *corev1.Pod) (string,
 // remotePodsMatching lists the Pods made of the RemotePods of namespace
 // whose labels sel matches. RemotePods carry their Pod's labels in their
 // spec, so the selector is applied here rather than by the cache.
-func remotePodsMatching(ctx context.Context, kube client.Reader, namespace string, sel labels.Selector) ([]corev1.Pod, error) {
+func remotePodsMatching(ctx context.Context, kube client.Reader, x *RemotePods, namespace string, sel labels.Selector) ([]corev1.Pod, error) {
+	if !x.on.Load() {
+		return nil, nil
+	}
 	l := &v1alpha1.RemotePodList{}
 	if err := kube.List(ctx, l, client.InNamespace(namespace)); err != nil {
 		return nil, errors.Wrap(err, "cannot list RemotePods")

@@ -137,7 +137,7 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 			}
 		}
-		remote, _ := remotePodsMatching(ctx, r.kube, pol.GetNamespace(), sel)
+		remote, _ := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
 		for _, p := range remote {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 		}
