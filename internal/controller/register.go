@@ -68,6 +68,10 @@ func controllers(po podaddress.Options) []kindController {
 	with := func(gvks ...schema.GroupVersionKind) []schema.GroupVersionKind {
 		return append(append([]schema.GroupVersionKind{}, configKinds...), gvks...)
 	}
+	// The PodAddress controllers serve RemotePods once that kind is served
+	// too; they run without it.
+	rps := &podaddress.RemotePods{}
+	po.RemotePods = rps
 	return []kindController{
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return config.Setup(m, o) }, needs: configKinds},
 		{setup: withCLB(loadbalancer.Setup), needs: with(v1alpha1.LoadBalancerGroupVersionKind)},
@@ -82,6 +86,7 @@ func controllers(po podaddress.Options) []kindController {
 			return podaddress.Setup(m, o, p.CLB, po)
 		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
+		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind}},
 	}
 }
 

@@ -52,6 +52,11 @@ var kinds = map[string]kind{
   hosts: [10.9.1.1], availableIPs: [10.9.0.5, 10.9.0.6]}`},
 	"NetIP":      {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{pool: p, mask: 24, gateway: 10.9.0.1}`},
 	"NetIPClaim": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{netIPName: 10.9.0.5, expiredDuration: 10m}`},
+	"RemotePod": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{cluster: idc-1, podNamespace: game, podName: room-0,
+  podUID: 6f1c1a52-0000-4000-8000-000000000001, labels: {app: room}, annotations: {network.tencentcloud.crossplane.io/ports: "7777 p"},
+  owner: {kind: StatefulSet, name: room}, containers: [{name: server, ports: [{containerPort: 7777, protocol: TCP}]}],
+  readinessGates: [network.tencentcloud.crossplane.io/address-ready], node: {name: n1, instanceId: ins-1, internalIP: 10.0.0.1},
+  podIP: 10.1.0.1, podIPs: [10.1.0.1], ready: true}`},
 	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
   bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
 	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
@@ -394,6 +399,7 @@ func cases() []bad {
 	add(providerConfigCases("ProviderConfig")...)
 	add(providerConfigCases("ClusterProviderConfig")...)
 	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))
+	add(minLength("RemotePod", "spec.cluster"))
 	return bs
 }
 

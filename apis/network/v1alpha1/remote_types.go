@@ -172,7 +172,9 @@ type RemotePodStatus struct {
 	Conditions []corev1.PodCondition `json:"conditions,omitempty"`
 
 	// Warning is the last Warning the provider has for the Pod, for the
-	// agent to record as an Event in the Pod's cluster.
+	// agent to record as an Event in the Pod's cluster. It is kept while
+	// the Pod's request cannot be served as things stand (invalid, no
+	// free port, no pool) and cleared once it can.
 	// +optional
 	Warning *RemoteEvent `json:"warning,omitempty"`
 }

@@ -67,6 +67,9 @@ type Options struct {
 	// PodEvents says which Events are written on Pods; warnings only when
 	// empty.
 	PodEvents PodEvents
+	// RemotePods serves the Pods of other clusters once its Served is
+	// called (the RemotePod kind is served); nil serves them at once.
+	RemotePods *RemotePods
 }
 
 // PodEvents says which Events the controller writes on Pods.

@@ -99,13 +99,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		err = r.servable(ctx, pa, ws)
 	}
 	if err != nil {
-		if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
-			r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
-		}
-		if _, uerr := r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{}); uerr != nil {
-			return reconcile.Result{}, uerr
-		}
-		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateInvalid, err.Error())
+		return r.invalid(ctx, pa, pod, a, err)
 	}
 	key := client.ObjectKeyFromObject(pa)
 
@@ -171,7 +165,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		if err != nil {
 			if state == v1alpha1.StateNoPortAvailable {
-				r.record.Event(pod, event.Warning(reasonNoPort, err))
+				r.podEvent(pod, event.Warning(reasonNoPort, err))
 			}
 			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 			if uerr != nil {
@@ -280,6 +274,18 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		r.podEvent(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, boundState, boundMsg)
+}
+
+// invalid records that pa's request cannot be served as it stands, and
+// tells the Pod why.
+func (r *Reconciler) invalid(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, err error) (reconcile.Result, error) {
+	if pa.Status.State != v1alpha1.StateInvalid || pa.Status.Message != err.Error() {
+		r.podEvent(pod, event.Warning(reasonInvalidRequest, err))
+	}
+	if _, uerr := r.setState(ctx, pa, v1alpha1.StateInvalid, err.Error(), reconcile.Result{}); uerr != nil {
+		return reconcile.Result{}, uerr
+	}
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateInvalid, err.Error())
 }
 
 // isolate takes a live Pod out of service and keeps its addresses: every
@@ -515,13 +521,9 @@ func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]d
 				return nil, false, nil
 			}
 			if instance == "" {
-				node := &corev1.Node{}
-				if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
-					return nil, false, errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
-				}
-				id, err := instanceID(node.Spec.ProviderID)
+				id, err := r.nodeInstance(ctx, pod)
 				if err != nil {
-					return nil, false, errors.Wrapf(err, "node %s", node.GetName())
+					return nil, false, err
 				}
 				instance = id
 			}

@@ -228,13 +228,13 @@ func (r *Reconciler) noEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 		if _, err := r.setState(ctx, pa, v1alpha1.StatePending, msg, reconcile.Result{}); err != nil {
 			return reconcile.Result{}, err
 		}
-		r.record.Event(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
+		r.podEvent(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
 		return r.bind(ctx, pa, pod, a)
 	}
 	d := r.eipRetry.next(client.ObjectKeyFromObject(pa), time.Now())
 	msg := fmt.Sprintf("no EIP: %s; trying again in %s", reason, d)
 	if pa.Status.State != v1alpha1.StateQuotaExceeded {
-		r.record.Event(pod, event.Warning(reasonEIPUnavailable, errors.New(msg)))
+		r.podEvent(pod, event.Warning(reasonEIPUnavailable, errors.New(msg)))
 	}
 	res, err := r.setState(ctx, pa, v1alpha1.StateQuotaExceeded, msg, reconcile.Result{RequeueAfter: d})
 	return res, errors.Join(err, r.tellPod(ctx, pod, a, pa, v1alpha1.StateQuotaExceeded, msg))

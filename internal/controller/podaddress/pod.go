@@ -101,6 +101,9 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		c.Type = g
 		conditioned = setPodCondition(pod, c) || conditioned
 	}
+	if x := r.remote.of(pod); x != nil {
+		return r.tellRemote(ctx, x, orig, pod, waitsOnOthers(state))
+	}
 	if !annotated && !conditioned {
 		return nil
 	}

@@ -84,7 +84,12 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	r.podEvents = po.PodEvents
-	if err := setupPolicyStatus(mgr, o); err != nil {
+	if po.RemotePods != nil {
+		r.remotePods = po.RemotePods
+	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
+		return nil, err
+	}
+	if err := setupPolicyStatus(mgr, o, r.remotePods); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(r.binder); err != nil {
@@ -104,7 +109,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	}
 	copts := o.ForControllerRuntime()
 	copts.MaxConcurrentReconciles = max(copts.MaxConcurrentReconciles, minWorkers)
-	return r, ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(copts).
 		For(&v1alpha1.PodAddress{}).
@@ -120,7 +125,14 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Build(errors.WithSilentRequeueOnConflict(r))
+	if err != nil {
+		return nil, err
+	}
+	// A RemotePod and its PodAddress share a name too.
+	return r, r.remotePods.watch(func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{}))
+	})
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.
@@ -137,6 +149,9 @@ type Reconciler struct {
 	policies *policies
 	told     *toldMemo
 	wrote    *writeMemo
+	remote   *remotes
+	// remotePods says whether RemotePods are served yet.
+	remotePods *RemotePods
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
@@ -149,19 +164,21 @@ type Reconciler struct {
 // rebuilt from PodAddress statuses as pools are first used.
 func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, rec event.Recorder) *Reconciler {
 	return &Reconciler{
-		kube:     kube,
-		clients:  clients,
-		pools:    newPools(kube, portalloc.NewRegistry()),
-		binder:   newBinder(),
-		repairs:  newRepairs(),
-		record:   rec,
-		log:      log,
-		clock:    time.Now,
-		metrics:  newRecorder(metrics.Registry),
-		policies: &policies{kube: kube},
-		told:     &toldMemo{rv: map[types.UID]string{}},
-		wrote:    newWriteMemo(),
-		eipRetry: &eipRetry{},
+		kube:       kube,
+		clients:    clients,
+		pools:      newPools(kube, portalloc.NewRegistry()),
+		binder:     newBinder(),
+		repairs:    newRepairs(),
+		record:     rec,
+		log:        log,
+		clock:      time.Now,
+		metrics:    newRecorder(metrics.Registry),
+		policies:   &policies{kube: kube},
+		told:       &toldMemo{rv: map[types.UID]string{}},
+		wrote:      newWriteMemo(),
+		remote:     &remotes{},
+		remotePods: &RemotePods{},
+		eipRetry:   &eipRetry{},
 	}
 }
 
@@ -178,6 +195,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if pod == nil {
+		// No Pod of this cluster: perhaps a Pod of another one.
+		var done func()
+		if pod, done, err = r.remotePod(ctx, req.NamespacedName); err != nil {
+			return reconcile.Result{}, err
+		}
+		defer done()
 	}
 	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
 	if err != nil {
@@ -233,14 +258,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
 	}
 	if pa.Spec.EIP != nil {
+		if r.remote.of(pod) != nil {
+			return r.invalid(ctx, pa, pod, want, errRemoteEIP)
+		}
 		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
 }
 
 // podEvent records e on pod: a Warning always, a Normal Event only when
-// every Pod event was asked for (one per Pod of a burst otherwise).
+// every Pod event was asked for (one per Pod of a burst otherwise). A Pod
+// of another cluster has no object here to record on: its Warning goes
+// with the next status of its RemotePod, for the agent to record.
 func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
+	if x := r.remote.of(pod); x != nil {
+		if e.Type == event.TypeWarning {
+			x.warn(e)
+		}
+		return
+	}
 	if e.Type == event.TypeNormal && r.podEvents != PodEventsAll {
 		return
 	}

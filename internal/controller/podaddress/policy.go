@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -42,7 +43,7 @@ const (
 // condition that says why the others are not. It is woken by the policy,
 // by the Pods of its namespace and by the PodAddresses it asked for; it
 // never polls.
-func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
+func setupPolicyStatus(mgr ctrl.Manager, o controller.Options, rps *RemotePods) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexSource, func(obj client.Object) []string {
 		pa, ok := obj.(*v1alpha1.PodAddress)
 		if !ok || pa.Spec.Source == "" {
@@ -52,8 +53,8 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 	}); err != nil {
 		return err
 	}
-	r := &policyStatus{kube: mgr.GetClient(), last: &lastWrites{at: map[types.NamespacedName]time.Time{}}}
-	return ctrl.NewControllerManagedBy(mgr).
+	r := &policyStatus{kube: mgr.GetClient(), last: &lastWrites{at: map[types.NamespacedName]time.Time{}}, remotePods: rps}
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(policyControllerName).
 		WithOptions(o.ForControllerRuntime()).
 		// Our own status writes do not change the generation.
@@ -65,7 +66,22 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options) error {
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Build(errors.WithSilentRequeueOnConflict(r))
+	if err != nil {
+		return err
+	}
+	// Only a RemotePod's spec (its Pod's labels, its deletion) changes what
+	// a policy counts; its status is ours.
+	return rps.watch(func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{},
+			handler.TypedEnqueueRequestsFromMapFunc(r.policiesOfRemotePod), predicate.TypedGenerationChangedPredicate[*v1alpha1.RemotePod]{}))
+	})
+}
+
+// policiesOfRemotePod maps a RemotePod to the policies that select the
+// Pod it stands for.
+func (r *policyStatus) policiesOfRemotePod(ctx context.Context, rp *v1alpha1.RemotePod) []reconcile.Request {
+	return r.policiesOfPod(ctx, podOf(rp))
 }
 
 // servingPolicy returns the policy of pols that serves pod: the first by
@@ -101,8 +117,9 @@ func policyOfPodAddress(_ context.Context, o client.Object) []reconcile.Request 
 }
 
 type policyStatus struct {
-	kube client.Client
-	last *lastWrites
+	kube       client.Client
+	last       *lastWrites
+	remotePods *RemotePods
 }
 
 // policiesOfPod maps a Pod to the policies of its namespace that select
@@ -144,6 +161,11 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 			return reconcile.Result{}, errors.Wrap(err, "cannot list Pods")
 		}
 		pods = l.Items
+		remote, err := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pods = append(pods, remote...)
 	}
 	pas := &v1alpha1.PodAddressList{}
 	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace()), client.MatchingFields{indexSource: v1alpha1.PolicySource(pol.GetName())}); err != nil {

@@ -93,9 +93,15 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 	if cur := podCondition(pod, conditionAddressReady); cur != nil && cur.Reason == c.Reason && cur.Message == c.Message {
 		return // said already
 	}
-	r.record.Event(pod, event.Warning(reasonInvalidRequest, err))
+	r.podEvent(pod, event.Warning(reasonInvalidRequest, err))
 	orig := pod.DeepCopy()
 	setPodCondition(pod, c)
+	if x := r.remote.of(pod); x != nil {
+		if perr := r.tellRemote(ctx, x, orig, pod, true); perr != nil {
+			r.log.Debug("cannot set the address condition of a RemotePod", "remotePod", client.ObjectKeyFromObject(pod), "error", perr)
+		}
+		return
+	}
 	if perr := client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig))); perr != nil {
 		r.log.Debug("cannot set the address condition of a Pod", "pod", client.ObjectKeyFromObject(pod), "error", perr)
 	}
@@ -130,6 +136,10 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 			for _, p := range pods.Items {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 			}
+		}
+		remote, _ := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
+		for _, p := range remote {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 		}
 	}
 	pas := &v1alpha1.PodAddressList{}

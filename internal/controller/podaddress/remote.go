@@ -1,0 +1,258 @@
+package podaddress
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+)
+
+// Pods of other clusters (RemotePods). A RemotePod's spec is what an agent
+// in a workload cluster sees of one of its Pods; the reconcile makes a
+// *corev1.Pod of it and runs the same code as for a Pod of this cluster.
+// Only three things differ: where the Pod is told (RemotePod.status, which
+// the agent applies, instead of a patch of the Pod), where a Warning goes
+// (status.warning, never an Event about a Pod this cluster does not have)
+// and where the node's CVM instance comes from (spec.node).
+
+// errRemoteEIP refuses an EIP for a Pod of another cluster: an EIP is
+// associated with the VPC-CNI network interface that holds the Pod IP,
+// which the provider finds in its own VPC, not in a cluster behind NAT.
+var errRemoteEIP = errors.New("an EIP per Pod is not served for Pods of other clusters (RemotePods); ask for pool ports instead")
+
+// RemotePods turns the serving of RemotePods on once their kind is served.
+// Under safe-start Crossplane may activate the RemotePod kind after the
+// kinds the PodAddress controller needs, or never: until Served, nothing
+// reads or watches RemotePods, and the Pod path runs as it always did.
+type RemotePods struct {
+	mu      sync.Mutex
+	served  bool
+	pending []func() error // watches of controllers set up before Served
+	on      atomic.Bool
+}
+
+// Served adds the RemotePod watches of the controllers set up so far (later
+// ones add theirs at once) and lets the reconciles read RemotePods.
+func (x *RemotePods) Served() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.served = true
+	x.on.Store(true)
+	for _, w := range x.pending {
+		if err := w(); err != nil {
+			return err
+		}
+	}
+	x.pending = nil
+	return nil
+}
+
+// watch adds w now if the kind is served, else once it is.
+func (x *RemotePods) watch(w func() error) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.served {
+		return w()
+	}
+	x.pending = append(x.pending, w)
+	return nil
+}
+
+// A remote is the RemotePod behind a Pod made by podOf, for the one
+// reconcile that made it.
+type remote struct {
+	rp *v1alpha1.RemotePod
+	// warning is the Warning to write with the next status.
+	warning *v1alpha1.RemoteEvent
+}
+
+// remotes maps the Pods made of RemotePods, while their reconcile runs, to
+// their RemotePods. A Pod of this cluster is never in it.
+type remotes struct{ m sync.Map }
+
+func (s *remotes) of(pod *corev1.Pod) *remote {
+	if v, ok := s.m.Load(pod); ok {
+		return v.(*remote) //nolint:forcetypeassert // only *remote is stored.
+	}
+	return nil
+}
+
+// remotePod returns the Pod the RemotePod of key stands for, or nil when
+// there is none. done drops it from r.remote once the reconcile ends.
+func (r *Reconciler) remotePod(ctx context.Context, key types.NamespacedName) (pod *corev1.Pod, done func(), err error) {
+	if !r.remotePods.on.Load() {
+		return nil, func() {}, nil
+	}
+	rp, err := getOrNil(ctx, r.kube, key, &v1alpha1.RemotePod{})
+	if err != nil || rp == nil {
+		return nil, func() {}, err
+	}
+	pod = podOf(rp)
+	r.remote.m.Store(pod, &remote{rp: rp})
+	return pod, func() { r.remote.m.Delete(pod) }, nil
+}
+
+// podOf is the Pod a RemotePod stands for, named like the RemotePod so
+// that it shares its key with its PodAddress. Its annotations and
+// conditions are the spec's with the status applied: what the Pod will
+// carry once the agent has told it, so that telling compares with what
+// was told, as it does for a Pod.
+func podOf(rp *v1alpha1.RemotePod) *corev1.Pod {
+	s := rp.Spec
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:         rp.GetNamespace(),
+			Name:              rp.GetName(),
+			UID:               types.UID(s.PodUID),
+			ResourceVersion:   rp.GetResourceVersion(),
+			CreationTimestamp: rp.GetCreationTimestamp(),
+			Labels:            maps.Clone(s.Labels),
+			Annotations:       maps.Clone(s.Annotations),
+		},
+	}
+	if pod.Annotations == nil && len(rp.Status.Annotations) > 0 {
+		pod.Annotations = map[string]string{}
+	}
+	maps.Copy(pod.Annotations, rp.Status.Annotations)
+	for _, k := range rp.Status.RemoveAnnotations {
+		delete(pod.Annotations, k)
+	}
+	if s.Owner != nil {
+		pod.OwnerReferences = []metav1.OwnerReference{{Kind: s.Owner.Kind, Name: s.Owner.Name, Controller: new(true)}}
+	}
+	if s.Deleting || rp.GetDeletionTimestamp() != nil {
+		pod.DeletionTimestamp = new(metav1.Now())
+	}
+	for _, c := range s.Containers {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Ports: c.Ports})
+	}
+	for _, g := range s.ReadinessGates {
+		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: corev1.PodConditionType(g)})
+	}
+	if s.Node != nil {
+		pod.Spec.NodeName = s.Node.Name
+		pod.Status.HostIP = s.Node.InternalIP
+	}
+	pod.Status.PodIP = s.PodIP
+	for _, ip := range s.PodIPs {
+		pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: ip})
+	}
+	if len(pod.Status.PodIPs) == 0 && s.PodIP != "" {
+		pod.Status.PodIPs = []corev1.PodIP{{IP: s.PodIP}}
+	}
+	ready := corev1.ConditionFalse
+	if s.Ready {
+		ready = corev1.ConditionTrue
+	}
+	pod.Status.Conditions = append([]corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}, rp.Status.Conditions...)
+	return pod
+}
+
+// warn keeps a Warning for the RemotePod's next status write.
+func (x *remote) warn(e event.Event) {
+	x.warning = &v1alpha1.RemoteEvent{Reason: string(e.Reason), Message: e.Message, Time: metav1.Now()}
+}
+
+// tellRemote writes what the Pod is to be told into its RemotePod's
+// status: the annotations that changed from orig to pod (both views made
+// by podOf, pod as the Pod path changed it), the conditions the Pod path
+// set, and a pending Warning. A Warning stays while the Pod waits on
+// others (failing), and goes once it does not, so that status.warning
+// says what is wrong now. It writes only when the status changes, and not
+// from a copy older than its own last write (see toldMemo).
+func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev1.Pod, failing bool) error {
+	st := x.rp.Status.DeepCopy()
+	for k, v := range pod.Annotations {
+		if ov, ok := orig.Annotations[k]; !ok || ov != v {
+			if st.Annotations == nil {
+				st.Annotations = map[string]string{}
+			}
+			st.Annotations[k] = v
+			st.RemoveAnnotations = slices.DeleteFunc(st.RemoveAnnotations, func(s string) bool { return s == k })
+		}
+	}
+	for k := range orig.Annotations {
+		if _, ok := pod.Annotations[k]; !ok {
+			delete(st.Annotations, k)
+			if !slices.Contains(st.RemoveAnnotations, k) {
+				st.RemoveAnnotations = append(st.RemoveAnnotations, k)
+			}
+		}
+	}
+	// The Ready condition is the agent's (spec.ready); the others are ours.
+	st.Conditions = slices.DeleteFunc(slices.Clone(pod.Status.Conditions), func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
+	if len(st.Conditions) == 0 {
+		st.Conditions = nil
+	}
+	switch w := x.warning; {
+	case !failing:
+		st.Warning = nil
+	case w != nil && (st.Warning == nil || st.Warning.Reason != w.Reason || st.Warning.Message != w.Message):
+		st.Warning = w
+	}
+	if equality(*st, x.rp.Status) {
+		return nil
+	}
+	if r.told.stale(orig) {
+		return nil // our last write is not in the cache yet
+	}
+	r.told.patched(orig)
+	rp := x.rp.DeepCopy()
+	rp.Status = *st
+	if err := r.kube.Status().Patch(ctx, rp, client.MergeFrom(x.rp)); err != nil {
+		r.told.forget(orig.GetUID())
+		return client.IgnoreNotFound(errors.Wrap(err, "cannot tell the RemotePod its addresses"))
+	}
+	x.rp = rp
+	x.warning = nil
+	return nil
+}
+
+// nodeInstance is the CVM instance of the node pod runs on: from the Node
+// of this cluster, or from spec.node of a RemotePod.
+func (r *Reconciler) nodeInstance(ctx context.Context, pod *corev1.Pod) (string, error) {
+	if x := r.remote.of(pod); x != nil {
+		if n := x.rp.Spec.Node; n != nil && n.InstanceID != "" {
+			return n.InstanceID, nil
+		}
+		return "", errors.Errorf("RemotePod %s names no spec.node.instanceId; the NodePort backend needs one", x.rp.GetName())
+	}
+	node := &corev1.Node{}
+	if err := r.kube.Get(ctx, client.ObjectKey{Name: pod.Spec.NodeName}, node); err != nil {
+		return "", errors.Wrapf(err, "cannot get node %s", pod.Spec.NodeName)
+	}
+	id, err := instanceID(node.Spec.ProviderID)
+	return id, errors.Wrapf(err, "node %s", node.GetName())
+}
+
+// remotePodsMatching lists the Pods made of the RemotePods of namespace
+// whose labels sel matches. RemotePods carry their Pod's labels in their
+// spec, so the selector is applied here rather than by the cache.
+func remotePodsMatching(ctx context.Context, kube client.Reader, x *RemotePods, namespace string, sel labels.Selector) ([]corev1.Pod, error) {
+	if !x.on.Load() {
+		return nil, nil
+	}
+	l := &v1alpha1.RemotePodList{}
+	if err := kube.List(ctx, l, client.InNamespace(namespace)); err != nil {
+		return nil, errors.Wrap(err, "cannot list RemotePods")
+	}
+	var out []corev1.Pod
+	for i := range l.Items {
+		if sel.Matches(labels.Set(l.Items[i].Spec.Labels)) {
+			out = append(out, *podOf(&l.Items[i]))
+		}
+	}
+	return out, nil
+}

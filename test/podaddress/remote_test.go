@@ -1,0 +1,507 @@
+package podaddress
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+)
+
+// The tests of this file play the agent of a workload cluster: they write
+// RemotePod specs as it would, and read back the statuses it would apply
+// to its Pods. No Pod of these names exists in the (management) cluster.
+
+// remotePod creates the RemotePod of Pod podName of namespace "game" in a
+// workload cluster, with one container port 7777 unless mod changes it.
+func remotePod(t testing.TB, ns, podName, ip string, annotations map[string]string, mod ...func(*v1alpha1.RemotePod)) *v1alpha1.RemotePod {
+	t.Helper()
+	rp := &v1alpha1.RemotePod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "game." + podName}}
+	rp.Spec = v1alpha1.RemotePodSpec{
+		Cluster: "idc-1", PodNamespace: "game", PodName: podName, PodUID: string(uuid.NewUUID()),
+		Labels:      map[string]string{"app": "battle"},
+		Annotations: annotations,
+		Containers:  []v1alpha1.RemoteContainer{{Name: "server", Ports: []corev1.ContainerPort{{Name: "game", ContainerPort: 7777, Protocol: corev1.ProtocolTCP}}}},
+		Node:        &v1alpha1.RemoteNode{Name: "idc-node-1", InternalIP: "10.200.0.1", InstanceID: "ins-idc00001"},
+		PodIP:       ip,
+		Ready:       ip != "",
+	}
+	if ip != "" {
+		rp.Spec.PodIPs = []string{ip}
+	}
+	for _, m := range mod {
+		m(rp)
+	}
+	if err := kube.Create(context.Background(), rp); err != nil {
+		t.Fatal(err)
+	}
+	return rp
+}
+
+// updateRemote changes a RemotePod's spec as the agent would.
+func updateRemote(t testing.TB, rp *v1alpha1.RemotePod, mod func(*v1alpha1.RemotePod)) {
+	t.Helper()
+	eventually(t, "update RemotePod "+rp.Name, func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(rp), rp); err != nil {
+			return err
+		}
+		mod(rp)
+		return kube.Update(context.Background(), rp)
+	})
+}
+
+// remoteTold waits until the RemotePod's status satisfies ok and returns it.
+func remoteTold(t testing.TB, rp *v1alpha1.RemotePod, what string, ok func(v1alpha1.RemotePodStatus) error) v1alpha1.RemotePodStatus {
+	t.Helper()
+	got := &v1alpha1.RemotePod{}
+	eventually(t, rp.Name+" told "+what, func() error {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(rp), got); err != nil {
+			return err
+		}
+		if err := ok(got.Status); err != nil {
+			return errors.Wrapf(err, "status %+v", got.Status)
+		}
+		return nil
+	})
+	return got.Status
+}
+
+func remoteCond(st v1alpha1.RemotePodStatus) *corev1.PodCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == condition {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// noPodEvents fails if any Event of ns is about a Pod: no Pod exists here.
+func noPodEvents(t *testing.T, ns string) {
+	t.Helper()
+	l := &corev1.EventList{}
+	if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Items {
+		if e.InvolvedObject.Kind == "Pod" {
+			t.Errorf("an Event about a Pod that does not exist here: %s %s %q on %s", e.Type, e.Reason, e.Message, e.InvolvedObject.Name)
+		}
+	}
+}
+
+func gone(t testing.TB, obj client.Object) {
+	t.Helper()
+	eventually(t, obj.GetName()+" gone", func() error {
+		err := kube.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if kerrors.IsNotFound(err) {
+			return nil
+		}
+		return errors.Errorf("still there (%v)", err)
+	})
+}
+
+// TestRemotePodBound runs the provider with the RBAC it is installed with
+// and gives a Pod of another cluster, asking by our annotation with a
+// readiness gate, a pool port: its PodAddress (named like the RemotePod)
+// is Bound, the emulator has the Pod IP as the target, and the RemotePod's
+// status carries the annotations and the condition the Pod is to get.
+// Once the agent says the Pod is deleting, the target and the PodAddress
+// go. No Event is written about the Pod.
+func TestRemotePodBound(t *testing.T) {
+	sa, err := env.AsProvider(context.Background(), filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startProviderOpts(t, sa, 10, clb.Options{}, nil, podaddress.Options{PodEvents: podaddress.PodEventsAll})
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 45000, 45004)
+
+	rp := remotePod(t, ns, "gs-0", "10.45.0.1", map[string]string{ourPorts: "7777 pool"}, func(rp *v1alpha1.RemotePod) {
+		rp.Spec.ReadinessGates = []string{string(condition)}
+	})
+	pa := bound(t, ns, rp.Name)
+	if pa.Spec.PodUID != rp.Spec.PodUID {
+		t.Errorf("PodAddress podUID %q, want the remote Pod's %q", pa.Spec.PodUID, rp.Spec.PodUID)
+	}
+	b := pa.Status.Bindings[0]
+	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.45.0.1:7777"}) {
+		t.Errorf("targets %v, want the remote Pod IP 10.45.0.1:7777", got)
+	}
+	remoteTold(t, rp, "its address", func(st v1alpha1.RemotePodStatus) error {
+		if !strings.Contains(st.Annotations[ourResult], fmt.Sprintf(":%d", b.Port)) || st.Annotations[ourStatus] == "" {
+			return errors.Errorf("annotations %v, want the address with port %d", st.Annotations, b.Port)
+		}
+		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
+			return errors.Errorf("condition %+v, want True", c)
+		}
+		return nil
+	})
+	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: rp.Name}, &corev1.Pod{}); !kerrors.IsNotFound(err) {
+		t.Fatalf("a Pod %s exists in the management cluster (%v)", rp.Name, err)
+	}
+
+	updateRemote(t, rp, func(rp *v1alpha1.RemotePod) { rp.Spec.Deleting = true })
+	gone(t, pa)
+	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); len(got) != 0 {
+		t.Errorf("targets %v after the remote Pod was deleted, want none", got)
+	}
+	noPodEvents(t, ns)
+}
+
+// TestRemotePodDataPlane carries a TCP round trip from the load balancer's
+// VIP:port to a process playing the remote Pod on its (loopback) Pod IP.
+func TestRemotePodDataPlane(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	plane := dataplane.New(t.Logf)
+	t.Cleanup(func() { _ = plane.Close() })
+	_, ref := ownCloud(t, ns, func(c *emulator.Config) {
+		c.DataPlane = dataplane.ForEmulator(plane)
+		c.VIPBase = "127.61.0.1"
+	})
+	lbsOn(t, ns, 1, ref)
+	pool(t, ns, "pool", []string{"lb-0"}, 46000, 46004, func(pp *clbv1alpha1.PortPool) { pp.Spec.ProviderConfigReference = ref })
+
+	const podIP = "127.62.0.5"
+	ln, err := net.Listen("tcp", podIP+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go echo(ln)
+	port := int32(ln.Addr().(*net.TCPAddr).Port) //nolint:gosec // G115: a TCP port.
+
+	rp := remotePod(t, ns, "dp-0", podIP, map[string]string{ourPorts: fmt.Sprintf("%d pool", port)}, func(rp *v1alpha1.RemotePod) {
+		rp.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, Protocol: corev1.ProtocolTCP}}
+	})
+	b := bound(t, ns, rp.Name).Status.Bindings[0]
+	addr := net.JoinHostPort(b.VIPs[0], strconv.Itoa(int(b.Port)))
+	eventually(t, "a round trip through "+addr, func() error {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = c.Close() }()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := fmt.Fprintln(c, "ping"); err != nil {
+			return err
+		}
+		got, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if got != "ping\n" {
+			return errors.Errorf("got %q, want ping", got)
+		}
+		return nil
+	})
+}
+
+// echo answers each connection of ln with what it reads, until ln closes.
+func echo(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer func() { _ = c.Close() }()
+			r := bufio.NewReader(c)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if _, err := c.Write([]byte(line)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// TestRemotePodPolicy: a policy in the cluster's namespace selects
+// RemotePods by their Pods' labels, as it selects Pods, and counts them.
+func TestRemotePodPolicy(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 47000, 47004)
+	pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rooms"}}
+	pol.Spec.Selector.MatchLabels = map[string]string{"app": "room"}
+	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(7777), Pools: []v1alpha1.PoolRef{{Name: "pool"}}}}
+	if err := kube.Create(context.Background(), pol); err != nil {
+		t.Fatal(err)
+	}
+	room := func(rp *v1alpha1.RemotePod) { rp.Spec.Labels = map[string]string{"app": "room"} }
+	a := remotePod(t, ns, "room-a", "10.47.0.1", nil, room)
+	remotePod(t, ns, "room-b", "10.47.0.2", nil, room)
+	other := remotePod(t, ns, "lobby", "10.47.0.3", nil)
+
+	for _, n := range []string{"game.room-a", "game.room-b"} {
+		pa := bound(t, ns, n)
+		if pa.Spec.Source != v1alpha1.PolicySource("rooms") {
+			t.Errorf("%s: source %q, want the policy", n, pa.Spec.Source)
+		}
+	}
+	policyStatus(t, pol, 2, 2, corev1.ConditionTrue)
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(other), &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
+		t.Errorf("a PodAddress for the unselected RemotePod (%v)", err)
+	}
+
+	// The agent says room-a's Pod lost the label: the policy lets it go.
+	pa := bound(t, ns, a.Name)
+	updateRemote(t, a, func(rp *v1alpha1.RemotePod) { rp.Spec.Labels = map[string]string{"app": "idle"} })
+	gone(t, pa)
+	if got := cloudTargets(lbID(l), pa.Status.Bindings[0].ListenerIDs["TCP"]); len(got) != 0 {
+		t.Errorf("targets %v, want none", got)
+	}
+	policyStatus(t, pol, 1, 1, corev1.ConditionTrue)
+}
+
+// TestRemotePodOrdinal: the Ordinal strategy reads the StatefulSet ordinal
+// off the RemotePod's name, "<podns>.<podname>", as off a Pod's.
+func TestRemotePodOrdinal(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "seg", []string{"lb"}, 48000, 48049, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.SegmentLength = clbconv.Ptr(int64(5))
+	})
+	sts := func(rp *v1alpha1.RemotePod) { rp.Spec.Owner = &v1alpha1.RemoteOwner{Kind: "StatefulSet", Name: "room"} }
+	for _, i := range []int{3, 0} {
+		remotePod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.48.0.%d", i+1), map[string]string{ourPorts: "7777/TCP seg", strategy: "Ordinal"}, sts)
+	}
+	for _, i := range []int{3, 0} {
+		b := bound(t, ns, fmt.Sprintf("game.room-%d", i)).Status.Bindings[0]
+		if want := int32(48000 + 5*i); b.Port != want || b.EndPort != want+4 {
+			t.Errorf("room-%d: ports %d-%d, want %d-%d", i, b.Port, b.EndPort, want, want+4)
+		}
+	}
+}
+
+// TestRemotePodNodeBackends: backends that forward to the node take it
+// from the RemotePod's spec.node: HostPort its internal IP, NodePort its
+// CVM instance (there is no Node object of a workload cluster here).
+func TestRemotePodNodeBackends(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 49000, 49009)
+
+	hp := remotePod(t, ns, "hp", "10.49.0.1", map[string]string{bcsEnabled: "true", bcsPorts: "pool TCP 7777/hostport"}, func(rp *v1alpha1.RemotePod) {
+		rp.Spec.Containers[0].Ports[0].HostPort = 17777
+	})
+	b := bound(t, ns, hp.Name).Status.Bindings[0]
+	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.200.0.1:17777"}) {
+		t.Errorf("HostPort targets %v, want the remote node's IP and hostPort 10.200.0.1:17777", got)
+	}
+
+	nodePort := int32(30779)
+	pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}}
+	pol.Spec.Selector.MatchLabels = map[string]string{"app": "np"}
+	pol.Spec.Backend = v1alpha1.BackendNodePort
+	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(7777), Pools: []v1alpha1.PoolRef{{Name: "pool"}}, NodePort: &nodePort}}
+	if err := kube.Create(context.Background(), pol); err != nil {
+		t.Fatal(err)
+	}
+	np := remotePod(t, ns, "np", "10.49.0.2", nil, func(rp *v1alpha1.RemotePod) { rp.Spec.Labels = map[string]string{"app": "np"} })
+	b = bound(t, ns, np.Name).Status.Bindings[0]
+	li, _ := listener(lbID(l), b.ListenerIDs["TCP"])
+	if len(li.Targets) != 1 || li.Targets[0].InstanceID != "ins-idc00001" || li.Targets[0].Port != int(nodePort) {
+		t.Errorf("NodePort targets %+v, want the remote node's instance ins-idc00001 on port %d", li.Targets, nodePort)
+	}
+}
+
+// TestRemotePodKeepDuration: a remote Pod with a keep duration that is
+// deleted (its RemotePod goes) keeps its port, with no target; a new Pod
+// of the same name (another UID) takes the port over.
+func TestRemotePodKeepDuration(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 50000, 50009)
+	ann := map[string]string{ourPorts: "7777 pool", keep: "1h"}
+	rp := remotePod(t, ns, "keep-0", "10.50.0.1", ann)
+	b := bound(t, ns, rp.Name).Status.Bindings[0]
+
+	if err := kube.Delete(context.Background(), rp); err != nil {
+		t.Fatal(err)
+	}
+	held := state(t, ns, rp.Name, v1alpha1.StateHeld)
+	if held.Status.ReleaseAt == nil || held.Status.Bindings[0].Port != b.Port {
+		t.Errorf("held %+v, want port %d kept with a release time", held.Status, b.Port)
+	}
+	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); len(got) != 0 {
+		t.Errorf("targets %v of a held address, want none", got)
+	}
+
+	again := remotePod(t, ns, "keep-0", "10.50.0.2", ann)
+	pa := bound(t, ns, again.Name)
+	if pa.Status.Bindings[0].Port != b.Port || pa.Spec.PodUID != again.Spec.PodUID {
+		t.Errorf("the new Pod got port %d (uid %s), want the kept %d (uid %s)", pa.Status.Bindings[0].Port, pa.Spec.PodUID, b.Port, again.Spec.PodUID)
+	}
+	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.50.0.2:7777"}) {
+		t.Errorf("targets %v, want the new Pod 10.50.0.2:7777", got)
+	}
+}
+
+// TestRemotePodInvalid: requests that cannot be served are told to the
+// agent (state Invalid, the condition, status.warning), never as Events
+// about Pods this cluster does not have: a HostPort port without a
+// hostPort, an EIP (not served for remote Pods) and a malformed annotation.
+func TestRemotePodInvalid(t *testing.T) {
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 51000, 51004)
+
+	gated := func(rp *v1alpha1.RemotePod) { rp.Spec.ReadinessGates = []string{string(condition)} }
+	noHostPort := remotePod(t, ns, "nohp", "10.51.0.1", map[string]string{ourPorts: "7777 pool", podannotation.AnnotationBackend: v1alpha1.BackendHostPort}, gated)
+	eipPod := remotePod(t, ns, "eip", "10.51.0.2", map[string]string{podannotation.AnnotationEIP: "true"}, gated)
+	malformed := remotePod(t, ns, "bad", "10.51.0.3", map[string]string{ourPorts: "7777 pool", keep: "forever"})
+
+	for rp, text := range map[*v1alpha1.RemotePod]string{noHostPort: "hostPort", eipPod: "not served for Pods of other clusters"} {
+		pa := state(t, ns, rp.Name, v1alpha1.StateInvalid)
+		if !strings.Contains(pa.Status.Message, text) {
+			t.Errorf("%s: message %q, want it to say %q", rp.Name, pa.Status.Message, text)
+		}
+		remoteTold(t, rp, "the warning", func(st v1alpha1.RemotePodStatus) error {
+			if st.Warning == nil || st.Warning.Reason != "InvalidAddressRequest" || !strings.Contains(st.Warning.Message, text) {
+				return errors.Errorf("warning %+v", st.Warning)
+			}
+			if c := remoteCond(st); c == nil || c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.StateInvalid {
+				return errors.Errorf("condition %+v, want False Invalid", c)
+			}
+			if st.Annotations[ourStatus] != "NotReady" {
+				return errors.Errorf("status annotation %q, want NotReady", st.Annotations[ourStatus])
+			}
+			return nil
+		})
+	}
+	remoteTold(t, malformed, "the malformed request", func(st v1alpha1.RemotePodStatus) error {
+		if st.Warning == nil || st.Warning.Reason != "InvalidAddressRequest" {
+			return errors.Errorf("warning %+v", st.Warning)
+		}
+		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionFalse {
+			return errors.Errorf("condition %+v, want False", c)
+		}
+		return nil
+	})
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(malformed), &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
+		t.Errorf("a PodAddress for a malformed request (%v)", err)
+	}
+
+	// Corrected, the Pod binds and its condition follows.
+	updateRemote(t, noHostPort, func(rp *v1alpha1.RemotePod) { delete(rp.Spec.Annotations, podannotation.AnnotationBackend) })
+	bound(t, ns, noHostPort.Name)
+	remoteTold(t, noHostPort, "Bound", func(st v1alpha1.RemotePodStatus) error {
+		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
+			return errors.Errorf("condition %+v, want True", c)
+		}
+		if st.Warning != nil {
+			return errors.Errorf("warning %+v kept once the request is served", st.Warning)
+		}
+		return nil
+	})
+	noPodEvents(t, ns)
+}
+
+// TestRemotePodStatusWrites: a RemotePod's status is written once per
+// change of what its Pod is told (once each, for Bound, for Pods that
+// have their IP from the start), from the provider's cache (no list of
+// RemotePods), and not again for an agent update that changes nothing
+// the Pod is told.
+func TestRemotePodStatusWrites(t *testing.T) {
+	const n = 10
+	startProvider(t)
+	ns := namespace(t)
+	lb(t, ns, "lb", "BGP")
+	pool(t, ns, "pool", []string{"lb"}, 52000, 52000+n-1)
+	gated := func(rp *v1alpha1.RemotePod) { rp.Spec.ReadinessGates = []string{string(condition)} }
+	statusWrites := testenv.APIRequest{Verb: "PATCH", Resource: "remotepods", Subresource: "status"}
+
+	before := scrape(t)
+	rps := make([]*v1alpha1.RemotePod, n)
+	for i := range rps {
+		rps[i] = remotePod(t, ns, fmt.Sprintf("gs-%02d", i), fmt.Sprintf("10.52.0.%d", i+1), map[string]string{ourPorts: "7777 pool"}, gated)
+	}
+	for _, rp := range rps {
+		bound(t, ns, rp.Name)
+		remoteTold(t, rp, "Bound", func(st v1alpha1.RemotePodStatus) error {
+			if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
+				return errors.Errorf("condition %+v, want True", c)
+			}
+			return nil
+		})
+	}
+	got := remoteSettled(t, before)
+	t.Logf("binding %d remote Pods: requests to the API server:\n%s", n, got)
+	if w := got[statusWrites]; w != n {
+		t.Errorf("%g RemotePod status writes for %d Pods, want one each", w, n)
+	}
+	if l := got[testenv.APIRequest{Verb: "LIST", Resource: "remotepods"}]; l != 0 {
+		t.Errorf("%g lists of RemotePods, want them read from the cache", l)
+	}
+
+	// The agent reports each Pod not ready (a change the provider does not
+	// tell anything about): no status write.
+	before = scrape(t)
+	for _, rp := range rps {
+		updateRemote(t, rp, func(rp *v1alpha1.RemotePod) { rp.Spec.Ready = false })
+	}
+	if w := remoteSettled(t, before)[statusWrites]; w != 0 {
+		t.Errorf("%g RemotePod status writes after updates that change nothing told, want none", w)
+	}
+}
+
+// remoteSettled waits until the provider stops writing RemotePods and
+// PodAddresses (ten polls in a row count the same writes) and returns
+// every request since before.
+func remoteSettled(t *testing.T, before testenv.APIRequests) testenv.APIRequests {
+	t.Helper()
+	var last testenv.APIRequests
+	stable := 0
+	w := func(r testenv.APIRequest) bool {
+		return r.Write() && (r.Resource == "remotepods" && r.Subresource == "status" || r.Resource == "podaddresses")
+	}
+	eventually(t, "the provider's writes settle", func() error {
+		now := scrape(t).Sub(before)
+		if last != nil && now.Count(w) == last.Count(w) {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = now
+		if stable < 10 {
+			return errors.Errorf("still writing: %g writes", now.Count(w))
+		}
+		return nil
+	})
+	return last
+}
