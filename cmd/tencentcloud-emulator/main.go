@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
@@ -34,7 +35,7 @@ func main() {
 // options are the command-line flags.
 type options struct {
 	listen, secretID, secretKey, token, region, profile string
-	stateFile, vipBase, camPolicy                       string
+	stateFile, vipBase, camPolicy, vpcLoopback          string
 	latency, taskDuration                               time.Duration
 	rateLimit                                           float64
 	listenerQuota, lbQuota, eipQuota, eipDaily          int
@@ -61,6 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, erro
 	fs.BoolVar(&o.autoENI, "auto-eni", false, "give any private IP looked up by DescribeNetworkInterfaces (address-ip) an ENI")
 	fs.StringVar(&o.stateFile, "state-file", "", "JSON file the cloud is loaded from and saved to; empty keeps it in memory")
 	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets, and health-check loopback targets")
+	fs.StringVar(&o.vpcLoopback, "vpc-loopback-cidr", "", "reach targets inside this IPv4 CIDR (/8 to /32) at 127.x.y.z with their last three octets, e.g. 10.0.0.0/8 (10.1.2.3 at 127.1.2.3); the API still shows their own address")
 	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
 	fs.BoolVar(&o.verbose, "verbose", false, "log diagnostics to stderr")
 	fs.StringVar(&o.camPolicy, "cam-policy", "", "CAM policy document (JSON file) that --secret-id's calls must satisfy, e.g. examples/providerconfig/cam-policy.json; empty allows everything")
@@ -100,6 +102,13 @@ func (o options) config(set map[string]bool) (emulator.Config, error) {
 		cfg.OpenLBQuota, cfg.InternalLBQuota = o.lbQuota, o.lbQuota
 	}
 	cfg.EIPQuota, cfg.EIPDailyAllocateLimit, cfg.AutoENI = o.eipQuota, o.eipDaily, o.autoENI
+	if o.vpcLoopback != "" {
+		p, err := netip.ParsePrefix(o.vpcLoopback)
+		if err != nil {
+			return cfg, fmt.Errorf("--vpc-loopback-cidr: %w", err)
+		}
+		cfg.VPCLoopbackCIDR = p // emulator.New checks the rest
+	}
 	if o.camPolicy != "" {
 		doc, err := os.ReadFile(o.camPolicy)
 		if err != nil {

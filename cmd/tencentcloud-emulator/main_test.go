@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +146,7 @@ func TestRunServesTrafficAndSavesState(t *testing.T) {
 
 func TestConfigFromFlags(t *testing.T) {
 	o, set, err := parseFlags([]string{"--profile", "realistic", "--task-duration", "0", "--lb-quota", "3", "--listener-quota", "7",
-		"--eip-quota", "4", "--eip-daily-limit", "9", "--auto-eni"}, io.Discard)
+		"--eip-quota", "4", "--eip-daily-limit", "9", "--auto-eni", "--vpc-loopback-cidr", "10.0.0.0/8"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,8 @@ func TestConfigFromFlags(t *testing.T) {
 	}
 	if cfg.Latency != 50*time.Millisecond || cfg.TaskDuration != 0 || cfg.RateLimit != 20 ||
 		cfg.OpenLBQuota != 3 || cfg.InternalLBQuota != 3 || cfg.ListenerQuota != 7 ||
-		cfg.EIPQuota != 4 || cfg.EIPDailyAllocateLimit != 9 || !cfg.AutoENI {
+		cfg.EIPQuota != 4 || cfg.EIPDailyAllocateLimit != 9 || !cfg.AutoENI ||
+		cfg.VPCLoopbackCIDR != netip.MustParsePrefix("10.0.0.0/8") {
 		t.Fatalf("config %+v", cfg)
 	}
 	if cfg.Credentials[0].SecretID != emulator.DefaultSecretID || cfg.Region != emulator.DefaultRegion {
@@ -176,6 +178,13 @@ func TestConfigFromFlags(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"--listen", "256.0.0.1:1"}, io.Discard, io.Discard); err == nil {
 		t.Fatal("an unusable listen address was accepted")
+	}
+	o, set, _ = parseFlags([]string{"--vpc-loopback-cidr", "10.0.0.1"}, io.Discard)
+	if _, err := o.config(set); err == nil {
+		t.Fatal("an address without prefix length was accepted as --vpc-loopback-cidr")
+	}
+	if err := run(context.Background(), []string{"--listen", "127.0.0.1:0", "--vpc-loopback-cidr", "8.0.0.0/7"}, io.Discard, io.Discard); err == nil {
+		t.Fatal("a --vpc-loopback-cidr shorter than /8 was accepted")
 	}
 }
 

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -108,6 +109,14 @@ type Config struct {
 	// health check is on and of type TCP or HTTP. Other targets keep the
 	// simulated verdict (see SetTargetHealth).
 	ProbeTargets bool
+
+	// VPCLoopbackCIDR maps the VPC's private addresses onto loopback: a
+	// target inside it is reached, by the data plane and by the probes of
+	// ProbeTargets, at the address whose first octet is 127 and whose
+	// other three are the target's (10.1.2.3 at 127.1.2.3). The API still
+	// shows the target's own address. An IPv4 prefix of length 8 to 32;
+	// the zero value maps nothing.
+	VPCLoopbackCIDR netip.Prefix
 
 	// VIPBase is the first address of the VIP pool and VIPPoolSize its
 	// length. Loopback addresses let a data plane bind every VIP locally.

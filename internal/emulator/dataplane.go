@@ -24,7 +24,8 @@ type Route struct {
 	Targets  []RouteTarget
 }
 
-// RouteTarget is one backend of a route.
+// RouteTarget is one backend of a route. IP is the address to dial: the
+// registered one, or its loopback image under Config.VPCLoopbackCIDR.
 type RouteTarget struct {
 	IP     string
 	Port   int
@@ -53,7 +54,8 @@ func (e *Emulator) routesLocked() ([]Route, bool) {
 // traffic changes only when the task completes; one still being created
 // contributes nothing; one being deleted keeps serving until its task ends.
 // HTTP/HTTPS/TCP_SSL listeners forward as TCP (the union of their rules'
-// targets for L7), UDP/QUIC ones as UDP.
+// targets for L7), UDP/QUIC ones as UDP. Target addresses are the ones the
+// sockets dial: mapped onto loopback under VPCLoopbackCIDR.
 func (e *Emulator) computeRoutes() []Route {
 	var routes []Route
 	add := func(lb *lbState) {
@@ -71,7 +73,7 @@ func (e *Emulator) computeRoutes() []Route {
 					k := targetKey{t.IP, t.Port}
 					if !seen[k] {
 						seen[k] = true
-						r.Targets = append(r.Targets, RouteTarget{IP: t.IP, Port: int(t.Port), Weight: int(t.Weight)})
+						r.Targets = append(r.Targets, RouteTarget{IP: e.cfg.socketIP(t.IP), Port: int(t.Port), Weight: int(t.Weight)})
 					}
 				}
 			}

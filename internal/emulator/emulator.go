@@ -127,6 +127,9 @@ func New(cfg Config) (*Emulator, error) {
 	if _, err := parseIPv4(cfg.VIPBase); err != nil {
 		return nil, fmt.Errorf("emulator: VIPBase: %w", err)
 	}
+	if err := checkVPCLoopbackCIDR(cfg.VPCLoopbackCIDR); err != nil {
+		return nil, fmt.Errorf("emulator: VPCLoopbackCIDR: %w", err)
+	}
 	e.signing.keys = make(map[signingKeyID][]byte)
 	e.bufs.New = func() any { return new(bytes.Buffer) }
 	e.limiter.init(cfg.RateLimit, cfg.ActionRateLimit)

@@ -647,7 +647,7 @@ func (e *Emulator) targetHealth(ts []*targetState, hc *clb.HealthCheck, probes *
 			IP: ptr(t.IP), Port: ptr(t.Port), HealthStatus: ptr(healthy), TargetId: ptr(t.InstanceID),
 			HealthStatusDetail: d, HealthStatusDetial: d, Weight: ptr(uint64(t.Weight)),
 		}
-		if addr, ok := probeAddr(t, hc); check && ok {
+		if addr, ok := probeAddr(e.cfg.socketIP(t.IP), t, hc); check && ok {
 			*probes = append(*probes, probe{addr: addr, out: th})
 		}
 		out = append(out, th)
@@ -664,10 +664,11 @@ type probe struct {
 	out  *clb.TargetHealth
 }
 
-// probeAddr returns where to probe t: a loopback target of a TCP or HTTP
-// check, on the check port when one is set.
-func probeAddr(t *targetState, hc *clb.HealthCheck) (string, bool) {
-	ip, err := netip.ParseAddr(t.IP)
+// probeAddr returns where to probe t, whose sockets use address sock: a
+// loopback one (a VPC address mapped by VPCLoopbackCIDR counts), for a TCP
+// or HTTP check, on the check port when one is set.
+func probeAddr(sock string, t *targetState, hc *clb.HealthCheck) (string, bool) {
+	ip, err := netip.ParseAddr(sock)
 	if err != nil || !ip.IsLoopback() {
 		return "", false
 	}
