@@ -6,6 +6,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,10 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
+
+// vpcLoopbackCIDR is the emulated VPC's range whose addresses are served on
+// loopback: Pod IP 10.250.a.b is reached at 127.250.a.b.
+const vpcLoopbackCIDR = "10.250.0.0/16"
 
 // Shared by the tests of this package, set once in TestMain: a client of
 // the control plane, and the emulated cloud the in-process provider's
@@ -63,6 +68,11 @@ func run(m *testing.M) int {
 	}
 	// Targets on loopback addresses are health-checked for real.
 	cfg.ProbeTargets = true
+	// Pods get VPC addresses (EndpointSlices refuse loopback ones), and the
+	// data plane and probes reach those of this /16 at 127.250.x.y. Only a
+	// /16 the other tests leave alone: their made-up 10.x targets would
+	// otherwise be probed at 127.x.y.z and turn Dead.
+	cfg.VPCLoopbackCIDR = netip.MustParsePrefix(vpcLoopbackCIDR)
 	// The data plane forwards each listener's VIP:port to its targets, so a
 	// test can send traffic through a load balancer to a local server.
 	plane := dataplane.New(func(string, ...any) {})

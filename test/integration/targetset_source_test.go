@@ -565,28 +565,13 @@ func TestTargetSetServiceBurstCoalesces(t *testing.T) {
 	}
 }
 
-// localIP returns an IPv4 address of this host that is not loopback:
-// EndpointSlices refuse loopback addresses.
-func localIP(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Skip("no non-loopback IPv4 address to serve a Pod on")
-	return ""
-}
-
 // TestTargetSetServiceDataPlane sends traffic through the load balancer's
-// VIP to a Service's Pod: a local echo server whose address the Pod has.
+// VIP to a Service's Pod: the Pod has VPC address 10.250.0.7, and its
+// server listens on 127.250.0.7, where the emulator's VPCLoopbackCIDR
+// reaches that address. The cloud and the TargetSet show 10.250.0.7.
 func TestTargetSetServiceDataPlane(t *testing.T) {
-	ip := localIP(t)
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	const ip, served = "10.250.0.7", "127.250.0.7"
+	ln, err := net.Listen("tcp", net.JoinHostPort(served, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -617,6 +602,8 @@ func TestTargetSetServiceDataPlane(t *testing.T) {
 	createTS(t, ts)
 	waitReady(t, ts)
 	waitCloudTargets(t, lbID, lisID, map[string]int{fmt.Sprintf("%s:%d", ip, port): 10})
+	// The health check probes the Pod at its mapped address too.
+	waitHealth(t, ts, map[string]string{fmt.Sprintf("%s:%d", ip, port): "Healthy"})
 
 	lb, _ := inventoryLB(lbID)
 	eventually(t, "a round trip through "+lb.VIP+":38080", func() error {
