@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -82,7 +83,18 @@ func Run(ctx context.Context, c Config) error {
 	hub.CertFile, hub.KeyFile, hub.CertData, hub.KeyData, hub.ExecProvider, hub.AuthProvider = "", "", nil, nil, nil, nil
 	tok := &tokens{hub: hub, namespace: c.Namespace, cluster: c.Cluster, file: c.TokenFile, bootstrap: c.BootstrapTokenFile,
 		ttl: c.TokenTTL, log: c.Log.WithName("token"), now: time.Now}
-	if err := tok.ensure(ctx); err != nil {
+	if _, ok := tok.current(); !ok && tok.bootstrap == "" {
+		return fmt.Errorf("%s holds no valid token and no bootstrap token file is given", c.TokenFile)
+	}
+	// Retried: the agent may start a moment before the provider has
+	// created its identities, or while the hub is unreachable.
+	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := tok.ensure(ctx)
+		if err != nil {
+			c.Log.Error(err, "Cannot register with the management cluster; retrying")
+		}
+		return err == nil, nil
+	}); err != nil {
 		return err
 	}
 	hub.BearerTokenFile = c.TokenFile

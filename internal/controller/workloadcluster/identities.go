@@ -57,16 +57,18 @@ func identities(wc *v1alpha1.WorkloadCluster) []client.Object {
 		{v1alpha1.AgentServiceAccount(wc.Name), AgentRules(wc.Name)},
 		{v1alpha1.BootstrapServiceAccount(wc.Name), BootstrapRules(wc.Name)},
 	} {
+		// The ServiceAccount last: once it exists, so do its rights.
 		out = append(out,
-			&corev1.ServiceAccount{ObjectMeta: meta(id.name)},
 			&rbacv1.Role{ObjectMeta: meta(id.name), Rules: id.rules},
 			&rbacv1.RoleBinding{
 				ObjectMeta: meta(id.name),
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: id.name},
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: wc.Namespace, Name: id.name}},
-			})
+			},
+			&corev1.ServiceAccount{ObjectMeta: meta(id.name)})
 	}
-	return append(out, &coordinationv1.Lease{ObjectMeta: meta(v1alpha1.AgentLease(wc.Name))})
+	// The Lease first: the agent may not create it.
+	return append([]client.Object{&coordinationv1.Lease{ObjectMeta: meta(v1alpha1.AgentLease(wc.Name))}}, out...)
 }
 
 // ensureIdentities creates the identities of wc that are missing and puts
