@@ -29,6 +29,7 @@ const (
 	ScriptComposite        = "composite.lua"
 	ScriptNetPool          = "netpool.lua"
 	ScriptNetIPClaim       = "netipclaim.lua"
+	ScriptWorkloadCluster  = "workloadcluster.lua"
 )
 
 // Groups of the composites and claims (package/configuration).
@@ -55,6 +56,7 @@ func Kinds() []Kind {
 		{"network.tencentcloud.m.crossplane.io", "PodAddressPolicy", ScriptPodAddressPolicy},
 		{"network.tencentcloud.m.crossplane.io", "NetPool", ScriptNetPool},
 		{"network.tencentcloud.m.crossplane.io", "NetIPClaim", ScriptNetIPClaim},
+		{"network.tencentcloud.m.crossplane.io", "WorkloadCluster", ScriptWorkloadCluster},
 		// Crossplane v2 namespaced composites.
 		{GroupComposite, "PodPublicAddress", ScriptComposite},
 		{GroupComposite, "DedicatedCLBService", ScriptComposite},

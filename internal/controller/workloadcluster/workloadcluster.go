@@ -165,7 +165,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	switch {
 	case want.Status.Connected:
-		want.Status.SetConditions(ready(corev1.ConditionTrue, v1alpha1.ReasonAgentConnected, "the agent renewed its Lease at "+hb.renewed.Format(time.RFC3339)))
+		want.Status.SetConditions(ready(corev1.ConditionTrue, v1alpha1.ReasonAgentConnected,
+			// No time here: the condition would change with every renewal.
+			fmt.Sprintf("agent %s renews its heartbeat; the cluster's Pods are served", hb.holder)))
 		next = min(next, hb.expires.Sub(now)+time.Millisecond)
 	case hb.holder == "":
 		want.Status.SetConditions(ready(corev1.ConditionFalse, v1alpha1.ReasonAwaitingAgent,
