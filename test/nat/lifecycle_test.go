@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -211,17 +212,52 @@ func TestDeleteWorkloadCluster(t *testing.T) {
 	}
 }
 
-// TestAgentProcess: the agent binary, as a Deployment runs it, registers
-// with a bootstrap token file and a hub kubeconfig holding only the
-// server and CA, and mirrors a Pod.
+// TestAgentProcess: the agent binary, run with the flags of the example
+// Deployment (examples/nat/agent.yaml, its paths pointed at the test's
+// files), registers the example WorkloadCluster with a bootstrap token
+// file and a hub kubeconfig holding only the server and CA, and mirrors a
+// Pod.
 func TestAgentProcess(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	bin, err := testenv.BuildAgent(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, name, podNS := "nat-process", "process", "process-games"
-	newCluster(t, ns, name, 0)
+	root := filepath.Join(testenv.RepoRoot(), "examples", "nat")
+	objs, err := testenv.Apply(ctx, hubKube, filepath.Join(root, "workloadcluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns, name string
+	for _, o := range objs {
+		if o.GetKind() == v1alpha1.WorkloadClusterKind {
+			ns, name = o.GetNamespace(), o.GetName()
+		}
+	}
+	// The Deployment and its ConfigMap are valid objects of a cluster.
+	deploy, err := testenv.Apply(ctx, workKube, filepath.Join(root, "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, o := range deploy {
+		if o.GetKind() == "Deployment" {
+			cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, a := range cs[0].(map[string]any)["args"].([]any) { //nolint:forcetypeassert // the example's shape
+				args = append(args, a.(string)) //nolint:forcetypeassert // args are strings
+			}
+		}
+	}
+	if len(args) == 0 || name == "" {
+		t.Fatalf("no WorkloadCluster (%q) or agent args (%v) in the examples", name, args)
+	}
+	if err := testenv.Eventually(ctx, wait, func() error {
+		return hubKube.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.BootstrapServiceAccount(name)}, &corev1.ServiceAccount{})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	podNS := "process-games"
 	createPods(t, podNS, "p-0")
 
 	hubKC := clientcmdapi.NewConfig()
@@ -241,11 +277,20 @@ func TestAgentProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := testenv.StartProcess(dir, "agent", bin, nil,
-		"--kubeconfig", filepath.Join(dir, "workload"), "--hub-kubeconfig", filepath.Join(dir, "hub"),
-		"--cluster-name", name, "--hub-namespace", ns,
-		"--bootstrap-token-file", filepath.Join(dir, "bootstrap"), "--token-file", filepath.Join(dir, "token"),
-		"--heartbeat-interval", "1s", "--health-probe-bind-address", health)
+	// The example's flags, with the test's paths and addresses.
+	local := map[string]string{
+		"--hub-kubeconfig": filepath.Join(dir, "hub"), "--bootstrap-token-file": filepath.Join(dir, "bootstrap"),
+		"--token-file": filepath.Join(dir, "token"), "--health-probe-bind-address": health,
+	}
+	run := []string{"--kubeconfig", filepath.Join(dir, "workload"), "--heartbeat-interval", "1s"}
+	for _, a := range args {
+		flag, _, _ := strings.Cut(a, "=")
+		if v, ok := local[flag]; ok {
+			a = flag + "=" + v
+		}
+		run = append(run, a)
+	}
+	p, err := testenv.StartProcess(dir, "agent", bin, nil, run...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +302,7 @@ func TestAgentProcess(t *testing.T) {
 			}
 		}
 	})
-	if err := p.WaitHTTP(context.Background(), "http://"+health+"/readyz", wait); err != nil {
+	if err := p.WaitHTTP(ctx, "http://"+health+"/readyz", wait); err != nil {
 		t.Fatal(err)
 	}
 	waitRemotePods(t, ns, podNS, podNS+".p-0")
