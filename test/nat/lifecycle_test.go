@@ -2,6 +2,7 @@ package nat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,10 +183,13 @@ func TestDeleteWorkloadCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := testenv.Eventually(ctx, wait, func() error {
-		if err := hubKube.Get(ctx, client.ObjectKeyFromObject(wc), &v1alpha1.WorkloadCluster{}); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("the WorkloadCluster is still there: %v", err)
+		switch err := hubKube.Get(ctx, client.ObjectKeyFromObject(wc), &v1alpha1.WorkloadCluster{}); {
+		case kerrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		return nil
+		return errors.New("the WorkloadCluster is still there")
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -326,4 +330,3 @@ func agentKubeconfig(t *testing.T) []byte {
 	}
 	return b
 }
-

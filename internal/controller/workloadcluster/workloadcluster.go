@@ -145,6 +145,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	now := r.clock()
 	lease := &coordinationv1.Lease{}
 	if err := r.api.Get(ctx, types.NamespacedName{Namespace: wc.Namespace, Name: v1alpha1.AgentLease(wc.Name)}, lease); err != nil {
+		if kerrors.IsNotFound(err) {
+			// Deleted behind our back: recreate the identities next time.
+			r.mu.Lock()
+			delete(r.ensured, wc.UID)
+			r.mu.Unlock()
+		}
 		return reconcile.Result{}, errors.Wrap(err, "cannot get the agent's Lease")
 	}
 	hb := heartbeatOf(lease)
