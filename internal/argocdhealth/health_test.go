@@ -103,7 +103,7 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 		"clb.tencentcloud.m.crossplane.io/LoadBalancer", "clb.tencentcloud.m.crossplane.io/Listener",
 		"clb.tencentcloud.m.crossplane.io/PortPool", "network.tencentcloud.m.crossplane.io/PodAddress",
 		"network.tencentcloud.m.crossplane.io/PodAddressPolicy", GroupComposite + "/PodPublicAddress",
-		"network.tencentcloud.m.crossplane.io/NetPool",
+		"network.tencentcloud.m.crossplane.io/NetPool", "network.tencentcloud.m.crossplane.io/WorkloadCluster",
 	} {
 		if !slices.Contains(seen[key], Degraded) {
 			t.Errorf("%s has no Degraded case under testdata", key)
@@ -113,7 +113,7 @@ func TestScriptsOnRecordedObjects(t *testing.T) {
 		"clb.tencentcloud.m.crossplane.io/LoadBalancer", "clb.tencentcloud.m.crossplane.io/PortPool",
 		"network.tencentcloud.m.crossplane.io/PodAddress", "network.tencentcloud.m.crossplane.io/PodAddressPolicy",
 		GroupComposite + "/PodPublicAddress", "network.tencentcloud.m.crossplane.io/NetPool",
-		"network.tencentcloud.m.crossplane.io/NetIPClaim",
+		"network.tencentcloud.m.crossplane.io/NetIPClaim", "network.tencentcloud.m.crossplane.io/WorkloadCluster",
 	} {
 		if !slices.Contains(seen[key], Progressing) {
 			t.Errorf("%s has no Progressing case under testdata", key)

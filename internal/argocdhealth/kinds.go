@@ -30,6 +30,7 @@ const (
 	ScriptNetPool          = "netpool.lua"
 	ScriptNetIPClaim       = "netipclaim.lua"
 	ScriptRemotePod        = "remotepod.lua"
+	ScriptWorkloadCluster  = "workloadcluster.lua"
 )
 
 // Groups of the composites and claims (package/configuration).
@@ -57,6 +58,7 @@ func Kinds() []Kind {
 		{"network.tencentcloud.m.crossplane.io", "NetPool", ScriptNetPool},
 		{"network.tencentcloud.m.crossplane.io", "NetIPClaim", ScriptNetIPClaim},
 		{"network.tencentcloud.m.crossplane.io", "RemotePod", ScriptRemotePod},
+		{"network.tencentcloud.m.crossplane.io", "WorkloadCluster", ScriptWorkloadCluster},
 		// Crossplane v2 namespaced composites.
 		{GroupComposite, "PodPublicAddress", ScriptComposite},
 		{GroupComposite, "DedicatedCLBService", ScriptComposite},

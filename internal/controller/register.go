@@ -30,6 +30,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
@@ -87,6 +88,11 @@ func controllers(po podaddress.Options) []kindController {
 		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind}},
+		// Clusters behind NAT: their agents' identities, heartbeats and status.
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {
+			return workloadcluster.Setup(m, o, workloadcluster.Options{})
+		}, needs: []schema.GroupVersionKind{networkv1alpha1.WorkloadClusterGroupVersionKind,
+			networkv1alpha1.RemotePodGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind}},
 	}
 }
 

@@ -57,6 +57,7 @@ var kinds = map[string]kind{
   owner: {kind: StatefulSet, name: room}, containers: [{name: server, ports: [{containerPort: 7777, protocol: TCP}]}],
   readinessGates: [network.tencentcloud.crossplane.io/address-ready], node: {name: n1, instanceId: ins-1, internalIP: 10.0.0.1},
   podIP: 10.1.0.1, podIPs: [10.1.0.1], ready: true}`},
+	"WorkloadCluster": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{disconnectGracePeriod: 15m}`},
 	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
   bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
 	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
