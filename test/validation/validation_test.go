@@ -34,12 +34,14 @@ const (
 
 var kinds = map[string]kind{
 	"LoadBalancer": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: ` + lbParams},
-	"Listener": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, protocol: TCP, port: 80, endPort: 90, name: l,
+	"Listener": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {region: ap-guangzhou, loadBalancerId: lb-1, protocol: TCP, port: 80, endPort: 90, name: l,
   scheduler: WRR, sessionExpireTime: 0, healthCheck: ` + healthCheck + `}`},
-	"Rule": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, listenerId: lbl-1, domain: a.example.com, url: /,
+	"Rule": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {region: ap-guangzhou, loadBalancerId: lb-1, listenerId: lbl-1, domain: a.example.com, url: /,
   scheduler: WRR, sessionExpireTime: 30, forwardType: HTTP, healthCheck: ` + healthCheck + `}`},
-	"TargetSet": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerId: lb-1, listenerId: lbl-1, ruleId: loc-1,
-  targets: [{ip: 10.0.0.1, port: 80, weight: 10}, {instanceId: ins-1, port: 80}]}`},
+	"TargetSet": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {region: ap-guangzhou, loadBalancerId: lb-1, listenerId: lbl-1, ruleId: loc-1,
+  targets: [{ip: 10.0.0.1, port: 80, weight: 10}, {instanceId: ins-1, port: 80}],
+  source: {services: [{name: web, namespace: shop, port: 8080, backend: PodIP, weight: 80, subsets: [{labelSelector: {version: v2}, weight: 20}]}],
+    pods: [{name: room-0, port: 7777, backend: HostPort, weight: 10}], includeNotReady: true}}`},
 	"PortPool": {apiVersion: "clb.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {loadBalancerIds: [lb-1], startPort: 30000, endPort: 30099, segmentLength: 10,
   protocols: [TCP, UDP], allocationPolicy: LeastUsed,
   listener: {scheduler: WRR, sessionExpireTime: 30, healthCheck: ` + healthCheck + `},
@@ -334,6 +336,35 @@ func cases() []bad {
 		rule("TargetSet", "set exactly one of ip and instanceId", edit{ts + ".targets.0.instanceId", "ins-2"}),
 		rule("TargetSet", "set exactly one of ip and instanceId", edit{ts + ".targets.0.ip", del}),
 		bad{kind: "TargetSet", edits: []edit{{ts + ".targets", "[" + strings.Join(many, ",") + "]"}}, check: "maxItems", want: "must have at most 500 items"},
+	)
+	add(
+		enum("TargetSet", ts+".source.services.0.backend", "ENI", `"NodePort", "PodIP", "HostPort"`),
+		enum("TargetSet", ts+".source.pods.0.backend", "NodePort", `"PodIP", "HostPort"`),
+		minLength("TargetSet", ts+".source.services.0.name"),
+		minLength("TargetSet", ts+".source.pods.0.name"),
+		rule("TargetSet", "name at least one service or pod", edit{ts + ".source", "{includeNotReady: true}"}),
+		bad{kind: "TargetSet", edits: []edit{{ts + ".source.services.0.subsets.0.labelSelector", "{}"}}, check: "minProperties", want: "should have at least 1 properties"},
+	)
+	add(rangeOf("TargetSet", ts+".source.services.0.weight", 0, 100)...)
+	add(rangeOf("TargetSet", ts+".source.services.0.subsets.0.weight", 0, 100)...)
+	add(rangeOf("TargetSet", ts+".source.pods.0.port", 1, 65535)...)
+	add(rangeOf("TargetSet", ts+".source.pods.0.weight", 0, 100)...)
+	// Region, on every kind that reaches the cloud by itself.
+	const region = "region is a Tencent Cloud region such as ap-shanghai"
+	const setOnce = "region cannot be set or unset after creation"
+	for _, k := range []string{"Listener", "Rule", "TargetSet"} {
+		add(
+			rule(k, region, edit{"spec.forProvider.region", "Shanghai"}),
+			immutable(k, "region is immutable", edit{"spec.forProvider.region", "ap-shanghai"}),
+			immutable(k, setOnce, edit{"spec.forProvider.region", del}),
+		)
+	}
+	add(
+		rule("LoadBalancer", region, edit{"spec.forProvider.region", "Shanghai"}),
+		immutable("LoadBalancer", "region is immutable: it cannot be set, changed or unset after creation", edit{"spec.forProvider.region", "ap-shanghai"}),
+		rule("PortPool", region, edit{"spec.forProvider.autoCreate.template.region", "Shanghai"}),
+		rule("PortPool", "auto-created load balancers are in the provider config's region; template.region is not supported",
+			edit{"spec.forProvider.autoCreate.template.region", "ap-shanghai"}),
 	)
 	add(rangeOf("TargetSet", ts+".targets.0.port", 1, 65535)...)
 	add(rangeOf("TargetSet", ts+".targets.0.weight", 0, 100)...)

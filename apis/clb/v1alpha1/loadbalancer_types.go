@@ -25,13 +25,11 @@ type InternetAccessible struct {
 // Fields left unset take the cloud's value (late initialization).
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'INTERNAL' || has(self.subnetId)",message="an INTERNAL load balancer needs subnetId"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'INTERNAL' || !has(self.vipIsp)",message="vipIsp applies to OPEN load balancers only"
-// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be set or unset after creation"
 type LoadBalancerParameters struct {
 	// Region of the cloud resource, e.g. ap-shanghai; the provider
 	// config's region when unset. Set it on every resource of a load
 	// balancer in another region: references do not carry it.
-	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z0-9-]+$`
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+-[a-z0-9-]+$')",message="region is a Tencent Cloud region such as ap-shanghai"
 	// +optional
 	Region *string `json:"region,omitempty"`
 
@@ -139,7 +137,10 @@ type LoadBalancerObservation struct {
 	Task TaskStatus `json:"task,omitempty"`
 }
 
-// A LoadBalancerSpec defines the desired state of a LoadBalancer.
+// A LoadBalancerSpec defines the desired state of a LoadBalancer. The
+// region rule sits here, not on the parameters, because a PortPool's
+// auto-create template reuses the parameters and never has a region.
+// +kubebuilder:validation:XValidation:rule="(has(self.forProvider) && has(self.forProvider.region) ? self.forProvider.region : '') == (has(oldSelf.forProvider) && has(oldSelf.forProvider.region) ? oldSelf.forProvider.region : '')",message="region is immutable: it cannot be set, changed or unset after creation"
 type LoadBalancerSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              LoadBalancerParameters `json:"forProvider,omitempty"`

@@ -41,7 +41,7 @@ type TargetSetParameters struct {
 	// Region of the cloud resource, e.g. ap-shanghai; the provider
 	// config's region when unset. Set it on every resource of a load
 	// balancer in another region: references do not carry it.
-	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z0-9-]+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+-[a-z0-9-]+$')",message="region is a Tencent Cloud region such as ap-shanghai"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
 	// +optional
 	Region *string `json:"region,omitempty"`
