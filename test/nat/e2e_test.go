@@ -488,8 +488,11 @@ func served(t *testing.T, ns, podNS string, n int) []string {
 				return fmt.Errorf("status annotation %q", s)
 			}
 			var res []podannotation.Address
-			if err := json.Unmarshal([]byte(p.Annotations[podannotation.AnnotationAddresses]), &res); err != nil || len(res) != 1 || res[0].Address != pa.Status.Bindings[0].Address {
-				return fmt.Errorf("addresses annotation %q (%v)", p.Annotations[podannotation.AnnotationAddresses], err)
+			if err := json.Unmarshal([]byte(p.Annotations[podannotation.AnnotationAddresses]), &res); err != nil {
+				return fmt.Errorf("addresses annotation: %w", err)
+			}
+			if len(res) != 1 || res[0].Address != pa.Status.Bindings[0].Address {
+				return fmt.Errorf("addresses annotation %+v, want the binding's %s", res, pa.Status.Bindings[0].Address)
 			}
 			ci := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == podannotation.ConditionAddressReady })
 			if ci < 0 || p.Status.Conditions[ci].Status != corev1.ConditionTrue {
