@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -240,21 +239,11 @@ func TestAgentProcess(t *testing.T) {
 		}
 	}
 	// The Deployment and its ConfigMap are valid objects of a cluster.
-	deploy, err := testenv.Apply(ctx, workKube, filepath.Join(root, "agent.yaml"))
-	if err != nil {
+	if _, err := testenv.Apply(ctx, workKube, filepath.Join(root, "agent.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	var args []string
-	for _, o := range deploy {
-		if o.GetKind() == "Deployment" {
-			cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-			for _, a := range cs[0].(map[string]any)["args"].([]any) { //nolint:forcetypeassert // the example's shape
-				args = append(args, a.(string)) //nolint:forcetypeassert // args are strings
-			}
-		}
-	}
-	if len(args) == 0 || name == "" {
-		t.Fatalf("no WorkloadCluster (%q) or agent args (%v) in the examples", name, args)
+	if name == "" {
+		t.Fatal("no WorkloadCluster in examples/nat/workloadcluster.yaml")
 	}
 	if err := testenv.Eventually(ctx, wait, func() error {
 		return hubKube.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.BootstrapServiceAccount(name)}, &corev1.ServiceAccount{})
@@ -282,18 +271,10 @@ func TestAgentProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The example's flags, with the test's paths and addresses.
-	local := map[string]string{
+	run := append([]string{"--kubeconfig", filepath.Join(dir, "workload"), "--heartbeat-interval", "1s"}, exampleAgentArgs(t, map[string]string{
 		"--hub-kubeconfig": filepath.Join(dir, "hub"), "--bootstrap-token-file": filepath.Join(dir, "bootstrap"),
 		"--token-file": filepath.Join(dir, "token"), "--health-probe-bind-address": health,
-	}
-	run := []string{"--kubeconfig", filepath.Join(dir, "workload"), "--heartbeat-interval", "1s"}
-	for _, a := range args {
-		flag, _, _ := strings.Cut(a, "=")
-		if v, ok := local[flag]; ok {
-			a = flag + "=" + v
-		}
-		run = append(run, a)
-	}
+	})...)
 	p, err := testenv.StartProcess(dir, "agent", bin, nil, run...)
 	if err != nil {
 		t.Fatal(err)

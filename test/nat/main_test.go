@@ -65,6 +65,10 @@ var (
 	agentLocal *rest.Config
 	// registry holds the WorkloadCluster controller's gauges.
 	registry = prometheus.NewRegistry()
+	// providerCfg is the hub as the provider's ServiceAccount; stopProvider
+	// stops the in-process WorkloadCluster controller (see pauseProvider).
+	providerCfg  *rest.Config
+	stopProvider func()
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -93,18 +97,32 @@ func run(m *testing.M) int {
 	// The provider's side: its ServiceAccount with Crossplane's grants
 	// and examples/provider/rbac.yaml, so the Roles it creates for agents
 	// are within what it holds.
-	providerCfg, err := hub.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
-	if err != nil {
+	if providerCfg, err = hub.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stop, err := startProvider(providerCfg)
-	if err != nil {
+	if stopProvider, err = startProvider(providerCfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stop()
+	defer func() { stopProvider() }()
 	return m.Run()
+}
+
+// pauseProvider stops the in-process WorkloadCluster controller until the
+// test ends, for a test that runs the provider binary against the hub: one
+// provider at a time, as in a cluster.
+func pauseProvider(t *testing.T) {
+	t.Helper()
+	stopProvider()
+	stopProvider = func() {}
+	t.Cleanup(func() {
+		stop, err := startProvider(providerCfg)
+		if err != nil {
+			t.Fatalf("cannot restart the in-process provider: %v", err)
+		}
+		stopProvider = stop
+	})
 }
 
 // startProvider runs the WorkloadCluster controller against the hub.
