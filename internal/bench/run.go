@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,7 @@ func (h *Harness) runMode(ctx context.Context, sys System, m Mode, rr *RunResult
 // the last of a bench run.
 func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, timeout time.Duration) (*Memory, error) {
 	m := sys.Modes()[0]
+	m.Flags = append(slices.Clone(m.Flags), h.MemoryFlags...)
 	poolLBs := (pods + h.PortsPerLB - 1) / h.PortsPerLB
 	o, hasOthers := sys.(OtherResources)
 	if !hasOthers {
@@ -178,6 +180,13 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	bound, _ := t.counts()
 	mem := &Memory{Pods: pods, PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
 	mem.RSS, mem.Heap = h.memory(ctx, inst)
+	if h.HeapProfileURL != "" {
+		if err := fetchTo(ctx, h.HeapProfileURL, h.HeapProfile); err != nil {
+			h.Logf("  heap profile: %v", err)
+		} else {
+			h.Logf("  heap profile in %s", h.HeapProfile)
+		}
+	}
 	if mc, ok := sys.(ManagedCounter); ok {
 		if mem.PodAddresses, err = mc.Managed(ctx, h.Env, r); err != nil {
 			return nil, err
