@@ -22,8 +22,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -224,19 +222,9 @@ func run(o options) error {
 		webhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: o.webhookCertDir})
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer: webhookServer,
-		Scheme:        scheme,
-		Cache: cache.Options{
-			SyncPeriod: &o.syncInterval,
-			// Nothing reads managed fields; at 10k Pods and PodAddresses
-			// they are a large share of the cache.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			// The safe-start gate watches every CRD of the cluster; it
-			// needs their names and conditions, not their schemas.
-			ByObject: map[client.Object]cache.ByObject{
-				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
-			},
-		},
+		WebhookServer:              webhookServer,
+		Scheme:                     scheme,
+		Cache:                      pcontroller.CacheOptions(&o.syncInterval),
 		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:     o.healthAddr,
 		PprofBindAddress:           o.pprofAddr,
