@@ -458,7 +458,10 @@ func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w wa
 		al.Release(o)
 		return v1alpha1.PortBinding{}, false, v1alpha1.StatePending, errors.Errorf("pool %s: the listeners of %s port %d are not in its status yet", w.pool, slot.LB, slot.Port)
 	}
-	r.metrics.usage(w.pool, al.Stats())
+	// Only slot's load balancer changed.
+	if st, ok := al.LBStats(slot.LB); ok {
+		r.metrics.lbUsage(w.pool, st)
+	}
 	return b, !held, "", nil
 }
 

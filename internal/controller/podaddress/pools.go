@@ -37,6 +37,10 @@ type pools struct {
 	mu     sync.Mutex
 	synced map[string]string    // pool key → PortPool resourceVersion applied
 	uids   map[string]types.UID // pool key → the PortPool the allocator is of
+
+	// applied, if set, is told a pool's usage each time its PortPool is
+	// applied to the allocator.
+	applied func(pool string, st portalloc.Stats)
 }
 
 func newPools(kube client.Reader, reg *portalloc.Registry) *pools {
@@ -86,6 +90,9 @@ func (p *pools) get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alp
 		a.SetPolicy(policy)
 		apply(a, pp)
 		p.synced[key] = pp.GetResourceVersion()
+		if p.applied != nil {
+			p.applied(key, a.Stats())
+		}
 	}
 	return a, pp, nil
 }
