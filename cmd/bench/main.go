@@ -44,6 +44,8 @@ type options struct {
 	steady, timeout                    time.Duration
 	memoryPods, memoryOthers           int
 	memoryTimeout                      time.Duration
+	memoryProfile                      string
+	only                               string
 	systems                            string
 	peerSettings                       string
 	out, docs, plots                   string
@@ -76,6 +78,8 @@ func main() {
 	flag.IntVar(&o.memoryPods, "memory-pods", 0, "Pods of the memory run (e.g. 10000); 0 skips it.")
 	flag.IntVar(&o.memoryOthers, "memory-others", 1000, "Other managed resources beside the memory run's Pods.")
 	flag.DurationVar(&o.memoryTimeout, "memory-timeout", 8*time.Minute, "Bound on the wait for the memory run's Pods to be published.")
+	flag.StringVar(&o.memoryProfile, "memory-profile", "", "Save the provider's heap profile at the end of the memory run in this file (the provider then also serves --pprof-bind-address on a free loopback port); empty skips it.")
+	flag.StringVar(&o.only, "only", "", "Run only this part: memory (the memory run, no baseline, modes or steady window; pair it with -out '' -docs '').")
 	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
 	flag.StringVar(&o.out, "out", "bench/results.json", "Results file; empty skips it.")
@@ -92,6 +96,9 @@ func main() {
 
 func run(o options) error {
 	root := testenv.RepoRoot()
+	if o.only != "" && (o.only != "memory" || o.memoryPods <= 0) {
+		return fmt.Errorf("-only: only memory is known, and it needs -memory-pods; got %q", o.only)
+	}
 	if o.render != "" {
 		res, err := bench.ReadResults(o.render)
 		if err != nil {
@@ -147,18 +154,35 @@ func run(o options) error {
 	if err := h.Init(); err != nil {
 		return err
 	}
+	if o.memoryProfile != "" {
+		addr, err := testenv.FreeAddr()
+		if err != nil {
+			return err
+		}
+		h.MemoryFlags = []string{"--pprof-bind-address=" + addr}
+		h.HeapProfileURL, h.HeapProfile = "http://"+addr+"/debug/pprof/heap?gc=1", abs(root, o.memoryProfile)
+	}
 	for _, s := range syss {
 		logf("building %s", s.Name())
 		if err := s.Build(ctx, h.Env); err != nil {
 			return err
 		}
 	}
-	logf("baseline: %d Pods created and given IPs with no system running", o.pods)
-	if res.Baseline, err = h.Baseline(ctx, syss[0]); err != nil {
-		return err
+	if o.only == "memory" {
+		// The memory run is the first system's; it needs no baseline.
+		res.Systems = append(res.Systems, &bench.SystemResult{Name: syss[0].Name()})
+		syss = syss[:1]
+	} else {
+		logf("baseline: %d Pods created and given IPs with no system running", o.pods)
+		if res.Baseline, err = h.Baseline(ctx, syss[0]); err != nil {
+			return err
+		}
+		logf("  baseline: %.1f s; API server CPU %.1f s, etcd %.1f s", res.Baseline.Seconds, res.Baseline.APIServerCPU, res.Baseline.EtcdCPU)
 	}
-	logf("  baseline: %.1f s; API server CPU %.1f s, etcd %.1f s", res.Baseline.Seconds, res.Baseline.APIServerCPU, res.Baseline.EtcdCPU)
 	for i, s := range syss {
+		if o.only != "" {
+			break
+		}
 		// The steady window and the memory run are the first system's
 		// goals; the others are compared on bind and delete.
 		st := o.steady

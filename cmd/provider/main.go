@@ -22,8 +22,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -59,6 +57,7 @@ type options struct {
 	podEvents          string
 	metricsAddr        string
 	healthAddr         string
+	pprofAddr          string
 	managementPolicies bool
 	leaderElectionID   string
 	leaseDuration      time.Duration
@@ -108,6 +107,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.podEvents, "pod-events", string(podaddress.PodEventsWarnings), "Which Events the provider writes on Pods: warnings (only what needs a look: an invalid request, no free port…) or all (also a Normal Event per Pod bound, isolated or moved).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof profiles (heap, CPU, goroutines); empty disables them. A debugging aid: the endpoint has no authentication.")
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
@@ -222,21 +222,12 @@ func run(o options) error {
 		webhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: o.webhookCertDir})
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		WebhookServer: webhookServer,
-		Scheme:        scheme,
-		Cache: cache.Options{
-			SyncPeriod: &o.syncInterval,
-			// Nothing reads managed fields; at 10k Pods and PodAddresses
-			// they are a large share of the cache.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			// The safe-start gate watches every CRD of the cluster; it
-			// needs their names and conditions, not their schemas.
-			ByObject: map[client.Object]cache.ByObject{
-				&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
-			},
-		},
+		WebhookServer:              webhookServer,
+		Scheme:                     scheme,
+		Cache:                      pcontroller.CacheOptions(&o.syncInterval),
 		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:     o.healthAddr,
+		PprofBindAddress:           o.pprofAddr,
 		Controller:                 config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 		LeaderElection:             o.leaderElection,
 		LeaderElectionID:           o.leaderElectionID,

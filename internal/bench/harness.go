@@ -28,6 +28,11 @@ type Harness struct {
 	// Timeout bounds each wait for a phase to end.
 	Timeout time.Duration
 	Logf    func(format string, args ...any)
+	// MemoryFlags are added to the memory run's process flags, and
+	// HeapProfileURL, if set, is fetched into HeapProfile once its memory
+	// is read: a profile of the system at that scale.
+	MemoryFlags                 []string
+	HeapProfileURL, HeapProfile string
 
 	own                   ownRequests
 	base                  *Phase // the baseline, once measured

@@ -41,6 +41,7 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 	w("\nRe-run: `make bench` (the full run); `go run ./cmd/bench -pods 100 -steady 30s` is a smoke run; ")
 	w("`go run ./cmd/bench -render bench/results.json` renders this page again. `-pods 5000` scales the runs; ")
 	w("`-mode name=flags` measures the provider with other flags beside its defaults. ")
+	w("`-only memory -memory-pods 10000 -out '' -docs ''` runs the memory run alone, and `-memory-profile heap.pb.gz` saves the provider's heap profile at its end (read with `go tool pprof`). ")
 	w("Another product is measured on the same workload by implementing `internal/bench.System` and naming it in `-systems`.\n\n")
 
 	w("%s", PeerMarkdown(r))

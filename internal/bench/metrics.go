@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,6 +240,31 @@ func ScrapeURL(ctx context.Context, url string) (Scrape, error) {
 		return nil, fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return ParseText(resp.Body)
+}
+
+// fetchTo saves the body of url in path (a profile, as served).
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(path) //nolint:gosec // G304: a path the bench's user gave.
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // ScrapeAPIServer reads and parses the API server's own /metrics.

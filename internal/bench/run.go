@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +131,7 @@ func (h *Harness) runMode(ctx context.Context, sys System, m Mode, rr *RunResult
 // the last of a bench run.
 func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, timeout time.Duration) (*Memory, error) {
 	m := sys.Modes()[0]
+	m.Flags = append(slices.Clone(m.Flags), h.MemoryFlags...)
 	poolLBs := (pods + h.PortsPerLB - 1) / h.PortsPerLB
 	o, hasOthers := sys.(OtherResources)
 	if !hasOthers {
@@ -178,6 +181,14 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	bound, _ := t.counts()
 	mem := &Memory{Pods: pods, PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
 	mem.RSS, mem.Heap = h.memory(ctx, inst)
+	if h.HeapProfileURL != "" {
+		h.logRuntimeMemory(ctx, inst)
+		if err := fetchTo(ctx, h.HeapProfileURL, h.HeapProfile); err != nil {
+			h.Logf("  heap profile: %v", err)
+		} else {
+			h.Logf("  heap profile in %s", h.HeapProfile)
+		}
+	}
 	if mc, ok := sys.(ManagedCounter); ok {
 		if mem.PodAddresses, err = mc.Managed(ctx, h.Env, r); err != nil {
 			return nil, err
@@ -185,6 +196,29 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	}
 	h.Own() // the creates were the harness's
 	return mem, nil
+}
+
+// logRuntimeMemory prints, beside a heap profile, where the process's
+// memory is: its peak RSS and the Go runtime's own figures.
+func (h *Harness) logRuntimeMemory(ctx context.Context, inst Instance) {
+	raw, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", inst.PID()))
+	var peak string
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			peak = strings.TrimSpace(rest)
+		}
+	}
+	sc, err := ScrapeURL(ctx, inst.MetricsURL())
+	if err != nil {
+		h.Logf("  peak RSS %s; metrics: %v", peak, err)
+		return
+	}
+	var b strings.Builder
+	for _, m := range []string{"go_memstats_heap_alloc_bytes", "go_memstats_heap_inuse_bytes", "go_memstats_heap_idle_bytes",
+		"go_memstats_heap_released_bytes", "go_memstats_next_gc_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes"} {
+		fmt.Fprintf(&b, " %s %s", strings.TrimPrefix(m, "go_memstats_"), MiB(int64(sc.Sum(m, nil))))
+	}
+	h.Logf("  peak RSS %s;%s", peak, b.String())
 }
 
 // Own drops the harness's request counts gathered so far.

@@ -416,16 +416,34 @@ type Stats struct {
 	Free      int
 }
 
+func (st *lbState) stats() LBStats {
+	ls := LBStats{LB: st.id, Allocated: len(st.owned), Usable: st.usable.n, Blacklisted: st.blacklisted, Known: st.known}
+	if st.known && !st.blacklisted {
+		ls.Free = st.free.n
+	}
+	return ls
+}
+
+// LBStats returns the usage of one load balancer of the pool, as Stats
+// lists it; false if the pool does not know it. It costs O(1): an
+// allocation changes one load balancer, and a pool has hundreds.
+func (p *Pool) LBStats(id string) (LBStats, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.lbs[id]
+	if !ok {
+		return LBStats{}, false
+	}
+	return st.stats(), true
+}
+
 // Stats returns the pool's usage. It costs O(load balancers).
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out Stats
 	add := func(st *lbState) {
-		ls := LBStats{LB: st.id, Allocated: len(st.owned), Usable: st.usable.n, Blacklisted: st.blacklisted, Known: st.known}
-		if st.known && !st.blacklisted {
-			ls.Free = st.free.n
-		}
+		ls := st.stats()
 		out.LBs = append(out.LBs, ls)
 		out.Allocated += ls.Allocated
 		out.Free += ls.Free

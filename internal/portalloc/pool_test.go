@@ -531,3 +531,29 @@ func TestRegistry(t *testing.T) {
 		t.Error("a fresh pool must not know the old owners")
 	}
 }
+
+// TestLBStats: one load balancer's usage is the entry Stats lists for it,
+// after allocations and a blacklist; an unknown one is not found.
+func TestLBStats(t *testing.T) {
+	p := NewPool(PolicyLeastUsed)
+	p.SetLB("lb-a", []int32{1, 2, 3})
+	p.SetLB("lb-b", []int32{1})
+	for _, o := range []string{"o1", "o2", "o3"} {
+		if _, err := p.Allocate(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.SetBlacklist([]string{"lb-b"})
+	for _, want := range p.Stats().LBs {
+		got, ok := p.LBStats(want.LB)
+		if !ok || got != want {
+			t.Errorf("LBStats(%s) = %+v, %v; Stats lists %+v", want.LB, got, ok, want)
+		}
+	}
+	if got, _ := p.LBStats("lb-a"); got.Allocated != 2 || got.Free != 1 {
+		t.Errorf("lb-a: %+v, want 2 allocated and 1 free", got)
+	}
+	if _, ok := p.LBStats("lb-c"); ok {
+		t.Error("LBStats of an unknown load balancer: found")
+	}
+}

@@ -147,8 +147,10 @@ func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Optio
 	}
 	skip := true
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:        env.Scheme,
-		Metrics:       metricsserver.Options{BindAddress: "0"},
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// The provider's own cache: slim Pods, as the binary runs.
+		Cache:         pcontroller.CacheOptions(nil),
 		Controller:    config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 		WebhookServer: ws,
 	})

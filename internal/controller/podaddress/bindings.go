@@ -464,7 +464,10 @@ func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w wa
 		al.Release(o)
 		return v1alpha1.PortBinding{}, false, v1alpha1.StatePending, errors.Errorf("pool %s: the listeners of %s port %d are not in its status yet", w.pool, slot.LB, slot.Port)
 	}
-	r.metrics.usage(w.pool, al.Stats())
+	// Only slot's load balancer changed.
+	if st, ok := al.LBStats(slot.LB); ok {
+		r.metrics.lbUsage(w.pool, st)
+	}
 	return b, !held, "", nil
 }
 
@@ -488,7 +491,8 @@ func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.Por
 		if lb.ID != slot.LB {
 			continue
 		}
-		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, lb.VIPs
+		// pp is the cache's: the binding gets its own VIPs.
+		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, slices.Clone(lb.VIPs)
 		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
 		for _, proto := range listenerProtocols(w.protocol) {
 			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
@@ -719,9 +723,8 @@ func generation(ops []op) string {
 // region (a load balancer the pool names as region:lb-…); an empty region
 // is the config's own.
 func (r *Reconciler) clientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
-	nn, _ := v1alpha1.ParsePoolKey(pool)
-	pp := &clbv1alpha1.PortPool{}
-	if err := r.kube.Get(ctx, nn, pp); err != nil {
+	pp, err := readPool(ctx, r.kube, pool)
+	if err != nil {
 		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
 	}
 	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)

@@ -105,7 +105,12 @@ func (r *recorder) refresh() {
 // usage exports the allocated and free slots of a pool, per load balancer.
 func (r *recorder) usage(pool string, st portalloc.Stats) {
 	for _, lb := range st.LBs {
-		r.slots.WithLabelValues(pool, lb.LB, "allocated").Set(float64(lb.Allocated))
-		r.slots.WithLabelValues(pool, lb.LB, "free").Set(float64(lb.Free))
+		r.lbUsage(pool, lb)
 	}
+}
+
+// lbUsage sets the slot gauges of one load balancer of pool.
+func (r *recorder) lbUsage(pool string, lb portalloc.LBStats) {
+	r.slots.WithLabelValues(pool, lb.LB, "allocated").Set(float64(lb.Allocated))
+	r.slots.WithLabelValues(pool, lb.LB, "free").Set(float64(lb.Free))
 }

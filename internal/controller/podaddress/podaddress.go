@@ -163,7 +163,7 @@ type Reconciler struct {
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
 // rebuilt from PodAddress statuses as pools are first used.
 func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, rec event.Recorder) *Reconciler {
-	return &Reconciler{
+	r := &Reconciler{
 		kube:       kube,
 		clients:    clients,
 		pools:      newPools(kube, portalloc.NewRegistry()),
@@ -180,6 +180,10 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		remotePods: &RemotePods{},
 		eipRetry:   &eipRetry{},
 	}
+	// Every load balancer's usage is exported when its pool is loaded or
+	// its status changes; an allocation then updates only its own.
+	r.pools.applied = r.metrics.usage
+	return r
 }
 
 // Reconcile one name: the Pod and the PodAddress of that name. A cloud

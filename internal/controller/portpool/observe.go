@@ -267,7 +267,8 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 // manager's cache, indexed by pool).
 func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *observation) error {
 	list := &networkv1alpha1.PodAddressList{}
-	if err := e.kube.List(ctx, list, client.MatchingFields{networkv1alpha1.PoolIndex: poolKey(cr)}); err != nil {
+	// Read only: the pool's PodAddresses are not copied for a count.
+	if err := e.kube.List(ctx, list, client.MatchingFields{networkv1alpha1.PoolIndex: poolKey(cr)}, client.UnsafeDisableDeepCopy); err != nil {
 		return errors.Wrap(err, "cannot list the PodAddresses of the pool")
 	}
 	byID := map[string]*lbObs{}

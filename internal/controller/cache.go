@@ -1,0 +1,34 @@
+package controller
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podcache"
+)
+
+// CacheOptions are the manager cache's options: every object is kept
+// without what no controller reads. syncPeriod (nil: controller-runtime's
+// default) is how often every cached object is re-listed.
+func CacheOptions(syncPeriod *time.Duration) cache.Options {
+	return cache.Options{
+		SyncPeriod: syncPeriod,
+		// Nothing reads managed fields; at 10k Pods and PodAddresses
+		// they are a large share of the cache.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			// The safe-start gate watches every CRD of the cluster; it
+			// needs their names and conditions, not their schemas.
+			&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			// Every Pod of the cluster is cached; the controllers read a
+			// few of its fields (podcache.Slim lists them).
+			&corev1.Pod{}: {Transform: podcache.Transform},
+		},
+	}
+}
