@@ -77,6 +77,8 @@ var xrdTypes = map[string]any{
 	"xrd-xpodpublicaddress.yaml":    PodPublicAddressSpec{},
 	"xrd-dedicatedclbservice.yaml":  DedicatedCLBServiceSpec{},
 	"xrd-xdedicatedclbservice.yaml": DedicatedCLBServiceSpec{},
+	"xrd-ingress.yaml":              IngressSpec{},
+	"xrd-xingress.yaml":             IngressSpec{},
 }
 
 func TestXRDSpecsMatchTheGoTypes(t *testing.T) {
@@ -88,7 +90,7 @@ func TestXRDSpecsMatchTheGoTypes(t *testing.T) {
 		}
 	}
 	// A kind's v2 and legacy XRDs take the same spec.
-	for _, pair := range [][2]string{{"xrd-podpublicaddress.yaml", "xrd-xpodpublicaddress.yaml"}, {"xrd-dedicatedclbservice.yaml", "xrd-xdedicatedclbservice.yaml"}} {
+	for _, pair := range [][2]string{{"xrd-podpublicaddress.yaml", "xrd-xpodpublicaddress.yaml"}, {"xrd-dedicatedclbservice.yaml", "xrd-xdedicatedclbservice.yaml"}, {"xrd-ingress.yaml", "xrd-xingress.yaml"}} {
 		if diff := cmp.Diff(specOf(t, readYAML(t, filepath.Join(dir, pair[0]))), specOf(t, readYAML(t, filepath.Join(dir, pair[1])))); diff != "" {
 			t.Errorf("%s and %s specs differ:\n%s", pair[0], pair[1], diff)
 		}
@@ -165,8 +167,11 @@ func TestExamplesMatchTheGoTypes(t *testing.T) {
 	for _, e := range entries {
 		obj := readYAML(t, filepath.Join(dir, e.Name()))
 		var into any = &PodPublicAddressSpec{}
-		if obj["kind"] == KindDedicatedCLBService {
+		switch obj["kind"] {
+		case KindDedicatedCLBService:
 			into = &DedicatedCLBServiceSpec{}
+		case KindIngress:
+			into = &IngressSpec{}
 		}
 		b, err := json.Marshal(obj["spec"])
 		if err != nil {
