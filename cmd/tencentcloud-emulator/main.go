@@ -60,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, erro
 	fs.IntVar(&o.eipDaily, "eip-daily-limit", 0, "EIP allocations per region and UTC day (default twice --eip-quota)")
 	fs.BoolVar(&o.autoENI, "auto-eni", false, "give any private IP looked up by DescribeNetworkInterfaces (address-ip) an ENI")
 	fs.StringVar(&o.stateFile, "state-file", "", "JSON file the cloud is loaded from and saved to; empty keeps it in memory")
-	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets")
+	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets, and health-check loopback targets")
 	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
 	fs.BoolVar(&o.verbose, "verbose", false, "log diagnostics to stderr")
 	fs.StringVar(&o.camPolicy, "cam-policy", "", "CAM policy document (JSON file) that --secret-id's calls must satisfy, e.g. examples/providerconfig/cam-policy.json; empty allows everything")
@@ -132,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.dataPlane {
 		plane = dataplane.New(logger.Printf)
 		cfg.DataPlane = dataplane.ForEmulator(plane)
+		// Targets the data plane reaches are health-checked for real.
+		cfg.ProbeTargets = true
 	}
 	e, endpoint, err := emulator.StartOn(cfg, o.listen)
 	if err != nil {

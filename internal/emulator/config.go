@@ -102,6 +102,13 @@ type Config struct {
 	// so that tests whose Pods get made-up IPs need not register ENIs.
 	AutoENI bool
 
+	// ProbeTargets makes DescribeTargetHealth check targets on loopback
+	// addresses for real: a TCP connection to the target (or its check
+	// port) that fails marks it Dead, for listeners and rules whose
+	// health check is on and of type TCP or HTTP. Other targets keep the
+	// simulated verdict (see SetTargetHealth).
+	ProbeTargets bool
+
 	// VIPBase is the first address of the VIP pool and VIPPoolSize its
 	// length. Loopback addresses let a data plane bind every VIP locally.
 	VIPBase     string

@@ -2,9 +2,13 @@ package emulator
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 )
@@ -576,6 +580,19 @@ func (e *Emulator) describeTargetHealth(c *call) (any, *apiError) {
 	if len(req.LoadBalancerIds) > maxTargetHealthLBs {
 		return nil, errorf(codeLength, "LoadBalancerIds should have at most %d members.", maxTargetHealthLBs)
 	}
+	var probes []probe
+	resp, err := e.targetHealthAnswer(c, &req, &probes)
+	if err != nil {
+		return nil, err
+	}
+	// Probes run without the lock: they wait on sockets.
+	runProbes(probes)
+	return resp, nil
+}
+
+// targetHealthAnswer builds the answer of DescribeTargetHealth, adding to
+// probes the targets ProbeTargets checks for real.
+func (e *Emulator) targetHealthAnswer(c *call, req *clb.DescribeTargetHealthRequestParams, probes *[]probe) (*clb.DescribeTargetHealthResponseParams, *apiError) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	resp := &clb.DescribeTargetHealthResponseParams{LoadBalancers: []*clb.LoadBalancerHealth{}, RequestId: &c.requestID}
@@ -596,13 +613,13 @@ func (e *Emulator) describeTargetHealth(c *call) (any, *apiError) {
 				for _, r := range l.Rules {
 					if keep(r.ID) {
 						out.Rules = append(out.Rules, &clb.RuleHealth{LocationId: ptr(r.ID), Domain: ptr(r.Domain),
-							Url: ptr(r.URL), Targets: e.targetHealth(r.Targets, r.HealthCheck)})
+							Url: ptr(r.URL), Targets: e.targetHealth(r.Targets, r.HealthCheck, probes)})
 					}
 				}
 			} else if keep(l.HealthLocationID) {
 				// L4 listeners report through a single rule without domain or url.
 				out.Rules = append(out.Rules, &clb.RuleHealth{LocationId: ptr(l.HealthLocationID),
-					Targets: e.targetHealth(l.Targets, l.HealthCheck)})
+					Targets: e.targetHealth(l.Targets, l.HealthCheck, probes)})
 			}
 			lh.Listeners = append(lh.Listeners, out)
 		}
@@ -611,22 +628,76 @@ func (e *Emulator) describeTargetHealth(c *call) (any, *apiError) {
 	return resp, nil
 }
 
-func (e *Emulator) targetHealth(ts []*targetState, hc *clb.HealthCheck) []*clb.TargetHealth {
+func (e *Emulator) targetHealth(ts []*targetState, hc *clb.HealthCheck, probes *[]probe) []*clb.TargetHealth {
 	out := []*clb.TargetHealth{}
 	for _, t := range ts {
 		healthy, detail := true, "Alive"
+		check := false
 		switch {
 		case hc != nil && i64(hc.HealthSwitch, 1) == 0:
 			detail = "Close"
 		case hasKey(e.st.health, healthKey{t.IP, t.Port}):
 			healthy, detail = false, "Dead"
+		default:
+			check = e.cfg.ProbeTargets
 		}
-		out = append(out, &clb.TargetHealth{
+		th := &clb.TargetHealth{
 			IP: ptr(t.IP), Port: ptr(t.Port), HealthStatus: ptr(healthy), TargetId: ptr(t.InstanceID),
 			HealthStatusDetail: ptr(detail), HealthStatusDetial: ptr(detail), Weight: ptr(uint64(t.Weight)),
-		})
+		}
+		if addr, ok := probeAddr(t, hc); check && ok {
+			*probes = append(*probes, probe{addr: addr, out: th})
+		}
+		out = append(out, th)
 	}
 	return out
+}
+
+// probeTimeout bounds one probe; loopback answers or refuses at once.
+const probeTimeout = time.Second
+
+// A probe is one target ProbeTargets connects to, and its answer entry.
+type probe struct {
+	addr string
+	out  *clb.TargetHealth
+}
+
+// probeAddr returns where to probe t: a loopback target of a TCP or HTTP
+// check, on the check port when one is set.
+func probeAddr(t *targetState, hc *clb.HealthCheck) (string, bool) {
+	ip, err := netip.ParseAddr(t.IP)
+	if err != nil || !ip.IsLoopback() {
+		return "", false
+	}
+	if hc != nil {
+		if ct := str(hc.CheckType); ct != "" && ct != "TCP" && ct != "HTTP" {
+			return "", false
+		}
+	}
+	port := t.Port
+	if hc != nil && hc.CheckPort != nil && *hc.CheckPort > 0 {
+		port = *hc.CheckPort
+	}
+	return net.JoinHostPort(ip.String(), strconv.FormatInt(port, 10)), true
+}
+
+// runProbes connects to every probe's target at once and marks those that
+// refuse or time out Dead.
+func runProbes(ps []probe) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.DialTimeout("tcp", p.addr, probeTimeout)
+			if err != nil {
+				p.out.HealthStatus, p.out.HealthStatusDetail, p.out.HealthStatusDetial = ptr(false), ptr("Dead"), ptr("Dead")
+				return
+			}
+			_ = conn.Close()
+		}()
+	}
+	wg.Wait()
 }
 
 func hasKey[K comparable, V any](m map[K]V, k K) bool {

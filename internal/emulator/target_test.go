@@ -2,6 +2,7 @@ package emulator_test
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -338,6 +339,52 @@ func TestDescribeTargetHealth(t *testing.T) {
 	h.LoadBalancerIds = common.StringPtrs(make([]string, 31))
 	_, err = c.DescribeTargetHealth(h)
 	wantCode(t, err, clb.INVALIDPARAMETERVALUE_LENGTH)
+}
+
+// TestDescribeTargetHealthProbes checks that ProbeTargets reports a
+// loopback target that accepts connections Alive, one that refuses them
+// Dead, and leaves other addresses to the simulated verdict.
+func TestDescribeTargetHealthProbes(t *testing.T) {
+	cfg := instant()
+	cfg.ProbeTargets = true
+	_, _, c := env(t, cfg)
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { _ = up.Close() })
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	downPort := int64(down.Addr().(*net.TCPAddr).Port)
+	must(t, down.Close()) // nothing listens there any more
+	upPort := int64(up.Addr().(*net.TCPAddr).Port)
+
+	lb := createLB(t, c, "probe")
+	tcp := createListeners(t, c, lb, "TCP", 80)[0]
+	req := clb.NewBatchRegisterTargetsRequest()
+	req.LoadBalancerId = &lb
+	req.Targets = []*clb.BatchTarget{
+		{ListenerId: &tcp, EniIp: common.StringPtr("127.0.0.1"), Port: common.Int64Ptr(upPort)},
+		{ListenerId: &tcp, EniIp: common.StringPtr("127.0.0.1"), Port: common.Int64Ptr(downPort)},
+		{ListenerId: &tcp, EniIp: common.StringPtr("10.0.0.9"), Port: common.Int64Ptr(80)},
+	}
+	_, err = c.BatchRegisterTargets(req)
+	must(t, err)
+
+	h := clb.NewDescribeTargetHealthRequest()
+	h.LoadBalancerIds = common.StringPtrs([]string{lb})
+	resp, err := c.DescribeTargetHealth(h)
+	must(t, err)
+	got := map[string]string{}
+	for _, tg := range resp.Response.LoadBalancers[0].Listeners[0].Rules[0].Targets {
+		got[fmt.Sprintf("%s:%d", *tg.IP, *tg.Port)] = fmt.Sprintf("%v/%s", *tg.HealthStatus, *tg.HealthStatusDetail)
+	}
+	want := map[string]string{
+		fmt.Sprintf("127.0.0.1:%d", upPort):   "true/Alive",
+		fmt.Sprintf("127.0.0.1:%d", downPort): "false/Dead",
+		"10.0.0.9:80":                         "true/Alive",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("health %v, want %v", got, want)
+	}
 }
 
 func TestRangeListenerTargets(t *testing.T) {

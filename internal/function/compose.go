@@ -64,8 +64,8 @@ func compose(t target, s *PodPublicAddressSpec) ([]part, error) {
 	pool.Spec.ProviderConfigReference = s.ProviderConfigRef
 
 	if s.Region != "" {
-		// The LoadBalancer kind works in its ProviderConfig's region only,
-		// so load balancers of another region are given to the pool by id.
+		// The pool reaches load balancers of another region by region:id;
+		// a reference to a LoadBalancer would carry the id only.
 		for _, id := range s.LoadBalancers.ExistingIDs {
 			pp.LoadBalancerIDs = append(pp.LoadBalancerIDs, s.Region+":"+id)
 		}
@@ -166,6 +166,9 @@ func validate(s *PodPublicAddressSpec) error {
 	}
 	if len(lbs.ExistingIDs) == 0 && lbs.Count == 0 && lbs.AutoCreate == nil {
 		return fmt.Errorf("spec.loadBalancers: give existingIds, a template with a count, or autoCreate")
+	}
+	if lbs.Template != nil && lbs.Template.Region != nil {
+		return fmt.Errorf("spec.loadBalancers.template.region is not supported: the pool finds its load balancers in the ProviderConfig's region; use a ProviderConfig of region %s", *lbs.Template.Region)
 	}
 	if s.Region != "" && lbs.Count > 0 {
 		return fmt.Errorf("spec.region applies to existing load balancers only: load balancers are created in the ProviderConfig's region, so use a ProviderConfig of region %s instead", s.Region)

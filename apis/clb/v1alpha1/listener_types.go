@@ -30,7 +30,16 @@ type Certificate struct {
 // +kubebuilder:validation:XValidation:rule="!(self.protocol in ['HTTPS', 'TCP_SSL', 'QUIC']) || has(self.certificate)",message="HTTPS, TCP_SSL and QUIC listeners need a certificate"
 // +kubebuilder:validation:XValidation:rule="!has(self.certificate) || self.protocol in ['HTTPS', 'TCP_SSL', 'QUIC']",message="certificate applies to HTTPS, TCP_SSL and QUIC listeners only"
 // +kubebuilder:validation:XValidation:rule="!(self.protocol in ['HTTP', 'HTTPS']) || !has(self.scheduler) && !has(self.sessionExpireTime) && !has(self.healthCheck)",message="HTTP and HTTPS listeners take scheduler, sessionExpireTime and healthCheck on their Rules"
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be set or unset after creation"
 type ListenerParameters struct {
+	// Region of the cloud resource, e.g. ap-shanghai; the provider
+	// config's region when unset. Set it on every resource of a load
+	// balancer in another region: references do not carry it.
+	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z0-9-]+$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	// +optional
+	Region *string `json:"region,omitempty"`
+
 	// LoadBalancerID is the load balancer (lb-…) of the listener.
 	// +crossplane:generate:reference:type=LoadBalancer
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="loadBalancerId is immutable; create a new Listener"

@@ -25,7 +25,16 @@ type InternetAccessible struct {
 // Fields left unset take the cloud's value (late initialization).
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'INTERNAL' || has(self.subnetId)",message="an INTERNAL load balancer needs subnetId"
 // +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'INTERNAL' || !has(self.vipIsp)",message="vipIsp applies to OPEN load balancers only"
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be set or unset after creation"
 type LoadBalancerParameters struct {
+	// Region of the cloud resource, e.g. ap-shanghai; the provider
+	// config's region when unset. Set it on every resource of a load
+	// balancer in another region: references do not carry it.
+	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z0-9-]+$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	// +optional
+	Region *string `json:"region,omitempty"`
+
 	// Name of the load balancer in the cloud (at most 60 characters).
 	// Defaults to the resource's metadata.name.
 	// +kubebuilder:validation:MaxLength=60

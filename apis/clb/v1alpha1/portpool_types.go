@@ -57,7 +57,9 @@ type PoolAutoCreate struct {
 	MinFreeSlots *int64 `json:"minFreeSlots,omitempty"`
 
 	// Template of the load balancers to create. Each is tagged with the
-	// pool, so that a restarted provider finds and keeps them.
+	// pool, so that a restarted provider finds and keeps them. They are
+	// created in the provider config's region, so region is refused.
+	// +kubebuilder:validation:XValidation:rule="!has(self.region)",message="auto-created load balancers are in the provider config's region; template.region is not supported"
 	Template LoadBalancerParameters `json:"template"`
 }
 

@@ -36,7 +36,16 @@ type Target struct {
 }
 
 // TargetSetParameters are the backends of one listener or one rule.
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region)",message="region cannot be set or unset after creation"
 type TargetSetParameters struct {
+	// Region of the cloud resource, e.g. ap-shanghai; the provider
+	// config's region when unset. Set it on every resource of a load
+	// balancer in another region: references do not carry it.
+	// +kubebuilder:validation:Pattern=`^[a-z]+-[a-z0-9-]+$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
+	// +optional
+	Region *string `json:"region,omitempty"`
+
 	// LoadBalancerID is the load balancer (lb-…) of the listener.
 	// +crossplane:generate:reference:type=LoadBalancer
 	// +optional

@@ -84,6 +84,41 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 	}
 }
 
+// FindLoadBalancersByName returns every load balancer of the region whose
+// name is exactly name. The API matches names by substring, so its answer
+// is filtered here.
+func (c *Client) FindLoadBalancersByName(ctx context.Context, name string) ([]*clbsdk.LoadBalancer, error) {
+	const op = "find load balancers by name"
+	if name == "" {
+		return nil, localErr(op, Invalid, "no name given")
+	}
+	var out []*clbsdk.LoadBalancer
+	seen := 0
+	for offset := int64(0); ; offset += MaxDescribeLBPage {
+		req := clbsdk.NewDescribeLoadBalancersRequest()
+		req.LoadBalancerName = &name
+		req.Offset, req.Limit = ptr(offset), ptr(int64(MaxDescribeLBPage))
+		resp, _, err := call(ctx, c, op, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
+		if err != nil {
+			return nil, err
+		}
+		page := resp.Response.LoadBalancerSet
+		for _, lb := range page {
+			if lb != nil && str(lb.LoadBalancerName) == name {
+				out = append(out, lb)
+			}
+		}
+		seen += len(page)
+		total := uint64(0)
+		if resp.Response.TotalCount != nil {
+			total = *resp.Response.TotalCount
+		}
+		if len(page) < MaxDescribeLBPage || uint64(seen) >= total {
+			return out, nil
+		}
+	}
+}
+
 // DescribeLoadBalancer returns one load balancer, or a NotFound error.
 // Concurrent calls are answered by one DescribeLoadBalancers per 20 ids.
 func (c *Client) DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error) {

@@ -61,3 +61,24 @@ func TestCreateLoadBalancerReadsDelayedIDsFromTask(t *testing.T) {
 		t.Fatalf("task %s", st)
 	}
 }
+
+func TestFindLoadBalancersByNameIsExact(t *testing.T) {
+	_, c := start(t, emulator.DefaultConfig(), Options{})
+	ids := map[string]string{}
+	for _, name := range []string{"imp", "imp-2"} {
+		req := clbsdk.NewCreateLoadBalancerRequest()
+		req.LoadBalancerType, req.LoadBalancerName = ptr("OPEN"), ptr(name)
+		got, _, err := c.CreateLoadBalancer(testCtx(t), req)
+		must(t, err)
+		ids[name] = got[0]
+	}
+	// The API matches "imp" in both names; only the exact one is returned.
+	found, err := c.FindLoadBalancersByName(testCtx(t), "imp")
+	must(t, err)
+	if len(found) != 1 || str(found[0].LoadBalancerId) != ids["imp"] {
+		t.Fatalf("found %d load balancers named imp, want only %s", len(found), ids["imp"])
+	}
+	if found, err := c.FindLoadBalancersByName(testCtx(t), "im"); err != nil || len(found) != 0 {
+		t.Fatalf("found %d load balancers named im (err %v), want none", len(found), err)
+	}
+}

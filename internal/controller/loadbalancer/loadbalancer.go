@@ -3,6 +3,8 @@ package loadbalancer
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,8 +39,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.LoadBalancer, *clb.Client]{
 		GVK:    v1alpha1.LoadBalancerGroupVersionKind,
 		Object: func() *v1alpha1.LoadBalancer { return &v1alpha1.LoadBalancer{} },
-		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.LoadBalancer] {
-			return &external{c: c}
+		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.LoadBalancer] {
+			return &external{c: c, kube: kube}
 		},
 	})
 }
@@ -49,12 +51,14 @@ type api interface {
 	CreateLoadBalancer(ctx context.Context, req *clbsdk.CreateLoadBalancerRequest) ([]string, string, error)
 	DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error)
 	FindLoadBalancersByTag(ctx context.Context, key, value string) ([]*clbsdk.LoadBalancer, error)
+	FindLoadBalancersByName(ctx context.Context, name string) ([]*clbsdk.LoadBalancer, error)
 	ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.ModifyLoadBalancerAttributesRequest) (string, error)
 	DeleteLoadBalancer(ctx context.Context, id string) (string, error)
 }
 
 type external struct {
-	c api
+	c    api
+	kube client.Client
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalObservation, error) {
@@ -92,7 +96,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 }
 
 // find returns the load balancer of cr: by its external name, or, when
-// none is saved yet, by the UID tag of a create whose id was lost.
+// none is saved yet, by name for a resource that may not create (an
+// import), else by the UID tag of a create whose id was lost.
 func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (lb *clbsdk.LoadBalancer, adopted bool, err error) {
 	if id := meta.GetExternalName(cr); id != "" {
 		lb, err := e.c.DescribeLoadBalancer(ctx, id)
@@ -101,12 +106,53 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (lb *clb
 		}
 		return lb, false, errors.Wrap(err, "cannot describe load balancer")
 	}
+	if name := cr.Spec.ForProvider.Name; name != nil && !mayCreate(cr) {
+		lb, err := e.importByName(ctx, cr, *name)
+		return lb, false, err
+	}
 	found, err := e.c.FindLoadBalancersByTag(ctx, TagUID, string(cr.GetUID()))
 	if err != nil || len(found) == 0 {
 		return nil, false, errors.Wrap(err, "cannot look for a load balancer created earlier")
 	}
 	meta.SetExternalName(cr, deref(found[0].LoadBalancerId))
 	return found[0], true, nil
+}
+
+// mayCreate reports whether the management policies let the provider
+// create the load balancer.
+func mayCreate(cr *v1alpha1.LoadBalancer) bool {
+	p := cr.GetManagementPolicies()
+	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
+}
+
+// importByName finds the one load balancer named name and saves its id as
+// the external name at once: an Observe-only resource is never updated by
+// the reconciler, and the id must not depend on the name staying unique.
+// None or several of that name is an error for the user to resolve.
+func (e *external) importByName(ctx context.Context, cr *v1alpha1.LoadBalancer, name string) (*clbsdk.LoadBalancer, error) {
+	found, err := e.c.FindLoadBalancersByName(ctx, name)
+	if err != nil {
+		return nil, errors.Wrapf(err, "cannot look for the load balancer named %q", name)
+	}
+	switch len(found) {
+	case 0:
+		return nil, errors.Errorf("no load balancer is named %q in this region; create it, or set the external name to its id", name)
+	case 1:
+	default:
+		ids := make([]string, 0, len(found))
+		for _, lb := range found {
+			ids = append(ids, deref(lb.LoadBalancerId))
+		}
+		slices.Sort(ids)
+		return nil, errors.Errorf("%d load balancers are named %q (%s); set the external name to the id of the one to import",
+			len(found), name, strings.Join(ids, ", "))
+	}
+	orig := cr.DeepCopy()
+	meta.SetExternalName(cr, deref(found[0].LoadBalancerId))
+	if err := e.kube.Patch(ctx, cr, client.MergeFrom(orig)); err != nil {
+		return nil, errors.Wrap(err, "cannot save the external name of the load balancer found by name")
+	}
+	return found[0], nil
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {

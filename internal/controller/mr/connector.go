@@ -12,6 +12,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 )
 
@@ -32,6 +33,12 @@ type Pool[C any] interface {
 	Client(cfg clients.Config) (C, error)
 }
 
+// A Regional managed resource names its own region (GetRegion, "" for
+// the provider config's).
+type Regional interface {
+	GetRegion() string
+}
+
 // Connect tracks the use of the managed resource's provider config, then
 // returns an external client for it.
 func (c *Connector[T, C]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
@@ -42,9 +49,22 @@ func (c *Connector[T, C]) Connect(ctx context.Context, mg T) (managed.TypedExter
 	if err != nil {
 		return nil, err
 	}
+	// A resource of another region gets that region's client, with the
+	// same credentials and endpoint.
+	if r, ok := any(mg).(Regional); ok && r.GetRegion() != "" {
+		cfg.Region = r.GetRegion()
+	}
 	cl, err := c.Pool.Client(cfg)
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot create Tencent Cloud client")
+		return nil, errors.Wrapf(err, "cannot create Tencent Cloud client for region %s", cfg.Region)
 	}
 	return c.New(cl, c.Kube), nil
 }
+
+// The kinds whose forProvider has a region.
+var (
+	_ Regional = &clbv1alpha1.LoadBalancer{}
+	_ Regional = &clbv1alpha1.Listener{}
+	_ Regional = &clbv1alpha1.Rule{}
+	_ Regional = &clbv1alpha1.TargetSet{}
+)
