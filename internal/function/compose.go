@@ -42,10 +42,6 @@ type target struct {
 type part struct {
 	name resource.Name
 	obj  runtime.Object
-	// region, when set, is the composed resource's spec.forProvider.region:
-	// an existing load balancer of another region than the
-	// ProviderConfig's, and the resources on it.
-	region string
 }
 
 // compose turns a PodPublicAddress spec into the load balancers, pool and

@@ -159,12 +159,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert composed resource %s", d.name))
 			return rsp, nil
 		}
-		if d.region != "" {
-			if err := u.SetValue("spec.forProvider.region", d.region); err != nil {
-				response.Fatal(rsp, errors.Wrapf(err, "cannot set the region of composed resource %s", d.name))
-				return rsp, nil
-			}
-		}
 		desired[d.name] = &resource.DesiredComposed{Resource: u, Ready: readiness(observed, d.name)}
 	}
 	if err := response.SetDesiredComposedResources(rsp, desired); err != nil {

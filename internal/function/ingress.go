@@ -61,6 +61,15 @@ type ingressLB struct {
 	obj    string // metadata.name of its LoadBalancer
 }
 
+// regionRef is the region of the resources on the load balancer; nil for
+// the ProviderConfig's.
+func (lb *ingressLB) regionRef() *string {
+	if lb.region == "" {
+		return nil
+	}
+	return &lb.region
+}
+
 // plannedListener is one composed Listener on one load balancer, with its
 // TargetSet (layer 4) or its routes (layer 7).
 type plannedListener struct {
@@ -227,8 +236,8 @@ func composeIngress(t target, s *IngressSpec, annotations map[string]string) ([]
 func (c *ingressComposer) add(name resource.Name, obj interface {
 	runtime.Object
 	GetName() string
-}, region string) {
-	c.parts = append(c.parts, part{name: name, obj: obj, region: region})
+}) {
+	c.parts = append(c.parts, part{name: name, obj: obj})
 	c.names[name] = obj.GetName()
 }
 
@@ -242,12 +251,15 @@ func (c *ingressComposer) loadBalancer(lb *ingressLB) {
 	lb.obj = objectName(c.t.name, lb.key)
 	o := loadBalancer(c.t, lb.obj, c.pc)
 	o.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	o.Spec.ForProvider.Region = lb.regionRef()
 	if lb.id != "" {
 		meta.SetExternalName(o, lb.id)
 	} else {
+		// Observe only without an external name: the provider finds it
+		// by name and records its id.
 		o.Spec.ForProvider.Name = &lb.name
 	}
-	c.add(lb.part, o, lb.region)
+	c.add(lb.part, o)
 }
 
 func (c *ingressComposer) listener(lb *ingressLB, proto string, port, endPort int64, attr *IngressListenerAttribute, cert *IngressListenerCertificate) plannedListener {
@@ -258,6 +270,7 @@ func (c *ingressComposer) listener(lb *ingressLB, proto string, port, endPort in
 	}
 	l.Spec.ProviderConfigReference = c.pc
 	p := &l.Spec.ForProvider
+	p.Region = lb.regionRef()
 	p.LoadBalancerIDRef = &xpv2.NamespacedReference{Name: lb.obj}
 	p.Protocol, p.Port = proto, port
 	if endPort > port {
@@ -274,7 +287,7 @@ func (c *ingressComposer) listener(lb *ingressLB, proto string, port, endPort in
 		}
 	}
 	name := resource.Name("listener-" + key)
-	c.add(name, l, lb.region)
+	c.add(name, l)
 	return plannedListener{lb: lb, part: name, port: port, endPort: endPort}
 }
 
@@ -289,6 +302,7 @@ func (c *ingressComposer) route(lb *ingressLB, l *plannedListener, domain, path 
 	}
 	r.Spec.ProviderConfigReference = c.pc
 	p := &r.Spec.ForProvider
+	p.Region = lb.regionRef()
 	p.LoadBalancerIDRef = &xpv2.NamespacedReference{Name: lb.obj}
 	p.ListenerIDRef = &xpv2.NamespacedReference{Name: c.objName(l.part)}
 	p.Domain, p.URL = domain, path
@@ -296,7 +310,7 @@ func (c *ingressComposer) route(lb *ingressLB, l *plannedListener, domain, path 
 		p.Scheduler, p.SessionExpireTime, p.HealthCheck = upper(attr.LbPolicy), attr.SessionTime, healthCheck(attr.HealthCheck)
 	}
 	name := resource.Name("rule-" + key)
-	c.add(name, r, lb.region)
+	c.add(name, r)
 	rt := plannedRoute{domain: domain, path: path, part: name}
 	rt.targets = c.targetSet(lb, l, &rt, src)
 	return rt
@@ -315,6 +329,7 @@ func (c *ingressComposer) targetSet(lb *ingressLB, l *plannedListener, rt *plann
 	}
 	ts.Spec.ProviderConfigReference = c.pc
 	p := &ts.Spec.ForProvider
+	p.Region = lb.regionRef()
 	p.LoadBalancerIDRef = &xpv2.NamespacedReference{Name: lb.obj}
 	p.ListenerIDRef = &xpv2.NamespacedReference{Name: c.objName(l.part)}
 	if rt != nil {
@@ -322,7 +337,7 @@ func (c *ingressComposer) targetSet(lb *ingressLB, l *plannedListener, rt *plann
 	}
 	p.Source = src
 	name := resource.Name("targets-" + strings.SplitN(string(of), "-", 2)[1])
-	c.add(name, ts, lb.region)
+	c.add(name, ts)
 	return name
 }
 

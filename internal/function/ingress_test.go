@@ -183,7 +183,7 @@ func TestIngressServiceBackends(t *testing.T) {
    {"serviceName": "direct", "servicePort": 28080, "isDirectConnect": true, "subsets": [{"labelSelector": {"version": "v2-1"}, "weight": {"value": 20}}, {"labelSelector": {"version": "v2-2"}}]},
    {"serviceName": "host", "servicePort": 28080, "isDirectConnect": true, "hostPort": true, "weight": {"value": 0}}]}]}`
 	ls, tss, _ := ingressParts(t, ingressXR(t, "lb-1, ap-shanghai:lb-2", spec))
-	for _, lb := range []string{"lb-1", "ap-shanghai-lb-2"} {
+	for lb, wantRegion := range map[string]string{"lb-1": "", "ap-shanghai-lb-2": "ap-shanghai"} {
 		l := ls["gs-"+lb+"-tcp-38080"]
 		if l == nil {
 			t.Fatalf("no listener on %s: %v", lb, keysOf(ls))
@@ -195,6 +195,10 @@ func TestIngressServiceBackends(t *testing.T) {
 		ts := tss["gs-"+lb+"-tcp-38080"]
 		if ts == nil || ts.Spec.ForProvider.ListenerIDRef.Name != l.Name {
 			t.Fatalf("no target set of listener %s", l.Name)
+		}
+		// Resources on a load balancer of another region name it.
+		if deref(p.Region) != wantRegion || deref(ts.Spec.ForProvider.Region) != wantRegion {
+			t.Errorf("on %s: listener region %q, target set region %q, want %q", lb, deref(p.Region), deref(ts.Spec.ForProvider.Region), wantRegion)
 		}
 		w := func(v int64) *int64 { return &v }
 		want := []clbv1alpha1.ServiceBackend{
