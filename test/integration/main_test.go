@@ -26,6 +26,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -60,6 +61,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The data plane forwards each listener's VIP:port to its targets, so a
+	// test can send traffic through a load balancer to a local server.
+	plane := dataplane.New(func(string, ...any) {})
+	defer func() { _ = plane.Close() }()
+	cfg.DataPlane = dataplane.ForEmulator(plane)
 	emu, endpoint, err := emulator.Start(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -84,7 +90,14 @@ func run(m *testing.M) int {
 	// are also printed.
 	scan := testenv.NewSecretScan(emulator.DefaultSecretKey, testenv.SessionSecretKey, testenv.SessionToken)
 	ctrl.SetLogger(scan.Logger())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	// The provider runs as its ServiceAccount with only Crossplane's grants
+	// and examples/provider/rbac.yaml, so a rule missing there fails a test.
+	sa, err := env.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(sa, ctrl.Options{
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -61,6 +62,8 @@ type Kind[T resource.ModernManaged, C any] struct {
 type Watch struct {
 	Object  client.Object
 	Handler handler.EventHandler
+	// Predicates filter the events before Handler sees them.
+	Predicates []predicate.Predicate
 }
 
 // Setup adds a controller for one managed resource kind with the options
@@ -114,7 +117,7 @@ func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Optio
 		WithOptions(copts).
 		For(k.Object(), builder.WithPredicates(resource.DesiredStateChanged()))
 	for _, w := range k.Watches {
-		b = b.Watches(w.Object, w.Handler)
+		b = b.Watches(w.Object, w.Handler, builder.WithPredicates(w.Predicates...))
 	}
 	return b.Complete(ratelimiter.NewReconciler(name, ny.reconciler(r), o.GlobalRateLimiter))
 }

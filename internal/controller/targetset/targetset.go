@@ -24,12 +24,17 @@ import (
 
 // Setup adds the TargetSet controller.
 func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+	if err := setupIndexes(mgr); err != nil {
+		return err
+	}
+	nodes := newNodeUsers()
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.TargetSet, *clb.Client]{
 		GVK:    v1alpha1.TargetSetGroupVersionKind,
 		Object: func() *v1alpha1.TargetSet { return &v1alpha1.TargetSet{} },
-		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {
-			return &external{c: c}
+		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {
+			return &external{c: c, src: &resolver{kube: kube, nodes: nodes}}
 		},
+		Watches: watches{kube: mgr.GetClient(), nodes: nodes}.list(),
 		// Registering and deregistering are synchronous, so a "not found"
 		// is never a create the cloud has not caught up with; the default
 		// 30 s grace would only hold up the deletion of a new TargetSet.
@@ -48,12 +53,29 @@ type api interface {
 	ModifyTargetWeight(ctx context.Context, lbID string, targets []clb.Target) (string, error)
 }
 
-// external serves one reconcile. seen holds the targets its Observe found,
-// so that Update and Delete act on the same view without describing again.
+// external serves one reconcile. seen holds the targets its Observe found
+// and want those it resolved, so that Update and Delete act on the same
+// view without describing or resolving again.
 type external struct {
-	c    api
-	seen []v1alpha1.TargetObservation
-	read bool
+	c        api
+	src      *resolver
+	seen     []v1alpha1.TargetObservation
+	read     bool
+	want     []v1alpha1.Target
+	resolved bool
+}
+
+// desired returns the targets cr wants, resolving its source once per
+// reconcile.
+func (e *external) desired(ctx context.Context, cr *v1alpha1.TargetSet) ([]v1alpha1.Target, error) {
+	if !e.resolved {
+		want, err := e.src.desired(ctx, cr)
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot resolve spec.forProvider.source")
+		}
+		e.want, e.resolved = want, true
+	}
+	return e.want, nil
 }
 
 func lbID(cr *v1alpha1.TargetSet) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
@@ -141,8 +163,15 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 		return managed.ExternalObservation{}, nil
 	}
 	if meta.WasDeleted(cr) {
+		e.src.forget(cr)
 		// Deletion ends when no target is left.
 		return managed.ExternalObservation{ResourceExists: len(e.seen) > 0, ResourceUpToDate: true}, nil
+	}
+	// A source that cannot be resolved changes nothing: the error is the
+	// Synced condition's, and the targets stay as they are.
+	want, err := e.desired(ctx, cr)
+	if err != nil {
+		return managed.ExternalObservation{}, err
 	}
 	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
 	if err != nil {
@@ -150,7 +179,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 	}
 	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, id)
 
-	ch := plan(cr.Spec.ForProvider.Targets, e.seen)
+	ch := plan(want, e.seen)
 	// Available once the cloud's set matches the spec (for a resource that
 	// may not update, whatever the cloud has is the truth). Until then it
 	// is Creating; later drift leaves Ready alone while Update corrects it.
@@ -213,8 +242,12 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.TargetSet) (managed.
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
+	want, err := e.desired(ctx, cr)
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	meta.SetExternalName(cr, id.String())
-	if add := plan(cr.Spec.ForProvider.Targets, seen).Register; len(add) > 0 {
+	if add := plan(want, seen).Register; len(add) > 0 {
 		if _, err := e.c.RegisterTargets(ctx, lbID(cr), targets(id, add, true)); err != nil {
 			return managed.ExternalCreation{}, errors.Wrap(err, "cannot register targets")
 		}
@@ -235,7 +268,11 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.TargetSet) (managed.
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	ch := plan(cr.Spec.ForProvider.Targets, seen)
+	want, err := e.desired(ctx, cr)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	ch := plan(want, seen)
 	if len(ch.Deregister) > 0 {
 		if _, err := e.c.DeregisterTargets(ctx, lbID(cr), targets(id, ch.Deregister, false)); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot deregister targets")
