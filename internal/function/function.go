@@ -1,9 +1,10 @@
 // Package function is the composition function of the provider's
 // workload-level kinds: one function serves every composite kind of ours
-// (PodPublicAddress and DedicatedCLBService, as namespaced v2 XRs and as
-// legacy XRs behind claims) and dispatches on the composite's kind. It
-// composes LoadBalancers, a PortPool and a PodAddressPolicy, and reports
-// their state back on the composite.
+// (PodPublicAddress, DedicatedCLBService and Ingress, as namespaced v2 XRs
+// and as legacy XRs behind claims) and dispatches on the composite's kind.
+// It composes LoadBalancers, a PortPool and a PodAddressPolicy (or, for an
+// Ingress, Listeners, Rules and TargetSets on imported LoadBalancers), and
+// reports their state back on the composite.
 package function
 
 import (
