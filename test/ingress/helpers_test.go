@@ -35,7 +35,10 @@ const wait = 3 * time.Minute
 // region is the default ClusterProviderConfig's.
 const region = "ap-guangzhou"
 
-var xrIngress = schema.GroupVersionKind{Group: "workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "Ingress"}
+var (
+	xrIngress    = schema.GroupVersionKind{Group: "workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "Ingress"}
+	claimIngress = schema.GroupVersionKind{Group: "claims.workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "Ingress"}
+)
 
 func eventually(t testing.TB, what string, fn func() error) {
 	t.Helper()
@@ -55,6 +58,11 @@ func namespace(t testing.TB, ns string) {
 // existingLB creates a load balancer outside Crossplane, as the one a bcs
 // user names in the annotation, and returns its id.
 func existingLB(t testing.TB, name string) string {
+	t.Helper()
+	return existingLBIn(t, region, name)
+}
+
+func existingLBIn(t testing.TB, region, name string) string {
 	t.Helper()
 	c := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
 	req := clbsdk.NewCreateLoadBalancerRequest()
@@ -164,7 +172,7 @@ func apply(t testing.TB, u *unstructured.Unstructured) {
 // load balancer (imported, observed only) stays with no listener left.
 func remove(t testing.TB, u *unstructured.Unstructured, lbID string) {
 	t.Helper()
-	if _, err := local.DeleteComposite(context.Background(), xrIngress, u.GetNamespace(), u.GetName(), wait); err != nil {
+	if _, err := local.DeleteComposite(context.Background(), u.GroupVersionKind(), u.GetNamespace(), u.GetName(), wait); err != nil {
 		t.Fatal(err)
 	}
 	lb, ok := inventoryLB(lbID)
@@ -177,10 +185,10 @@ func remove(t testing.TB, u *unstructured.Unstructured, lbID string) {
 }
 
 // ingressStatus reads the Ingress's status.
-func ingressStatus(t testing.TB, ns, name string) map[string]any {
+func ingressStatus(t testing.TB, gvk schema.GroupVersionKind, ns, name string) map[string]any {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(xrIngress)
+	u.SetGroupVersionKind(gvk)
 	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestScenario1NodePort(t *testing.T) {
 
 	// The status says it as a kubectl get reader wants it.
 	eventually(t, "status of the rule", func() error {
-		st := ingressStatus(t, ns, in.GetName())
+		st := ingressStatus(t, xrIngress, ns, in.GetName())
 		rules, _, _ := unstructured.NestedSlice(st, "rules")
 		if len(rules) != 1 {
 			return fmt.Errorf("status %v", st)
@@ -188,5 +188,31 @@ func TestScenario9HTTPSPerPod(t *testing.T) {
 		want[fmt.Sprintf("HTTPS %d www.qq.com/path2", 30000+i)] = map[string]int{fmt.Sprintf("10.19.0.%d:%d", 10+i, 30000+i): 10}
 	}
 	waitView(t, "a listener and route per Pod", lb, want)
+	remove(t, in, lb)
+}
+
+// TestClaimByNameInAnotherRegion: the claim form, its load balancer named
+// in lbnames with another region than the ProviderConfig's. The provider
+// finds it by name there and creates the listener in that region.
+func TestClaimByNameInAnotherRegion(t *testing.T) {
+	t.Parallel()
+	ns, name := "claims", "edge-shanghai"
+	lb := existingLBIn(t, "ap-shanghai", name)
+	namespace(t, ns)
+	node(t, "claims-a", "ins-claimsa")
+	svc := newService(t, ns, "nginx", 8080, 80)
+	svc.add(t, "nginx-0", "10.20.0.10", "claims-a", 0)
+	in := seed(t, "qs2-direct.yaml", "apiVersion: workload.tencentcloud.crossplane.io", "apiVersion: claims.workload.tencentcloud.crossplane.io",
+		"networkextension.bkbcs.tencent.com/lbids: lb-xxx", "networkextension.bkbcs.tencent.com/lbnames: ap-shanghai:"+name, "ingress-test", ns)
+	apply(t, in)
+	waitView(t, "the Pod behind the listener in ap-shanghai", lb, cloudView{"TCP 39090": {"10.20.0.10:80": 10}})
+	eventually(t, "the claim reports the load balancer's id and the listener", func() error {
+		st := ingressStatus(t, claimIngress, ns, in.GetName())
+		lbs, _, _ := unstructured.NestedSlice(st, "loadBalancers")
+		if len(lbs) != 1 || lbs[0].(map[string]any)["id"] != lb || st["listeners"] != int64(1) {
+			return fmt.Errorf("status %v", st)
+		}
+		return nil
+	})
 	remove(t, in, lb)
 }
