@@ -212,3 +212,45 @@ func TestCompositionsMatchTheirXRDs(t *testing.T) {
 		}
 	}
 }
+
+// TestIngressXRDMatchesTheGoTypes compares the Ingress XRDs' spec and
+// status schemas with the Go types at every level: the field names a bcs
+// user writes are the ones the function reads, and every status field the
+// function writes survives the API server's pruning.
+func TestIngressXRDMatchesTheGoTypes(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "package", "configuration")
+	for _, file := range []string{"xrd-ingress.yaml", "xrd-xingress.yaml"} {
+		xrd := readYAML(t, filepath.Join(dir, file))
+		v := dig(t, xrd, "spec")["versions"].([]any)[0].(map[string]any)
+		props := dig(t, v, "schema", "openAPIV3Schema", "properties")
+		fieldsMatch(t, file+" spec", reflect.TypeFor[IngressSpec](), props["spec"].(map[string]any))
+		fieldsMatch(t, file+" status", reflect.TypeFor[IngressStatus](), props["status"].(map[string]any))
+	}
+}
+
+func fieldsMatch(t *testing.T, path string, rt reflect.Type, schema map[string]any) {
+	t.Helper()
+	for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice {
+		if rt.Kind() == reflect.Slice {
+			items, ok := schema["items"].(map[string]any)
+			if !ok {
+				t.Errorf("%s: a list in Go, no items in the schema", path)
+				return
+			}
+			schema = items
+		}
+		rt = rt.Elem()
+	}
+	if rt.Kind() != reflect.Struct {
+		return
+	}
+	if diff := cmp.Diff(jsonFields(reflect.New(rt).Elem().Interface()), properties(schema)); diff != "" {
+		t.Errorf("%s: fields differ from %s (-go +xrd):\n%s", path, rt, diff)
+		return
+	}
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fieldsMatch(t, path+"."+name, f.Type, schema["properties"].(map[string]any)[name].(map[string]any))
+	}
+}
