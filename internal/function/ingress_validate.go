@@ -6,7 +6,10 @@ import (
 	"strings"
 )
 
-var ingressProtocols = []string{protoTCP, protoUDP, protoHTTP, protoHTTPS, protoTCPSSL, protoQUIC}
+// ingressProtocols are the protocols a rule or port mapping may name.
+func ingressProtocols() []string {
+	return []string{protoTCP, protoUDP, protoHTTP, protoHTTPS, protoTCPSSL, protoQUIC}
+}
 
 // portUse is a range of listener ports a part of the spec takes.
 type portUse struct {
@@ -122,8 +125,8 @@ func rsShift(m IngressPortMapping, seg int64) int64 {
 }
 
 func checkProtocol(f, proto string, port int64, cert *IngressListenerCertificate) error {
-	if !slices.Contains(ingressProtocols, proto) {
-		return fmt.Errorf("%s.protocol %q: want one of %s", f, proto, strings.Join(ingressProtocols, ", "))
+	if !slices.Contains(ingressProtocols(), proto) {
+		return fmt.Errorf("%s.protocol %q: want one of %s", f, proto, strings.Join(ingressProtocols(), ", "))
 	}
 	if port < 1 || port > 65535 {
 		return fmt.Errorf("%s: port %d is not within 1-65535", f, port)
