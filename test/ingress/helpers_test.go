@@ -132,13 +132,15 @@ func view(id string) cloudView {
 // rules and targets.
 func waitView(t testing.TB, what, id string, want cloudView) {
 	t.Helper()
-	eventually(t, what, func() error {
-		got := view(id)
-		if !maps.EqualFunc(got, want, func(a, b map[string]int) bool { return maps.Equal(a, b) }) {
-			return fmt.Errorf("load balancer %s has\n  %v\nwant\n  %v", id, got, want)
-		}
-		return nil
-	})
+	eventually(t, what, func() error { return sameView(id, want) })
+}
+
+func sameView(id string, want cloudView) error {
+	got := view(id)
+	if !maps.EqualFunc(got, want, func(a, b map[string]int) bool { return maps.Equal(a, b) }) {
+		return fmt.Errorf("load balancer %s has\n  %v\nwant\n  %v", id, got, want)
+	}
+	return nil
 }
 
 // seed reads one of the seed's Ingresses (test/render/testdata/ingress)
@@ -307,3 +309,31 @@ func readyPod(t testing.TB, ns, name, ip, nodeName string, labels map[string]str
 }
 
 func podMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// collectForeground does what the garbage collector does for an object
+// deleted in the foreground that has no dependents: it removes the
+// foregroundDeletion finalizer, so the provider (which waits for other
+// finalizers to go first) deletes it in the cloud.
+func collectForeground(t testing.TB, ns string) error {
+	t.Helper()
+	ctx := context.Background()
+	for _, kind := range []string{"Listener", "Rule", "TargetSet"} {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("clb.tencentcloud.m.crossplane.io/v1alpha1")
+		l.SetKind(kind + "List")
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range l.Items {
+			o := &l.Items[i]
+			if o.GetDeletionTimestamp() == nil || !slices.Contains(o.GetFinalizers(), metav1.FinalizerDeleteDependents) {
+				continue
+			}
+			o.SetFinalizers(slices.DeleteFunc(o.GetFinalizers(), func(f string) bool { return f == metav1.FinalizerDeleteDependents }))
+			if err := kube.Update(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The scenarios of bcs-ingress-controller's "all use cases" that concern
@@ -69,6 +70,32 @@ func TestScenario2Direct(t *testing.T) {
 	waitView(t, "the Pods' IPs", lb, cloudView{"TCP 38080": {"10.12.0.10:8080": 10, "10.12.0.11:8080": 10}})
 	svc.drop(t, "test-svc-1")
 	waitView(t, "a deleted Pod leaves", lb, cloudView{"TCP 38080": {"10.12.0.10:8080": 10}})
+
+	// A new port is a new listener; the old one, gone from the spec, is
+	// deleted from the cloud.
+	eventually(t, "move the rule to port 38081", func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(xrIngress)
+		if err := kube.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: in.GetName()}, u); err != nil {
+			return err
+		}
+		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
+		rules[0].(map[string]any)["port"] = int64(38081)
+		if err := unstructured.SetNestedSlice(u.Object, rules, "spec", "rules"); err != nil {
+			return err
+		}
+		return kube.Update(t.Context(), u)
+	})
+	// Crossplane deletes what left the spec in the foreground; the
+	// garbage collector, which the local control plane lacks, then lets
+	// it go (composed resources have no dependents).
+	want := cloudView{"TCP 38081": {"10.12.0.10:8080": 10}}
+	eventually(t, "only the new listener", func() error {
+		if err := collectForeground(t, ns); err != nil {
+			return err
+		}
+		return sameView(lb, want)
+	})
 	remove(t, in, lb)
 }
 
