@@ -254,3 +254,25 @@ func fieldsMatch(t *testing.T, path string, rt reflect.Type, schema map[string]a
 		fieldsMatch(t, path+"."+name, f.Type, schema["properties"].(map[string]any)[name].(map[string]any))
 	}
 }
+
+// TestSeedIngressesMatchTheGoTypes decodes bcs-ingress-controller's
+// Ingresses (the render tests' and the end-to-end tests' input) strictly:
+// every field a bcs user writes is one the function reads.
+func TestSeedIngressesMatchTheGoTypes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "test", "render", "testdata", "ingress", "*.yaml"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d seed Ingresses (%v), want the scenarios", len(files), err)
+	}
+	for _, f := range files {
+		obj := readYAML(t, f)
+		b, err := json.Marshal(obj["spec"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&IngressSpec{}); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+}
