@@ -62,11 +62,14 @@ func Kinds() []Kind {
 		// Crossplane v2 namespaced composites.
 		{GroupComposite, "PodPublicAddress", ScriptComposite},
 		{GroupComposite, "DedicatedCLBService", ScriptComposite},
+		{GroupComposite, "Ingress", ScriptComposite},
 		// Legacy cluster-scoped composites and their claims.
 		{GroupLegacy, "XPodPublicAddress", ScriptComposite},
 		{GroupLegacy, "PodPublicAddress", ScriptComposite},
 		{GroupLegacy, "XDedicatedCLBService", ScriptComposite},
 		{GroupLegacy, "DedicatedCLBService", ScriptComposite},
+		{GroupLegacy, "XIngress", ScriptComposite},
+		{GroupLegacy, "Ingress", ScriptComposite},
 	}
 }
 

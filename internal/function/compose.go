@@ -71,14 +71,14 @@ func compose(t target, s *PodPublicAddressSpec) ([]part, error) {
 			meta.SetExternalName(lb, id)
 			// Observe only: never changed or deleted by us.
 			lb.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
-			out = append(out, part{nameExistingLB(id), lb})
+			out = append(out, part{name: nameExistingLB(id), obj: lb})
 			pp.LoadBalancerIDRefs = append(pp.LoadBalancerIDRefs, xpv2.NamespacedReference{Name: lb.Name})
 		}
 	}
 	for i := range s.LoadBalancers.Count {
 		lb := loadBalancer(t, t.name+"-"+strconv.FormatInt(i, 10), s.ProviderConfigRef)
 		lb.Spec.ForProvider = *s.LoadBalancers.Template.DeepCopy()
-		out = append(out, part{nameCreatedLB(i), lb})
+		out = append(out, part{name: nameCreatedLB(i), obj: lb})
 		pp.LoadBalancerIDRefs = append(pp.LoadBalancerIDRefs, xpv2.NamespacedReference{Name: lb.Name})
 	}
 
@@ -93,7 +93,7 @@ func compose(t target, s *PodPublicAddressSpec) ([]part, error) {
 			pp.AutoCreate.Template = *s.LoadBalancers.Template.DeepCopy()
 		}
 	}
-	out = append(out, part{namePortPool, pool})
+	out = append(out, part{name: namePortPool, obj: pool})
 
 	policy := &networkv1alpha1.PodAddressPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: networkv1alpha1.SchemeGroupVersion.String(), Kind: networkv1alpha1.PodAddressPolicyKind},
@@ -113,7 +113,7 @@ func compose(t target, s *PodPublicAddressSpec) ([]part, error) {
 			AddressAnnotation: p.AddressAnnotation,
 		})
 	}
-	out = append(out, part{namePolicy, policy})
+	out = append(out, part{name: namePolicy, obj: policy})
 	return out, nil
 }
 

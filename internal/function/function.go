@@ -1,9 +1,10 @@
 // Package function is the composition function of the provider's
 // workload-level kinds: one function serves every composite kind of ours
-// (PodPublicAddress and DedicatedCLBService, as namespaced v2 XRs and as
-// legacy XRs behind claims) and dispatches on the composite's kind. It
-// composes LoadBalancers, a PortPool and a PodAddressPolicy, and reports
-// their state back on the composite.
+// (PodPublicAddress, DedicatedCLBService and Ingress, as namespaced v2 XRs
+// and as legacy XRs behind claims) and dispatches on the composite's kind.
+// It composes LoadBalancers, a PortPool and a PodAddressPolicy (or, for an
+// Ingress, Listeners, Rules and TargetSets on imported LoadBalancers), and
+// reports their state back on the composite.
 package function
 
 import (
@@ -51,15 +52,67 @@ func New(log logging.Logger) (*Function, error) {
 // warnings for what it cannot honour.
 type kindSpec func(xr *composite.Unstructured) (*PodPublicAddressSpec, []string, error)
 
-// readerOf returns the reader of a composite kind we serve.
-func readerOf(gk schema.GroupKind) (kindSpec, bool) {
+// A composition is what a composite kind composes: its resources, its
+// status from the observed resources, and warnings for what it cannot
+// honour.
+type composition struct {
+	parts    []part
+	status   func(observed map[resource.Name]resource.ObservedComposed) (any, error)
+	warnings []string
+}
+
+// A composer composes a composite into t. Its errors are the user's: a
+// spec the resources below cannot express.
+type composer func(xr *composite.Unstructured, t target) (*composition, error)
+
+// composerOf returns the composer of a composite kind we serve.
+func composerOf(gk schema.GroupKind) (composer, bool) {
 	switch gk {
 	case schema.GroupKind{Group: GroupV2, Kind: KindPodPublicAddress}, schema.GroupKind{Group: GroupLegacy, Kind: KindXPodPublicAddress}:
-		return podPublicAddressSpec, true
+		return publicAddresses(podPublicAddressSpec), true
 	case schema.GroupKind{Group: GroupV2, Kind: KindDedicatedCLBService}, schema.GroupKind{Group: GroupLegacy, Kind: KindXDedicatedCLBService}:
-		return dedicatedCLBServiceSpec, true
+		return publicAddresses(dedicatedCLBServiceSpec), true
+	case schema.GroupKind{Group: GroupV2, Kind: KindIngress}, schema.GroupKind{Group: GroupLegacy, Kind: KindXIngress}:
+		return ingress, true
 	}
 	return nil, false
+}
+
+// publicAddresses composes the kinds that read as a PodPublicAddress.
+func publicAddresses(read kindSpec) composer {
+	return func(xr *composite.Unstructured, t target) (*composition, error) {
+		spec, warnings, err := read(xr)
+		if err != nil {
+			return nil, err
+		}
+		if spec.ReadinessGate {
+			warnings = append(warnings, "readinessGate: a PodAddressPolicy cannot ask for the readiness gate yet; list the condition "+
+				readinessGateCondition+" in the Pods' spec.readinessGates (the provider sets it on every Pod that lists it)")
+		}
+		parts, err := compose(t, spec)
+		if err != nil {
+			return nil, err
+		}
+		return &composition{parts: parts, warnings: warnings, status: func(o map[resource.Name]resource.ObservedComposed) (any, error) {
+			return status(o, spec)
+		}}, nil
+	}
+}
+
+// ingress composes an Ingress (or XIngress): its spec, and its load
+// balancers from its annotations (a claim's reach its XR).
+func ingress(xr *composite.Unstructured, t target) (*composition, error) {
+	s := &IngressSpec{}
+	if err := specInto(xr, s); err != nil {
+		return nil, err
+	}
+	parts, plan, err := composeIngress(t, s, xr.GetAnnotations())
+	if err != nil {
+		return nil, err
+	}
+	return &composition{parts: parts, status: func(o map[resource.Name]resource.ObservedComposed) (any, error) {
+		return ingressStatus(o, plan)
+	}}, nil
 }
 
 // RunFunction composes the observed composite's resources.
@@ -75,26 +128,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	gk := xr.GroupVersionKind().GroupKind()
 	log := f.log.WithValues("kind", gk.String(), "namespace", xr.GetNamespace(), "name", xr.GetName())
 
-	read, ok := readerOf(gk)
+	composeKind, ok := composerOf(gk)
 	if !ok {
 		response.Fatal(rsp, fmt.Errorf("%s is not a composite kind of %s", gk, Name))
 		return rsp, nil
-	}
-	spec, warnings, err := read(xr)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrapf(err, "invalid %s", gk.Kind))
-		return rsp, nil
-	}
-	if spec.ReadinessGate {
-		warnings = append(warnings, "readinessGate: a PodAddressPolicy cannot ask for the readiness gate yet; list the condition "+
-			readinessGateCondition+" in the Pods' spec.readinessGates (the provider sets it on every Pod that lists it)")
 	}
 	t, err := targetOf(xr)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	ds, err := compose(t, spec)
+	c, err := composeKind(xr, t)
 	if err != nil {
 		response.Fatal(rsp, errors.Wrapf(err, "invalid %s", gk.Kind))
 		return rsp, nil
@@ -110,7 +154,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the desired composed resources"))
 		return rsp, nil
 	}
-	for _, d := range ds {
+	for _, d := range c.parts {
 		u, err := toComposed(d.obj)
 		if err != nil {
 			response.Fatal(rsp, errors.Wrapf(err, "cannot convert composed resource %s", d.name))
@@ -128,7 +172,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, errors.Wrap(err, "cannot read the desired composite"))
 		return rsp, nil
 	}
-	st, err := status(observed, spec)
+	st, err := c.status(observed)
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil
@@ -142,10 +186,10 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		return rsp, nil
 	}
 
-	for _, w := range warnings {
+	for _, w := range c.warnings {
 		response.Warning(rsp, errors.New(w)).TargetCompositeAndClaim()
 	}
-	log.Debug("composed", "resources", len(ds), "warnings", len(warnings))
+	log.Debug("composed", "resources", len(c.parts), "warnings", len(c.warnings))
 	return rsp, nil
 }
 

@@ -77,6 +77,8 @@ var xrdTypes = map[string]any{
 	"xrd-xpodpublicaddress.yaml":    PodPublicAddressSpec{},
 	"xrd-dedicatedclbservice.yaml":  DedicatedCLBServiceSpec{},
 	"xrd-xdedicatedclbservice.yaml": DedicatedCLBServiceSpec{},
+	"xrd-ingress.yaml":              IngressSpec{},
+	"xrd-xingress.yaml":             IngressSpec{},
 }
 
 func TestXRDSpecsMatchTheGoTypes(t *testing.T) {
@@ -88,7 +90,7 @@ func TestXRDSpecsMatchTheGoTypes(t *testing.T) {
 		}
 	}
 	// A kind's v2 and legacy XRDs take the same spec.
-	for _, pair := range [][2]string{{"xrd-podpublicaddress.yaml", "xrd-xpodpublicaddress.yaml"}, {"xrd-dedicatedclbservice.yaml", "xrd-xdedicatedclbservice.yaml"}} {
+	for _, pair := range [][2]string{{"xrd-podpublicaddress.yaml", "xrd-xpodpublicaddress.yaml"}, {"xrd-dedicatedclbservice.yaml", "xrd-xdedicatedclbservice.yaml"}, {"xrd-ingress.yaml", "xrd-xingress.yaml"}} {
 		if diff := cmp.Diff(specOf(t, readYAML(t, filepath.Join(dir, pair[0]))), specOf(t, readYAML(t, filepath.Join(dir, pair[1])))); diff != "" {
 			t.Errorf("%s and %s specs differ:\n%s", pair[0], pair[1], diff)
 		}
@@ -165,8 +167,11 @@ func TestExamplesMatchTheGoTypes(t *testing.T) {
 	for _, e := range entries {
 		obj := readYAML(t, filepath.Join(dir, e.Name()))
 		var into any = &PodPublicAddressSpec{}
-		if obj["kind"] == KindDedicatedCLBService {
+		switch obj["kind"] {
+		case KindDedicatedCLBService:
 			into = &DedicatedCLBServiceSpec{}
+		case KindIngress:
+			into = &IngressSpec{}
 		}
 		b, err := json.Marshal(obj["spec"])
 		if err != nil {
@@ -204,6 +209,70 @@ func TestCompositionsMatchTheirXRDs(t *testing.T) {
 		steps := dig(t, comp, "spec")["pipeline"].([]any)
 		if len(steps) != 1 || steps[0].(map[string]any)["functionRef"].(map[string]any)["name"] != Name {
 			t.Errorf("composition %s: pipeline %v, want one step calling %s", name, steps, Name)
+		}
+	}
+}
+
+// TestIngressXRDMatchesTheGoTypes compares the Ingress XRDs' spec and
+// status schemas with the Go types at every level: the field names a bcs
+// user writes are the ones the function reads, and every status field the
+// function writes survives the API server's pruning.
+func TestIngressXRDMatchesTheGoTypes(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "package", "configuration")
+	for _, file := range []string{"xrd-ingress.yaml", "xrd-xingress.yaml"} {
+		xrd := readYAML(t, filepath.Join(dir, file))
+		v := dig(t, xrd, "spec")["versions"].([]any)[0].(map[string]any)
+		props := dig(t, v, "schema", "openAPIV3Schema", "properties")
+		fieldsMatch(t, file+" spec", reflect.TypeFor[IngressSpec](), props["spec"].(map[string]any))
+		fieldsMatch(t, file+" status", reflect.TypeFor[IngressStatus](), props["status"].(map[string]any))
+	}
+}
+
+func fieldsMatch(t *testing.T, path string, rt reflect.Type, schema map[string]any) {
+	t.Helper()
+	for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice {
+		if rt.Kind() == reflect.Slice {
+			items, ok := schema["items"].(map[string]any)
+			if !ok {
+				t.Errorf("%s: a list in Go, no items in the schema", path)
+				return
+			}
+			schema = items
+		}
+		rt = rt.Elem()
+	}
+	if rt.Kind() != reflect.Struct {
+		return
+	}
+	if diff := cmp.Diff(jsonFields(reflect.New(rt).Elem().Interface()), properties(schema)); diff != "" {
+		t.Errorf("%s: fields differ from %s (-go +xrd):\n%s", path, rt, diff)
+		return
+	}
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fieldsMatch(t, path+"."+name, f.Type, schema["properties"].(map[string]any)[name].(map[string]any))
+	}
+}
+
+// TestSeedIngressesMatchTheGoTypes decodes bcs-ingress-controller's
+// Ingresses (the render tests' and the end-to-end tests' input) strictly:
+// every field a bcs user writes is one the function reads.
+func TestSeedIngressesMatchTheGoTypes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "test", "render", "testdata", "ingress", "*.yaml"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("%d seed Ingresses (%v), want the scenarios", len(files), err)
+	}
+	for _, f := range files {
+		obj := readYAML(t, f)
+		b, err := json.Marshal(obj["spec"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&IngressSpec{}); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
 		}
 	}
 }

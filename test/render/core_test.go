@@ -120,8 +120,8 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 			}
 		}
 	}
-	if len(xrds) != 4 {
-		t.Fatalf("XRDs %v, want the v2 and legacy forms of both kinds", xrds)
+	if len(xrds) != 6 {
+		t.Fatalf("XRDs %v, want the v2 and legacy forms of the three kinds", xrds)
 	}
 	for _, name := range xrds {
 		if err := testenv.Eventually(ctx, 2*time.Minute, func() error { return xrdReady(ctx, kube, name) }); err != nil {
@@ -173,6 +173,14 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 		{"the DedicatedCLBService claim's pool", "PortPool", "demo", map[string]string{"crossplane.io/claim-name": "meeting"}, func(u *unstructured.Unstructured) error {
 			return field(u, "CTCC", "spec", "forProvider", "autoCreate", "template", "vipIsp")
 		}},
+		{"the Ingress's HTTPS rule", "Rule", "examples", map[string]string{"crossplane.io/composite": "web"}, func(u *unstructured.Unstructured) error {
+			return field(u, "web-lb-xxx-https-443", "spec", "forProvider", "listenerIdRef", "name")
+		}},
+		// The claim's annotation reaches its XR: the load balancers are
+		// the claim's.
+		{"the Ingress claim's load balancer", "LoadBalancer", "examples", map[string]string{"crossplane.io/claim-name": "test-tcp"}, func(u *unstructured.Unstructured) error {
+			return field(u, "Observe", "spec", "managementPolicies", "0")
+		}},
 	}
 	for _, c := range checks {
 		if err := testenv.Eventually(ctx, 2*time.Minute, func() error { return composedOne(ctx, kube, c.kind, c.namespace, c.labels, c.check) }); err != nil {
@@ -219,6 +227,21 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "need a template") || !strings.Contains(err.Error(), "end must not be below start") {
 		t.Errorf("an invalid PodPublicAddress: %v, want both validation messages", err)
 	}
+	badIngress := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "workload.tencentcloud.crossplane.io/v1alpha1", "kind": "Ingress",
+		"metadata": map[string]any{"name": "bad", "namespace": "examples"},
+		"spec": map[string]any{
+			"rules": []any{map[string]any{"port": 443, "protocol": "HTTPS", "layer7Routes": []any{map[string]any{"domain": "a.com"}}},
+				map[string]any{"port": 80, "protocol": "SCTP"}},
+			"portMappings": []any{map[string]any{"startPort": 30000, "protocol": "UDP", "startIndex": 3, "endIndex": 3, "workloadKind": "StatefulSet", "workloadName": "gs"}},
+		},
+	}}
+	err = kube.Create(ctx, badIngress)
+	for _, msg := range []string{"HTTPS, TCP_SSL and QUIC need a certificate", "protocol is TCP, UDP, HTTP, HTTPS, TCP_SSL or QUIC", "endIndex must be greater than startIndex"} {
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("an invalid Ingress: %v, want %q", err, msg)
+		}
+	}
 }
 
 // logComposites logs the conditions of every composite of ours and the
@@ -226,7 +249,8 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 func logComposites(t *testing.T, kube client.Client) {
 	ctx := context.Background()
 	for _, gk := range []string{"workload.tencentcloud.crossplane.io/v1alpha1 PodPublicAddress", "workload.tencentcloud.crossplane.io/v1alpha1 DedicatedCLBService",
-		"claims.workload.tencentcloud.crossplane.io/v1alpha1 XPodPublicAddress", "claims.workload.tencentcloud.crossplane.io/v1alpha1 XDedicatedCLBService"} {
+		"workload.tencentcloud.crossplane.io/v1alpha1 Ingress", "claims.workload.tencentcloud.crossplane.io/v1alpha1 XPodPublicAddress",
+		"claims.workload.tencentcloud.crossplane.io/v1alpha1 XDedicatedCLBService", "claims.workload.tencentcloud.crossplane.io/v1alpha1 XIngress"} {
 		av, kind, _ := strings.Cut(gk, " ")
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion(av)

@@ -44,7 +44,8 @@ const legacySuffix = "r7x2k"
 // A renderCase is one example object rendered, optionally with observed
 // composed resources that show the status the function reports.
 type renderCase struct {
-	example  string // file under examples/composition
+	example  string // file under examples/composition, or under dir
+	dir      string // testdata/<dir> instead of examples/composition
 	observed string // file under testdata/observed, or ""
 	// composed are the kinds the output must hold, so that -update cannot
 	// bless an output that composes nothing.
@@ -59,6 +60,35 @@ var cases = []renderCase{
 	{example: "dedicatedclbservice.yaml", composed: []string{"PortPool", "PodAddressPolicy"}},
 	{example: "dedicatedclbservice.yaml", observed: "dedicatedclbservice.yaml", composed: []string{"PortPool", "PodAddressPolicy"}},
 	{example: "dedicatedclbservice-claim.yaml", composed: []string{"PortPool", "PodAddressPolicy"}},
+	{example: "ingress.yaml", composed: ingressKinds(1, 5, 1, 5)},
+	{example: "ingress.yaml", observed: "ingress.yaml", composed: ingressKinds(1, 5, 1, 5)},
+	{example: "ingress-claim.yaml", composed: ingressKinds(2, 2*(1+2), 0, 2*(1+2))},
+	// bcs-ingress-controller's scenarios with only apiVersion changed (and a
+	// namespace where the seed has none).
+	{dir: "ingress", example: "s1-nodeport.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "s2-direct.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "s3-hostport.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "s4-https.yaml", composed: ingressKinds(1, 1, 1, 1)},
+	{dir: "ingress", example: "s5-segments.yaml", composed: ingressKinds(1, 6, 0, 6)},
+	{dir: "ingress", example: "s7-service-weights.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "s8-subset-weights.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "s9-https-per-pod.yaml", composed: ingressKinds(1, 6, 6, 6)},
+	{dir: "ingress", example: "qs1-nodeport.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "qs2-direct.yaml", composed: ingressKinds(1, 1, 0, 1)},
+	{dir: "ingress", example: "qs3-segments.yaml", composed: ingressKinds(1, 3, 0, 3)},
+	{dir: "ingress", example: "cross-region.yaml", composed: ingressKinds(2, 2, 0, 2)},
+	{dir: "ingress", example: "lbnames-attributes.yaml", composed: ingressKinds(2, 4, 2, 4)},
+}
+
+// ingressKinds are the kinds an Ingress composes.
+func ingressKinds(lbs, listeners, rules, targetSets int) []string {
+	var out []string
+	for kind, n := range map[string]int{"LoadBalancer": lbs, "Listener": listeners, "Rule": rules, "TargetSet": targetSets} {
+		for range n {
+			out = append(out, kind)
+		}
+	}
+	return out
 }
 
 func TestRenderExamples(t *testing.T) {
@@ -85,13 +115,19 @@ func TestRenderExamples(t *testing.T) {
 	root := testenv.RepoRoot()
 	seen := map[string]bool{}
 	for _, tc := range cases {
-		seen[tc.example] = true
+		from := filepath.Join(root, "examples", "composition", tc.example)
 		name := strings.TrimSuffix(tc.example, ".yaml")
+		if tc.dir != "" {
+			from = filepath.Join("testdata", tc.dir, tc.example)
+			name = tc.dir + "-" + name
+		} else {
+			seen[tc.example] = true
+		}
 		if tc.observed != "" {
 			name += "-observed"
 		}
 		t.Run(name, func(t *testing.T) {
-			obj := readOne(t, filepath.Join(root, "examples", "composition", tc.example))
+			obj := readOne(t, from)
 			xr, base := asComposite(obj)
 			xrFile := filepath.Join(dir, name+"-xr.yaml")
 			writeYAML(t, xrFile, xr.Object)
@@ -195,6 +231,9 @@ func asComposite(obj *unstructured.Unstructured) (*unstructured.Unstructured, st
 	xr.SetAPIVersion(obj.GetAPIVersion())
 	xr.SetKind("X" + gvk.Kind)
 	xr.SetName(obj.GetName() + "-" + legacySuffix)
+	// Crossplane copies the claim's annotations to its XR (the Ingress's
+	// load balancers are annotations).
+	xr.SetAnnotations(obj.GetAnnotations())
 	xr.SetLabels(map[string]string{
 		"crossplane.io/claim-name":      obj.GetName(),
 		"crossplane.io/claim-namespace": obj.GetNamespace(),
