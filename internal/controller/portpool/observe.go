@@ -276,7 +276,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
-		for _, b := range pa.Status.Bindings {
+		for _, b := range pa.RecordedBindings() {
 			if b.Pool != poolKey(cr) {
 				continue
 			}
@@ -300,7 +300,7 @@ func (e *external) liveBindings(ctx context.Context, cr *v1alpha1.PortPool) (int
 			return 0, errors.Wrap(err, "cannot list PodAddresses")
 		}
 		for _, pa := range list.Items {
-			for _, b := range pa.Status.Bindings {
+			for _, b := range pa.RecordedBindings() {
 				if b.Pool == poolKey(cr) {
 					n++
 				}
