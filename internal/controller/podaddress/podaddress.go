@@ -4,9 +4,11 @@
 // pool's listeners and tells the Pod its addresses.
 //
 // One reconcile serves both objects of a name: the Pod and its PodAddress.
-// Allocation is in memory and persisted in PodAddress.status before any
-// cloud call, so a restarted provider rebuilds the allocator from the
-// statuses and never hands a port out twice. Target registrations run in
+// Allocation is in memory and persisted before any cloud call, in
+// PodAddress.status or, for a PodAddress created with its bindings, in
+// the create (v1alpha1.AnnotationCreatedBindings), so a restarted
+// provider rebuilds the allocator from those records and never hands a
+// port out twice. Target registrations run in
 // the background and coalesce across Pods in the cloud client; no
 // reconcile waits on the cloud.
 package podaddress
