@@ -451,7 +451,7 @@ func (a *auditor) removeForeign(ctx context.Context, ss []suspect, pools map[str
 func recordedTargets(pas []v1alpha1.PodAddress) map[string][]clb.Target {
 	out := map[string][]clb.Target{}
 	for _, pa := range pas {
-		for _, b := range pa.Status.Bindings {
+		for _, b := range pa.RecordedBindings() {
 			if !hasTarget(b) {
 				continue
 			}

@@ -144,10 +144,11 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	// for a moment: the IP follows within a second or so in a burst of
 	// Pods, and then the allocation and its targets are recorded in one
 	// write instead of two. Nothing is allocated meanwhile, so nothing is
-	// held that the status does not say.
+	// held that the status does not say. The moment counts from the Pod's
+	// creation: create waited for the IP already.
 	if pa.Status.State == "" && len(pa.Status.Bindings) == 0 && !pa.Spec.Isolated {
 		if _, ready, err := r.dests(ctx, pod, ws); err == nil && !ready {
-			if left := waitBackendQuiet - r.clock().Sub(pa.GetCreationTimestamp().Time); left > 0 {
+			if left := waitBackendQuiet - r.clock().Sub(pod.GetCreationTimestamp().Time); left > 0 {
 				return reconcile.Result{RequeueAfter: left}, nil
 			}
 		}

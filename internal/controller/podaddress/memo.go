@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,22 +19,55 @@ import (
 // cloud call twice. It waits instead; the watch event of our write brings
 // the key back. The cache only moves forward, so once it shows a version
 // not in the memo, the memo is spent.
+//
+// It also remembers the PodAddresses this provider created that the cache
+// has not shown yet: a reconcile that finds none of them in the cache
+// waits too, rather than create it again (a refused POST).
 type writeMemo struct {
-	mu sync.Mutex
-	rv map[types.NamespacedName][]string
+	mu   sync.Mutex
+	rv   map[types.NamespacedName][]string
+	made map[types.NamespacedName]time.Time
 }
 
 // maxWritesBehind bounds the versions kept per PodAddress: a reconcile
 // writes it at most a few times in a row.
 const maxWritesBehind = 8
 
-func newWriteMemo() *writeMemo { return &writeMemo{rv: map[types.NamespacedName][]string{}} }
+// createLag bounds how long a created PodAddress the cache has not shown
+// is waited for; past it, a create is tried again (and says whether the
+// object exists).
+const createLag = 10 * time.Second
+
+func newWriteMemo() *writeMemo {
+	return &writeMemo{rv: map[types.NamespacedName][]string{}, made: map[types.NamespacedName]time.Time{}}
+}
+
+// created records that the PodAddress of key was just created.
+func (m *writeMemo) created(key types.NamespacedName, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.made[key] = now
+}
+
+// unseen reports whether the PodAddress of key, absent from the cache,
+// was created by us recently: the cache is behind, not the object gone.
+func (m *writeMemo) unseen(key types.NamespacedName, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.made[key]
+	if ok && now.Sub(at) < createLag {
+		return true
+	}
+	delete(m.made, key)
+	return false
+}
 
 // behind reports whether the cached pa predates a write of ours.
 func (m *writeMemo) behind(pa *v1alpha1.PodAddress) bool {
 	key := client.ObjectKeyFromObject(pa)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.made, key) // the cache shows the object
 	if slices.Contains(m.rv[key], pa.GetResourceVersion()) {
 		return true
 	}
@@ -57,11 +91,13 @@ func (m *writeMemo) wrote(key types.NamespacedName, before, after string) {
 	m.rv[key] = vs
 }
 
-// gone forgets a PodAddress the cache no longer holds.
+// gone forgets a PodAddress the cache no longer holds, or that is gone
+// for good.
 func (m *writeMemo) gone(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.rv, key)
+	delete(m.made, key)
 }
 
 // writeStatus updates pa's status and remembers the version it replaced.

@@ -4,9 +4,11 @@
 // pool's listeners and tells the Pod its addresses.
 //
 // One reconcile serves both objects of a name: the Pod and its PodAddress.
-// Allocation is in memory and persisted in PodAddress.status before any
-// cloud call, so a restarted provider rebuilds the allocator from the
-// statuses and never hands a port out twice. Target registrations run in
+// Allocation is in memory and persisted before any cloud call, in
+// PodAddress.status or, for a PodAddress created with its bindings, in
+// the create (v1alpha1.AnnotationCreatedBindings), so a restarted
+// provider rebuilds the allocator from those records and never hands a
+// port out twice. Target registrations run in
 // the background and coalesce across Pods in the cloud client; no
 // reconcile waits on the cloud.
 package podaddress
@@ -213,12 +215,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, err
 	}
 	switch {
+	case pa == nil && r.wrote.unseen(req.NamespacedName, r.clock()):
+		// Created by us, not in the cache yet: its event brings this key
+		// back.
+		return reconcile.Result{RequeueAfter: cacheLag}, nil
 	case pa == nil:
 		r.wrote.gone(req.NamespacedName)
 	case r.wrote.behind(pa):
 		// The cache has not caught up with our last write; its event
 		// brings this key back. The requeue is a safety net only.
 		return reconcile.Result{RequeueAfter: cacheLag}, nil
+	default:
+		// What the PodAddress was created with is its record until its
+		// status is first written.
+		pa.AdoptCreatedBindings()
 	}
 
 	live := pod != nil && pod.DeletionTimestamp == nil
@@ -237,9 +247,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	case pa == nil && want == nil:
 		return reconcile.Result{}, nil
 	case pa == nil:
-		pa, err = r.create(ctx, pod, want)
+		var wait time.Duration
+		pa, wait, err = r.create(ctx, pod, want)
 		if err != nil || pa == nil {
-			return reconcile.Result{}, err
+			return reconcile.Result{RequeueAfter: wait}, err
 		}
 		// Go on with the object just created rather than wait for its
 		// event: a burst of Pods binds sooner.
@@ -299,8 +310,11 @@ func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key type
 }
 
 // create makes the PodAddress of a Pod that asks for addresses. It returns
-// nil when another reconcile made it first.
-func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, error) {
+// nil when another reconcile made it first, or, with how long to wait,
+// when the Pod is a moment old and has no IP yet: the IP follows within a
+// second or so in a burst of Pods, and a PodAddress made then is created
+// with its bindings (see preallocate), which saves a status write.
+func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, time.Duration, error) {
 	pa := &v1alpha1.PodAddress{}
 	pa.SetNamespace(pod.GetNamespace())
 	pa.SetName(pod.GetName())
@@ -309,14 +323,71 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	// the Pod, and without one this controller deletes it itself.
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
+	fresh, wait := r.preallocate(ctx, pa, pod)
+	if wait > 0 {
+		return nil, wait, nil
+	}
 	err := r.kube.Create(ctx, pa)
+	if err != nil {
+		// Not recorded: the slots go back (an AlreadyExists PodAddress
+		// holds its own).
+		r.undo(pa, fresh)
+	}
 	if kerrors.IsAlreadyExists(err) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot create PodAddress")
+		return nil, 0, errors.Wrap(err, "cannot create PodAddress")
 	}
-	return pa, nil
+	r.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
+	// The API server answers with an empty status.
+	pa.AdoptCreatedBindings()
+	return pa, 0, nil
+}
+
+// preallocate allocates the ports of a new PodAddress whose Pod already
+// has its IP (or node), and records them with their targets in what pa is
+// created with (v1alpha1.AnnotationCreatedBindings): the create is then
+// the record made before any cloud call, and the first status write is
+// Bound. It returns the slots it allocated, for the caller to return
+// should the create fail, or how long to wait for a young Pod's IP.
+// Anything else in the way (an invalid request, a full or missing pool,
+// an EIP) leaves pa without bindings: bind allocates and says why, as it
+// does for every PodAddress.
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, time.Duration) {
+	if pa.Spec.EIP != nil || pa.Spec.Isolated {
+		return nil, 0
+	}
+	ws, err := wants(pa, pod)
+	if err != nil || len(ws) == 0 || r.servable(ctx, pa, ws) != nil {
+		return nil, 0
+	}
+	ds, ready, err := r.dests(ctx, pod, ws)
+	if err != nil {
+		return nil, 0
+	}
+	if !ready {
+		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
+	}
+	var fresh []want
+	bs := make([]v1alpha1.PortBinding, 0, len(ws))
+	for i, w := range ws {
+		b, isNew, _, err := r.allocate(ctx, pa, w)
+		if isNew {
+			fresh = append(fresh, w)
+		}
+		if err != nil {
+			r.undo(pa, fresh)
+			return nil, 0
+		}
+		b.TargetIP, b.TargetPort, b.InstanceID = ds[i].ip, ds[i].port, ds[i].instance
+		bs = append(bs, b)
+	}
+	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
+		r.undo(pa, fresh)
+		return nil, 0
+	}
+	return fresh, 0
 }
 
 // takeOver points an existing PodAddress at a new Pod of the same name (a

@@ -119,7 +119,9 @@ func (p *pools) rebuild(ctx context.Context, key string, a *portalloc.Pool) erro
 		return errors.Wrapf(err, "cannot list the bindings of pool %s", key)
 	}
 	for _, pa := range l.Items {
-		for _, b := range pa.Status.Bindings {
+		// A PodAddress created with its bindings records them in its
+		// create until its status is first written.
+		for _, b := range pa.RecordedBindings() {
 			if b.Pool != key {
 				continue
 			}
@@ -247,7 +249,7 @@ func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []recon
 	var reqs []reconcile.Request
 	pp, _ := o.(*clbv1alpha1.PortPool)
 	for _, pa := range l.Items {
-		if !v1alpha1.Serving(pa.Status.State) || pp == nil || anyDeparted(pp, pa.Status.Bindings) {
+		if !v1alpha1.Serving(pa.Status.State) || pp == nil || anyDeparted(pp, pa.RecordedBindings()) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
 		}
 	}

@@ -144,6 +144,9 @@ func (a *Admission) allocate(ctx context.Context, r *Reconciler, pod *corev1.Pod
 	}
 	key := client.ObjectKeyFromObject(pod)
 	if pa, err := getOrNil(ctx, r.kube, key, &v1alpha1.PodAddress{}); err != nil || pa != nil {
+		if pa != nil {
+			pa.AdoptCreatedBindings()
+		}
 		if pa != nil && sameRequest(pa.Spec, asked.spec) && covers(pa, pod) {
 			return pa.Status.Bindings, nil
 		}

@@ -277,7 +277,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
-		for _, b := range pa.Status.Bindings {
+		for _, b := range pa.RecordedBindings() {
 			if b.Pool != poolKey(cr) {
 				continue
 			}
@@ -301,7 +301,7 @@ func (e *external) liveBindings(ctx context.Context, cr *v1alpha1.PortPool) (int
 			return 0, errors.Wrap(err, "cannot list PodAddresses")
 		}
 		for _, pa := range list.Items {
-			for _, b := range pa.Status.Bindings {
+			for _, b := range pa.RecordedBindings() {
 				if b.Pool == poolKey(cr) {
 					n++
 				}

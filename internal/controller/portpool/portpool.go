@@ -456,7 +456,7 @@ func poolsOfBinding(kube client.Reader) handler.MapFunc {
 		case pa.Status.State == networkv1alpha1.StateNoPortAvailable:
 			keys = networkv1alpha1.PoolsOf(pa)
 		case pa.GetDeletionTimestamp() != nil:
-			for _, b := range pa.Status.Bindings {
+			for _, b := range pa.RecordedBindings() {
 				if !slices.Contains(keys, b.Pool) && holdsUp(ctx, kube, b) {
 					keys = append(keys, b.Pool)
 				}

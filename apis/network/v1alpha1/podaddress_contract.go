@@ -1,0 +1,65 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+)
+
+// AnnotationCreatedBindings is the record a PodAddress is created with
+// when its Pod already has its IP: the bindings (ports and targets) the
+// provider allocated for it before the create, as JSON. The status
+// subresource drops a status sent with a create, so the record travels in
+// metadata; it lets the create itself record what may be registered,
+// and the first status write be Bound.
+//
+// It is the record only while the status has never been written; every
+// status write carries the bindings from then on, and the annotation is
+// left as it was (removing it would cost a write).
+const AnnotationCreatedBindings = "network.tencentcloud.crossplane.io/created-bindings"
+
+// SetCreatedBindings puts bs in pa's create record.
+func SetCreatedBindings(pa *PodAddress, bs []PortBinding) error {
+	raw, err := json.Marshal(bs)
+	if err != nil {
+		return err
+	}
+	a := pa.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationCreatedBindings] = string(raw)
+	pa.SetAnnotations(a)
+	return nil
+}
+
+// statusUnwritten reports whether nothing was ever written to s: every
+// status write sets a state, a condition, bindings or an EIP.
+func statusUnwritten(s PodAddressStatus) bool {
+	return s.State == "" && len(s.Bindings) == 0 && s.EIP == nil && len(s.Conditions) == 0
+}
+
+// RecordedBindings returns the bindings pa records: its status's, or,
+// while its status has never been written, those it was created with. An
+// unreadable record gives none; the provider never writes one.
+func (pa *PodAddress) RecordedBindings() []PortBinding {
+	if !statusUnwritten(pa.Status) {
+		return pa.Status.Bindings
+	}
+	raw, ok := pa.GetAnnotations()[AnnotationCreatedBindings]
+	if !ok {
+		return nil
+	}
+	var bs []PortBinding
+	if json.Unmarshal([]byte(raw), &bs) != nil {
+		return nil
+	}
+	return bs
+}
+
+// AdoptCreatedBindings moves pa's create record into its status, in
+// memory, while the status has never been written, so that the record is
+// read as any status; the next status write persists it there.
+func (pa *PodAddress) AdoptCreatedBindings() {
+	if statusUnwritten(pa.Status) {
+		pa.Status.Bindings = pa.RecordedBindings()
+	}
+}
