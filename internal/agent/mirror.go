@@ -39,7 +39,7 @@ type mirror struct {
 	hub     client.Client // the management cluster (cached RemotePods and policies of the namespace)
 	hubAPI  client.Reader // the management cluster, uncached: RemotePods of withdrawn Pods
 	link    *link
-	ns      string        // the cluster's namespace in the management cluster
+	ns      string // the cluster's namespace in the management cluster
 	cluster string
 	log     logr.Logger
 
