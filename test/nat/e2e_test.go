@@ -274,8 +274,27 @@ func e2eCloud(t *testing.T, mod func(*emulator.Config)) *emulator.Emulator {
 		_ = emu.Close()
 	})
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		objs, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint))
+		if err != nil {
 			t.Fatal(err)
+		}
+		// Apply leaves an existing object alone: a config of an earlier
+		// test in this control plane still names that test's emulator.
+		for _, o := range objs {
+			if o.GetKind() != "ClusterProviderConfig" {
+				continue
+			}
+			cur := &unstructured.Unstructured{}
+			cur.SetGroupVersionKind(o.GroupVersionKind())
+			if err := hubKube.Get(context.Background(), client.ObjectKeyFromObject(o), cur); err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedField(cur.Object, endpoint, "spec", "endpoint", "host"); err != nil {
+				t.Fatal(err)
+			}
+			if err := hubKube.Update(context.Background(), cur); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return emu
