@@ -131,7 +131,9 @@ func (l *link) Start(ctx context.Context) error {
 func (l *link) NeedLeaderElection() bool { return false }
 
 // addressConditions are the Pod conditions the provider sets.
-var addressConditions = []corev1.PodConditionType{podannotation.ConditionAddressReady, podannotation.BCSConditionPortBindingReady}
+func addressConditions() []corev1.PodConditionType {
+	return []corev1.PodConditionType{podannotation.ConditionAddressReady, podannotation.BCSConditionPortBindingReady}
+}
 
 // told reports whether pod carries something the provider told it: a
 // status annotation (ours or bcs's) or an address condition.
@@ -141,7 +143,7 @@ func told(pod *corev1.Pod) bool {
 			return true
 		}
 	}
-	for _, t := range addressConditions {
+	for _, t := range addressConditions() {
 		if condition(pod, t) != nil {
 			return true
 		}
@@ -183,7 +185,7 @@ func withdrawal(pod *corev1.Pod, since time.Time, grace time.Duration) (set map[
 	}
 
 	gates := podannotation.ReadinessGates(pod)
-	for _, t := range addressConditions {
+	for _, t := range addressConditions() {
 		if condition(pod, t) != nil && !slices.Contains(gates, t) {
 			gates = append(gates, t)
 		}
