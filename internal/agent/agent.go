@@ -143,7 +143,14 @@ func Run(ctx context.Context, c Config) error {
 	if err := mgr.Add(tok); err != nil {
 		return err
 	}
+	// Connected now: the grace period counts from here until the first
+	// heartbeat gets through.
+	ln := newLink(time.Now())
+	if err := mgr.Add(ln); err != nil {
+		return err
+	}
 	if err := mgr.Add(&heartbeat{hub: hubc.GetClient(), api: hubc.GetAPIReader(), lease: leaseOf(c.Namespace, c.Cluster),
+		cluster: types.NamespacedName{Namespace: c.Namespace, Name: c.Cluster}, link: ln,
 		identity: identity, interval: c.HeartbeatInterval, log: c.Log.WithName("heartbeat")}); err != nil {
 		return err
 	}
@@ -155,7 +162,7 @@ func Run(ctx context.Context, c Config) error {
 	}); err != nil {
 		return err
 	}
-	m := &mirror{local: mgr.GetClient(), hub: hubc.GetClient(), ns: c.Namespace, cluster: c.Cluster,
+	m := &mirror{local: mgr.GetClient(), hub: hubc.GetClient(), hubAPI: hubc.GetAPIReader(), link: ln, ns: c.Namespace, cluster: c.Cluster,
 		log: c.Log.WithName("mirror"), warned: map[types.NamespacedName]warned{}}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("agent").
@@ -169,6 +176,9 @@ func Run(ctx context.Context, c Config) error {
 			handler.TypedEnqueueRequestsFromMapFunc(m.podOfRemotePod))).
 		WatchesRawSource(source.Kind(hubc.GetCache(), &v1alpha1.PodAddressPolicy{},
 			handler.TypedEnqueueRequestsFromMapFunc(m.podsOfPolicy))).
+		// Every Pod when the link is lost past the grace period and when
+		// it is back.
+		WatchesRawSource(source.Channel(ln.resync, handler.EnqueueRequestsFromMapFunc(m.allPods))).
 		Complete(m); err != nil {
 		return err
 	}
@@ -219,6 +229,19 @@ func (m *mirror) podsOfPolicy(ctx context.Context, pol *v1alpha1.PodAddressPolic
 	}
 	pods := &corev1.PodList{}
 	if err := m.local.List(ctx, pods, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(pods.Items))
+	for _, p := range pods.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+	}
+	return out
+}
+
+func (m *mirror) allPods(ctx context.Context, _ client.Object) []reconcile.Request {
+	pods := &corev1.PodList{}
+	if err := m.local.List(ctx, pods); err != nil {
+		m.log.Error(err, "Cannot list the Pods to resync")
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(pods.Items))

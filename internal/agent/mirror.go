@@ -37,7 +37,9 @@ const indexNodeName = "spec.nodeName"
 type mirror struct {
 	local   client.Client // the workload cluster (cached Pods and Nodes)
 	hub     client.Client // the management cluster (cached RemotePods and policies of the namespace)
-	ns      string        // the cluster's namespace in the management cluster
+	hubAPI  client.Reader // the management cluster, uncached: RemotePods of withdrawn Pods
+	link    *link
+	ns      string // the cluster's namespace in the management cluster
 	cluster string
 	log     logr.Logger
 
@@ -52,14 +54,15 @@ type warned struct {
 	at  time.Time
 }
 
+// retell is how often a withdrawn Pod's RemotePod is read again until the
+// provider serves it: the hub's watch may take a while to resume after a cut.
+const retell = 5 * time.Second
+
 func (m *mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	name := v1alpha1.RemotePodName(req.Namespace, req.Name)
-	rp := &v1alpha1.RemotePod{}
-	if err := m.hub.Get(ctx, types.NamespacedName{Namespace: m.ns, Name: name}, rp); err != nil {
-		if !kerrors.IsNotFound(err) {
-			return reconcile.Result{}, err
-		}
-		rp = nil
+	// Cut off for longer than the grace period: the provider has released
+	// the addresses, so the Pods are told so; nothing is asked of the hub.
+	if since, grace, down := m.link.down(time.Now()); down {
+		return reconcile.Result{}, m.withdraw(ctx, req.NamespacedName, since, grace)
 	}
 	pod := &corev1.Pod{}
 	if err := m.local.Get(ctx, req.NamespacedName, pod); err != nil {
@@ -67,6 +70,21 @@ func (m *mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 			return reconcile.Result{}, err
 		}
 		pod = nil
+	}
+	name := v1alpha1.RemotePodName(req.Namespace, req.Name)
+	rp := &v1alpha1.RemotePod{}
+	var hub client.Reader = m.hub
+	back := pod != nil && withdrawn(pod)
+	if back {
+		// The cache may still hold the RemotePod from before the cut,
+		// with what the provider said before it released the addresses.
+		hub = m.hubAPI
+	}
+	if err := hub.Get(ctx, types.NamespacedName{Namespace: m.ns, Name: name}, rp); err != nil {
+		if !kerrors.IsNotFound(err) {
+			return reconcile.Result{}, err
+		}
+		rp = nil
 	}
 	asks := false
 	if pod != nil {
@@ -98,14 +116,25 @@ func (m *mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	case rp.GetDeletionTimestamp() != nil:
 		// Being released (grace expired or cluster deleted): recreated
 		// once gone, as the watch tells.
-		return reconcile.Result{}, nil
+		return retellIf(back), nil
 	case !equality.Semantic.DeepEqual(rp.Spec, spec):
 		rp.Spec = spec
 		if err := m.hub.Update(ctx, rp); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
+	if back && len(rp.Status.Annotations) == 0 && len(rp.Status.Conditions) == 0 {
+		// A withdrawn Pod stays so until the provider serves it anew.
+		return retellIf(back), nil
+	}
 	return reconcile.Result{}, m.writeBack(ctx, pod, rp.Status)
+}
+
+func retellIf(back bool) reconcile.Result {
+	if back {
+		return reconcile.Result{RequeueAfter: retell}
+	}
+	return reconcile.Result{}
 }
 
 // asks reports whether pod asks for an address: by annotation, in any
@@ -213,6 +242,9 @@ func (m *mirror) writeBack(ctx context.Context, pod *corev1.Pod, st v1alpha1.Rem
 			set[k] = v
 		}
 	}
+	if withdrawn(pod) {
+		set[podannotation.AnnotationHubUnreachable] = nil // told again
+	}
 	for _, k := range st.RemoveAnnotations {
 		if _, ok := pod.Annotations[k]; ok {
 			if _, keep := st.Annotations[k]; !keep {
@@ -278,8 +310,21 @@ func (m *mirror) warn(ctx context.Context, pod *corev1.Pod, w *v1alpha1.RemoteEv
 	if seen && last.uid == pod.UID && !w.Time.After(last.at) {
 		return nil
 	}
+	if err := m.event(ctx, pod, w, fmt.Sprintf("%s.%x", pod.Name, w.Time.UnixNano())); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.warned[key] = warned{uid: pod.UID, at: w.Time.Time}
+	m.mu.Unlock()
+	return nil
+}
+
+// event records w as a Warning Event named name on pod; one that exists
+// already is not an error, so a name made of what the Event is about
+// records it once.
+func (m *mirror) event(ctx context.Context, pod *corev1.Pod, w *v1alpha1.RemoteEvent, name string) error {
 	e := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: fmt.Sprintf("%s.%x", pod.Name, w.Time.UnixNano())},
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: name},
 		InvolvedObject: corev1.ObjectReference{
 			APIVersion: "v1", Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
 		},
@@ -296,9 +341,6 @@ func (m *mirror) warn(ctx context.Context, pod *corev1.Pod, w *v1alpha1.RemoteEv
 	if err := m.local.Create(ctx, e); err != nil && !kerrors.IsAlreadyExists(err) {
 		return fmt.Errorf("cannot record the Pod's warning: %w", err)
 	}
-	m.mu.Lock()
-	m.warned[key] = warned{uid: pod.UID, at: w.Time.Time}
-	m.mu.Unlock()
 	return nil
 }
 

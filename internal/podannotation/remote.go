@@ -13,3 +13,17 @@ func RequestAnnotations() []string {
 		OKGAnnotationNetworkDisabled,
 	}
 }
+
+// What the agent of a workload cluster writes on its Pods when it has been
+// cut off from the management cluster for longer than the cluster's
+// disconnect grace period, so the provider has released their addresses.
+const (
+	// AnnotationHubUnreachable is the time (RFC 3339) of the agent's last
+	// heartbeat that reached the management cluster. It marks a Pod whose
+	// addresses were withdrawn; the agent removes it when it tells the Pod
+	// again what the provider says.
+	AnnotationHubUnreachable = "network.tencentcloud.crossplane.io/hub-unreachable-since"
+	// ReasonHubUnreachable is the reason of the address conditions (False)
+	// and of the Warning Event of a withdrawn Pod.
+	ReasonHubUnreachable = "HubUnreachable"
+)

@@ -96,27 +96,7 @@ func TestEndToEnd(t *testing.T) {
 	onlyHub(t, prov.PID())
 
 	newCluster(t, ns, name, grace)
-	lb := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lb"}}
-	lb.Spec.ForProvider.Type = ptr.To("OPEN")
-	if err := hubKube.Create(ctx, lb); err != nil {
-		t.Fatal(err)
-	}
-	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool"}}
-	pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort = 47000, 47009
-	pp.Spec.ForProvider.LoadBalancerIDRefs = []xpv2.NamespacedReference{{Name: lb.Name}}
-	if err := hubKube.Create(ctx, pp); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, "the pool's listeners on its load balancer", func() error {
-		if err := hubKube.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
-			return err
-		}
-		lbs := pp.Status.AtProvider.LoadBalancers
-		if len(lbs) != 1 || lbs[0].State != clbv1alpha1.PoolLBReady || lbs[0].ListenersReady != lbs[0].ListenersWanted {
-			return fmt.Errorf("load balancers %+v", lbs)
-		}
-		return nil
-	})
+	e2ePool(t, ns)
 
 	// The workload cluster: a StatefulSet's Pods asking for a pool port,
 	// each with a process on its (loopback) Pod IP. No StatefulSet
@@ -156,7 +136,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// The agent, registered with a bootstrap token.
-	agent := e2eAgent(t, dir, agentBin, ns, name)
+	agent := e2eAgent(t, dir, agentBin, hub.Config.Host, ns, name)
 	agent.start(t)
 	waitCluster(t, ns, name, "connected", func(wc *v1alpha1.WorkloadCluster) bool { return wc.Status.Connected })
 
@@ -235,6 +215,34 @@ func TestEndToEnd(t *testing.T) {
 	noProviderRequests(t, workBefore)
 }
 
+// e2ePool creates, in hub namespace ns, a LoadBalancer and the PortPool
+// "pool" (ports 47000-47009) on it, and waits for its listeners.
+func e2ePool(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	lb := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lb"}}
+	lb.Spec.ForProvider.Type = ptr.To("OPEN")
+	if err := hubKube.Create(ctx, lb); err != nil {
+		t.Fatal(err)
+	}
+	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool"}}
+	pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort = 47000, 47009
+	pp.Spec.ForProvider.LoadBalancerIDRefs = []xpv2.NamespacedReference{{Name: lb.Name}}
+	if err := hubKube.Create(ctx, pp); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the pool's listeners on its load balancer", func() error {
+		if err := hubKube.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
+			return err
+		}
+		lbs := pp.Status.AtProvider.LoadBalancers
+		if len(lbs) != 1 || lbs[0].State != clbv1alpha1.PoolLBReady || lbs[0].ListenersReady != lbs[0].ListenersWanted {
+			return fmt.Errorf("load balancers %+v", lbs)
+		}
+		return nil
+	})
+}
+
 func poll(t *testing.T, what string, fn func() error) {
 	t.Helper()
 	if err := testenv.Eventually(context.Background(), e2eWait, fn); err != nil {
@@ -266,8 +274,27 @@ func e2eCloud(t *testing.T, mod func(*emulator.Config)) *emulator.Emulator {
 		_ = emu.Close()
 	})
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint)); err != nil {
+		objs, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint))
+		if err != nil {
 			t.Fatal(err)
+		}
+		// Apply leaves an existing object alone: a config of an earlier
+		// test in this control plane still names that test's emulator.
+		for _, o := range objs {
+			if o.GetKind() != "ClusterProviderConfig" {
+				continue
+			}
+			cur := &unstructured.Unstructured{}
+			cur.SetGroupVersionKind(o.GroupVersionKind())
+			if err := hubKube.Get(context.Background(), client.ObjectKeyFromObject(o), cur); err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedField(cur.Object, endpoint, "spec", "endpoint", "host"); err != nil {
+				t.Fatal(err)
+			}
+			if err := hubKube.Update(context.Background(), cur); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return emu
@@ -383,10 +410,11 @@ type processAgent struct {
 	proc     *testenv.Process
 }
 
-func e2eAgent(t *testing.T, dir, bin, ns, name string) *processAgent {
+// server is the hub API server's address as the agent reaches it.
+func e2eAgent(t *testing.T, dir, bin, server, ns, name string) *processAgent {
 	t.Helper()
 	hubKC := clientcmdapi.NewConfig()
-	hubKC.Clusters["hub"] = &clientcmdapi.Cluster{Server: hub.Config.Host, CertificateAuthorityData: hub.Config.CAData}
+	hubKC.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: hub.Config.CAData}
 	hubKC.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub"}
 	hubKC.CurrentContext = "hub"
 	hubFile, err := clientcmd.Write(*hubKC)
