@@ -9,6 +9,7 @@ package ingress
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,11 +18,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
 )
 
 const version = "v0.1.0"
+
+// vpcLoopbackCIDR is the emulated VPC range served on loopback: Pod IP
+// 10.250.a.b is reached at 127.250.a.b.
+const vpcLoopbackCIDR = "10.250.0.0/16"
 
 // Shared by the tests of this package, set once in TestMain.
 var (
@@ -46,6 +52,16 @@ func run(m *testing.M) int {
 
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
+	// The data plane forwards each listener's VIP:port to its targets and
+	// DescribeTargetHealth probes targets on loopback for real. Pods of
+	// vpcLoopbackCIDR are reached at 127.250.x.y; the other scenarios' Pods
+	// and the made-up addresses of their nodes lie outside it, so they are
+	// neither probed (they stay Alive) nor reachable.
+	cfg.ProbeTargets = true
+	cfg.VPCLoopbackCIDR = netip.MustParsePrefix(vpcLoopbackCIDR)
+	plane := dataplane.New(func(string, ...any) {})
+	defer func() { _ = plane.Close() }()
+	cfg.DataPlane = dataplane.ForEmulator(plane)
 	var endpoint string
 	if cloud, endpoint, err = emulator.Start(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
