@@ -140,7 +140,7 @@ type LoadBalancerObservation struct {
 // A LoadBalancerSpec defines the desired state of a LoadBalancer. The
 // region rule sits here, not on the parameters, because a PortPool's
 // auto-create template reuses the parameters and never has a region.
-// +kubebuilder:validation:XValidation:rule="(has(self.forProvider) && has(self.forProvider.region) ? self.forProvider.region : '') == (has(oldSelf.forProvider) && has(oldSelf.forProvider.region) ? oldSelf.forProvider.region : '')",message="region is immutable: it cannot be set, changed or unset after creation"
+// +kubebuilder:validation:XValidation:rule="has(self.forProvider) && has(self.forProvider.region) ? (has(oldSelf.forProvider) && has(oldSelf.forProvider.region) && self.forProvider.region == oldSelf.forProvider.region) : !(has(oldSelf.forProvider) && has(oldSelf.forProvider.region))",message="region is immutable: it cannot be set, changed or unset after creation"
 type LoadBalancerSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              LoadBalancerParameters `json:"forProvider,omitempty"`
