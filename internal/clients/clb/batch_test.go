@@ -343,9 +343,11 @@ func TestDescribesCoalesce(t *testing.T) {
 }
 
 // TestDescribeLoadBalancerOver20IDs: more than 20 distinct ids in a window
-// are split into calls of at most 20, as the API requires.
+// are split into calls of at most 20, as the API requires (the emulator
+// refuses more, so every call answering OK shows the split). On a busy
+// machine the 45 callers may straddle two windows: a call more is fine.
 func TestDescribeLoadBalancerOver20IDs(t *testing.T) {
-	e, c := start(t, emulator.Config{}, Options{BatchWindow: 50 * time.Millisecond})
+	e, c := start(t, emulator.Config{}, Options{BatchWindow: 200 * time.Millisecond})
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	for i := range 45 {
@@ -357,8 +359,8 @@ func TestDescribeLoadBalancerOver20IDs(t *testing.T) {
 	}
 	wg.Wait()
 	calls := e.Calls()["DescribeLoadBalancers"]
-	if calls["OK"] != 3 || len(calls) != 1 {
-		t.Fatalf("calls = %v, want 3 OK (45 ids by 20)", calls)
+	if calls["OK"] < 3 || calls["OK"] > 5 || len(calls) != 1 {
+		t.Fatalf("calls = %v, want 3 to 5, all OK (45 ids by at most 20)", calls)
 	}
 }
 
