@@ -45,6 +45,8 @@ type options struct {
 	memoryPods, memoryOthers           int
 	memoryTimeout                      time.Duration
 	memoryProfile                      string
+	apiserverProfile                   string
+	apiserverProfileTime               time.Duration
 	only                               string
 	systems                            string
 	peerSettings                       string
@@ -79,6 +81,8 @@ func main() {
 	flag.IntVar(&o.memoryOthers, "memory-others", 1000, "Other managed resources beside the memory run's Pods.")
 	flag.DurationVar(&o.memoryTimeout, "memory-timeout", 8*time.Minute, "Bound on the wait for the memory run's Pods to be published.")
 	flag.StringVar(&o.memoryProfile, "memory-profile", "", "Save the provider's heap profile at the end of the memory run in this file (the provider then also serves --pprof-bind-address on a free loopback port); empty skips it.")
+	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "Save a CPU profile of kube-apiserver during each bind phase (and the baseline) in this directory, one file per system and mode, to see what a system costs the API server; empty skips it.")
+	flag.DurationVar(&o.apiserverProfileTime, "apiserver-profile-time", 10*time.Second, "Length of each -apiserver-profile, from the phase's start.")
 	flag.StringVar(&o.only, "only", "", "Run only this part: memory (the memory run, no baseline, modes or steady window; pair it with -out '' -docs '').")
 	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
@@ -153,6 +157,12 @@ func run(o options) error {
 	}
 	if err := h.Init(); err != nil {
 		return err
+	}
+	if o.apiserverProfile != "" {
+		h.APIServerProfileDir, h.APIServerProfileTime = abs(root, o.apiserverProfile), o.apiserverProfileTime
+		if err := os.MkdirAll(h.APIServerProfileDir, 0o750); err != nil {
+			return err
+		}
 	}
 	if o.memoryProfile != "" {
 		addr, err := testenv.FreeAddr()

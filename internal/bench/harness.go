@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -33,6 +34,11 @@ type Harness struct {
 	// is read: a profile of the system at that scale.
 	MemoryFlags                 []string
 	HeapProfileURL, HeapProfile string
+	// APIServerProfileDir, if set, receives a CPU profile of the API
+	// server over the first APIServerProfileTime of each bind phase (and
+	// of the baseline's creates).
+	APIServerProfileDir  string
+	APIServerProfileTime time.Duration
 
 	own                   ownRequests
 	base                  *Phase // the baseline, once measured
@@ -55,7 +61,7 @@ type snapshot struct {
 	api            map[string]float64
 	own            map[string]float64
 	apiCPU, etcCPU float64
-	sysCPU         float64
+	sysCPU, ownCPU float64
 	calls, errs    map[string]int
 	sysMetrics     Scrape
 }
@@ -71,6 +77,9 @@ func (h *Harness) snap(ctx context.Context, emu *emulator.Emulator, inst Instanc
 		return s, err
 	}
 	if s.etcCPU, err = CPUSeconds(h.etcdPID); err != nil {
+		return s, err
+	}
+	if s.ownCPU, err = CPUSeconds(os.Getpid()); err != nil {
 		return s, err
 	}
 	if emu != nil {
@@ -194,6 +203,7 @@ func (h *Harness) fill(ph *Phase, before, after snapshot) {
 	ph.APIWritesPerPod = Round(Writes(ph.APIRequests) / n)
 	ph.APIServerCPU = Round(after.apiCPU - before.apiCPU)
 	ph.EtcdCPU = Round(after.etcCPU - before.etcCPU)
+	ph.HarnessCPU = Round(after.ownCPU - before.ownCPU)
 	if after.calls != nil {
 		ph.CloudCalls = callDelta(before.calls, after.calls)
 		ph.CloudErrors = callDelta(before.errs, after.errs)
@@ -248,13 +258,16 @@ func (h *Harness) Baseline(ctx context.Context, sys System) (*Phase, error) {
 	if err != nil {
 		return nil, err
 	}
+	prof := h.profileAPIServer(ctx, "baseline")
 	start := time.Now()
 	ipAt, err := h.createPods(ctx, sys, r, h.Pods)
+	elapsed := time.Since(start)
+	prof()
 	if err != nil {
 		return nil, err
 	}
 	ph := &Phase{Pods: h.Pods, Done: len(ipAt)}
-	ph.Seconds = Round(time.Since(start).Seconds())
+	ph.Seconds = Round(elapsed.Seconds())
 	ph.WorkloadSeconds = ph.Seconds
 	after, err := h.snap(ctx, nil, nil)
 	if err != nil {
@@ -284,14 +297,17 @@ func (h *Harness) bind(ctx context.Context, sys System, r Run, emu *emulator.Emu
 		return nil, err
 	}
 	smp := startSampler(emu)
+	prof := h.profileAPIServer(ctx, sys.Name()+"-"+r.Mode.Name)
 	start := time.Now()
 	ipAt, err := h.createPods(ctx, sys, r, h.Pods)
 	if err != nil {
+		prof()
 		smp.end()
 		return nil, err
 	}
 	ph := &Phase{Pods: h.Pods, WorkloadSeconds: Round(time.Since(start).Seconds())}
 	t.until(ctx, h.Timeout, func() bool { p, _ := t.counts(); return p >= h.Pods })
+	prof()
 	t.mu.Lock()
 	published := maps.Clone(t.published)
 	t.mu.Unlock()

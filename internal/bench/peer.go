@@ -226,11 +226,19 @@ func PeerGoals(r *Results) []Goal {
 	}
 	var gs []Goal
 	pd, vd := findRun(prov, "LeastUsed"), findRun(peer, "defaults")
-	if complete(pd) && complete(vd) {
+	// A peer run that did not publish every Pod within the phase's bound
+	// still compares: each of its figures can only have grown had it run
+	// on (time, p99 with the rest still waiting, calls, CPU), so they are
+	// lower bounds, and ours below them is ahead.
+	if complete(pd) && vd != nil && vd.Bind != nil && vd.Bind.Done > 0 {
 		p, v := pd.Bind, vd.Bind
+		bound := ""
+		if !complete(vd) {
+			bound = "≥ "
+		}
 		ahead := func(figure, unit string, ours, theirs float64) Goal {
 			return Goal{Figure: "at both defaults, against the peer: " + figure, Goal: "lower than the peer's",
-				Measured: fmt.Sprintf("%.3g %s vs %.3g %s", ours, unit, theirs, unit), Met: verdict(ours < theirs)}
+				Measured: fmt.Sprintf("%.3g %s vs %s%.3g %s", ours, unit, bound, theirs, unit), Met: verdict(ours < theirs)}
 		}
 		gs = append(gs,
 			ahead("all published", "s", p.Seconds, v.Seconds),
@@ -239,7 +247,7 @@ func PeerGoals(r *Results) []Goal {
 			ahead("API server + etcd CPU", "s", p.APIServerCPU+p.EtcdCPU, v.APIServerCPU+v.EtcdCPU),
 		)
 	} else {
-		gs = append(gs, Goal{Figure: "at both defaults, against the peer", Goal: "measured", Measured: "a run did not publish every Pod"})
+		gs = append(gs, Goal{Figure: "at both defaults, against the peer", Goal: "measured", Measured: "no comparable runs (ours did not publish every Pod, or the peer published none)"})
 	}
 	pb, vb := fastest(prov, "naive"), fastest(peer, "")
 	if pb != nil && vb != nil {

@@ -44,8 +44,25 @@ func TestPeerGoals(t *testing.T) {
 	if got := met(gs, "at both defaults"); len(got) != 4 || got[0] || got[3] {
 		t.Errorf("defaults goals = %v, want not met", got)
 	}
-	// A peer that could not be built is reported, not judged.
+	// A peer run cut off by the phase's bound is judged on its figures so
+	// far, marked as lower bounds; ours unfinished is not judged.
 	r := peerResults(10, 1, 50, 30)
+	r.Systems[1].Runs[0].Bind.Done = 8
+	gs = PeerGoals(r)
+	if got := met(gs, "at both defaults"); len(got) != 4 || !got[0] || !got[3] {
+		t.Errorf("defaults goals with the peer cut off = %v, want 4 met", got)
+	}
+	for _, g := range gs {
+		if strings.HasPrefix(g.Figure, "at both defaults") && !strings.Contains(g.Measured, "≥") {
+			t.Errorf("%s: %q does not mark the peer's figure as a lower bound", g.Figure, g.Measured)
+		}
+	}
+	r.Systems[0].Runs[0].Bind.Done = 9
+	if got := met(PeerGoals(r), "at both defaults"); len(got) != 0 {
+		t.Errorf("defaults goals with our run unfinished = %v, want none judged", got)
+	}
+	// A peer that could not be built is reported, not judged.
+	r = peerResults(10, 1, 50, 30)
 	for _, run := range r.Systems[1].Runs {
 		run.Bind, run.Unavailable = nil, "not measured — no peer source"
 	}

@@ -102,6 +102,9 @@ type Phase struct {
 	APIServerCPU float64 `json:"apiServerCpuSeconds"`
 	EtcdCPU      float64 `json:"etcdCpuSeconds"`
 	SystemCPU    float64 `json:"systemCpuSeconds,omitempty"`
+	// HarnessCPU is the bench process's: the harness playing the
+	// workload and the emulator, which runs inside it.
+	HarnessCPU float64 `json:"harnessCpuSeconds,omitempty"`
 	SystemRSS    int64   `json:"systemRssBytes,omitempty"`
 	SystemHeap   int64   `json:"systemHeapBytes,omitempty"`
 }
