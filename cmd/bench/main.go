@@ -81,8 +81,8 @@ func main() {
 	flag.IntVar(&o.memoryOthers, "memory-others", 1000, "Other managed resources beside the memory run's Pods.")
 	flag.DurationVar(&o.memoryTimeout, "memory-timeout", 8*time.Minute, "Bound on the wait for the memory run's Pods to be published.")
 	flag.StringVar(&o.memoryProfile, "memory-profile", "", "Save the provider's heap profile at the end of the memory run in this file (the provider then also serves --pprof-bind-address on a free loopback port); empty skips it.")
-	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "Save a CPU profile of kube-apiserver during each bind phase (and the baseline) in this directory, one file per system and mode, to see what a system costs the API server; empty skips it.")
-	flag.DurationVar(&o.apiserverProfileTime, "apiserver-profile-time", 10*time.Second, "Length of each -apiserver-profile, from the phase's start.")
+	flag.DurationVar(&o.apiserverProfileTime, "apiserver-profile-time", 10*time.Second, "Length of the API server's CPU profile from the start of each bind phase and of the baseline, read into its CPU by request kind; 0 takes none.")
+	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "Keep the API server's CPU profiles in this directory (one file per system and mode; default: the run's scratch directory).")
 	flag.StringVar(&o.only, "only", "", "Run only this part: memory (the memory run, no baseline, modes or steady window; pair it with -out '' -docs '').")
 	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
@@ -127,7 +127,8 @@ func run(o options) error {
 	res := &bench.Results{Machine: bench.ThisMachine(), Settings: bench.Settings{
 		Pods: o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,
-		ProviderArguments: "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) are given",
+		APIServerProfileSeconds: o.apiserverProfileTime.Seconds(),
+		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) are given",
 	}}
 	logf("machine: %s, %d cores, %s; %d Pods per run, steady window %s, memory run %d Pods", res.Machine.CPU, res.Machine.Cores, res.Machine.GoVersion, o.pods, o.steady, o.memoryPods)
 
@@ -158,8 +159,9 @@ func run(o options) error {
 	if err := h.Init(); err != nil {
 		return err
 	}
+	h.APIServerProfileDir, h.APIServerProfileTime = dir, o.apiserverProfileTime
 	if o.apiserverProfile != "" {
-		h.APIServerProfileDir, h.APIServerProfileTime = abs(root, o.apiserverProfile), o.apiserverProfileTime
+		h.APIServerProfileDir = abs(root, o.apiserverProfile)
 		if err := os.MkdirAll(h.APIServerProfileDir, 0o750); err != nil {
 			return err
 		}

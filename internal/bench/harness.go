@@ -34,9 +34,9 @@ type Harness struct {
 	// is read: a profile of the system at that scale.
 	MemoryFlags                 []string
 	HeapProfileURL, HeapProfile string
-	// APIServerProfileDir, if set, receives a CPU profile of the API
-	// server over the first APIServerProfileTime of each bind phase (and
-	// of the baseline's creates).
+	// APIServerProfileTime, if set, is the length of a CPU profile of the
+	// API server taken from the start of each bind phase (and of the
+	// baseline's creates), kept in APIServerProfileDir.
 	APIServerProfileDir  string
 	APIServerProfileTime time.Duration
 
@@ -262,11 +262,11 @@ func (h *Harness) Baseline(ctx context.Context, sys System) (*Phase, error) {
 	start := time.Now()
 	ipAt, err := h.createPods(ctx, sys, r, h.Pods)
 	elapsed := time.Since(start)
-	prof()
+	byRequest := prof()
 	if err != nil {
 		return nil, err
 	}
-	ph := &Phase{Pods: h.Pods, Done: len(ipAt)}
+	ph := &Phase{Pods: h.Pods, Done: len(ipAt), APIServerCPUByRequest: byRequest}
 	ph.Seconds = Round(elapsed.Seconds())
 	ph.WorkloadSeconds = ph.Seconds
 	after, err := h.snap(ctx, nil, nil)
@@ -307,7 +307,6 @@ func (h *Harness) bind(ctx context.Context, sys System, r Run, emu *emulator.Emu
 	}
 	ph := &Phase{Pods: h.Pods, WorkloadSeconds: Round(time.Since(start).Seconds())}
 	t.until(ctx, h.Timeout, func() bool { p, _ := t.counts(); return p >= h.Pods })
-	prof()
 	t.mu.Lock()
 	published := maps.Clone(t.published)
 	t.mu.Unlock()
@@ -337,6 +336,7 @@ func (h *Harness) bind(ctx context.Context, sys System, r Run, emu *emulator.Emu
 	}
 	ph.Events = h.events(ctx, r.Namespace)
 	h.own.take() // the Events list
+	ph.APIServerCPUByRequest = prof()
 	if inst != nil {
 		if rss, err := RSSBytes(inst.PID()); err == nil {
 			ph.SystemRSS = rss

@@ -28,8 +28,9 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 	w("- *All published* is from the first Pod created until the last Pod's annotations carry its address and `status: Ready`, ")
 	w("seen through a watch. The latency of a Pod is from its IP being set to its address being published.\n")
 	w("- Kubernetes API requests are the API server's own `apiserver_request_total`, before and after, less the harness's own requests; ")
-	w("watches are left out (the API server counts one when it ends), and so are the control plane's requests of itself (its identity lease, its endpoints, admission's LimitRange lookups), which go on with no system running. CPU seconds of kube-apiserver and etcd come from `/proc`, ")
-	w("the provider's Go heap from its metrics endpoint (`go_memstats_heap_alloc_bytes`) and its RSS from `/proc`.\n")
+	w("watches are left out (the API server counts one when it ends), and so are the control plane's requests of itself (its identity lease, its endpoints, admission's LimitRange lookups), which go on with no system running. CPU seconds of kube-apiserver, etcd, the system and the bench process (the harness and the emulator) come from `/proc`, ")
+	w("the provider's Go heap from its metrics endpoint (`go_memstats_heap_alloc_bytes`) and its RSS from `/proc`. ")
+	w("Where the API server's CPU goes is read from its own CPU profile (`/debug/pprof/profile`), taken from the start of each bind phase.\n")
 	w("- CLB calls are the emulator's counters by action; *writes* are every action but `Describe*`/`Inquiry*`.\n")
 	w("- Deleting: the Pods are deleted and the phase ends when all are gone and the cloud holds no target.\n")
 	if r.Settings.SteadySeconds > 0 {
@@ -81,6 +82,19 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 			}
 			if run.Delete != nil {
 				w("| %s, deleting | %s |\n", run.Mode, cell(floatsText(run.Delete.APIRequestsPerPod)))
+			}
+		}
+		if hasByRequest(s) {
+			w("\n### %s: the API server's CPU by request kind\n\n", s.Name)
+			w("CPU seconds from the API server's own CPU profile over the first %g s of each bind phase (`-apiserver-profile-time`), ", r.Settings.APIServerProfileSeconds)
+			w("by the request handler on each sample's stack (`internal/bench/apiprofile.go`); the profiles are kept with the run's logs.\n\n| mode | CPU seconds by request kind |\n|---|---|\n")
+			if bl := r.Baseline; bl != nil && len(bl.APIServerCPUByRequest) > 0 {
+				w("| baseline (no system) | %s |\n", cell(floatsText(bl.APIServerCPUByRequest)))
+			}
+			for _, run := range s.Runs {
+				if run.Bind != nil && len(run.Bind.APIServerCPUByRequest) > 0 {
+					w("| %s | %s |\n", run.Mode, cell(floatsText(run.Bind.APIServerCPUByRequest)))
+				}
 			}
 		}
 		w("\n### %s: CLB calls by action\n\nAll answered calls, refused ones included (listed apart too).\n\n| mode | calls | refused | Events (by type) |\n|---|---|---|---|\n", s.Name)
@@ -146,4 +160,13 @@ func intsText(m map[string]int) string {
 // cell keeps a table cell on one line.
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+func hasByRequest(s *SystemResult) bool {
+	for _, run := range s.Runs {
+		if run.Bind != nil && len(run.Bind.APIServerCPUByRequest) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -133,7 +133,20 @@ func timeCause(r *Results, b *Phase) string {
 		"harness and emulator %.1f), at least %.1f s on %d cores, where 2× the baseline is %.1f s; the API server used %.1f s "+
 		"(baseline %.1f s) serving the Pods and %s per Pod, and creating the Pods took %.1f s (baseline %.1f s)",
 		cpu, b.APIServerCPU, b.EtcdCPU, b.SystemCPU, b.HarnessCPU, cpu/float64(cores), cores, 2*base.Seconds,
-		b.APIServerCPU, base.APIServerCPU, writesCause(b.APIRequestsPerPod), b.WorkloadSeconds, base.Seconds)
+		b.APIServerCPU, base.APIServerCPU, writesCause(b.APIRequestsPerPod), b.WorkloadSeconds, base.Seconds) + byRequestText(r, b)
+}
+
+// byRequestText is the API server's CPU by request kind, when its profile
+// was taken.
+func byRequestText(r *Results, b *Phase) string {
+	if len(b.APIServerCPUByRequest) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("; its CPU profile over the phase's first %g s: %s", r.Settings.APIServerProfileSeconds, floatsText(b.APIServerCPUByRequest))
+	if base := baseCPU(r).APIServerCPUByRequest; len(base) > 0 {
+		s += fmt.Sprintf(" (baseline: %s)", floatsText(base))
+	}
+	return s
 }
 
 // latencyCause says what a Pod waits for between its IP and its address:

@@ -28,6 +28,9 @@ type Settings struct {
 	MemoryPods        int     `json:"memoryPods,omitempty"`
 	MemoryOthers      int     `json:"memoryOtherManagedResources,omitempty"`
 	ProviderArguments string  `json:"providerArguments"`
+	// APIServerProfileSeconds is the length of the API server's CPU
+	// profile from each bind phase's start; 0 when none was taken.
+	APIServerProfileSeconds float64 `json:"apiServerProfileSeconds,omitempty"`
 }
 
 // SystemResult holds one system's runs.
@@ -105,8 +108,12 @@ type Phase struct {
 	// HarnessCPU is the bench process's: the harness playing the
 	// workload and the emulator, which runs inside it.
 	HarnessCPU float64 `json:"harnessCpuSeconds,omitempty"`
-	SystemRSS    int64   `json:"systemRssBytes,omitempty"`
-	SystemHeap   int64   `json:"systemHeapBytes,omitempty"`
+	// APIServerCPUByRequest is the API server's CPU seconds by request
+	// kind over the first seconds of the phase (Settings.APIServerProfile
+	// Seconds), from its CPU profile.
+	APIServerCPUByRequest map[string]float64 `json:"apiServerCpuByRequest,omitempty"`
+	SystemRSS             int64              `json:"systemRssBytes,omitempty"`
+	SystemHeap            int64              `json:"systemHeapBytes,omitempty"`
 }
 
 // Steady is a window with nothing changing after the Pods were published.
