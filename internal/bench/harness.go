@@ -261,15 +261,15 @@ func (h *Harness) Baseline(ctx context.Context, sys System) (*Phase, error) {
 	prof := h.profileAPIServer(ctx, "baseline")
 	start := time.Now()
 	ipAt, err := h.createPods(ctx, sys, r, h.Pods)
-	elapsed := time.Since(start)
-	byRequest := prof()
 	if err != nil {
+		prof()
 		return nil, err
 	}
-	ph := &Phase{Pods: h.Pods, Done: len(ipAt), APIServerCPUByRequest: byRequest}
-	ph.Seconds = Round(elapsed.Seconds())
+	ph := &Phase{Pods: h.Pods, Done: len(ipAt)}
+	ph.Seconds = Round(time.Since(start).Seconds())
 	ph.WorkloadSeconds = ph.Seconds
 	after, err := h.snap(ctx, nil, nil)
+	ph.APIServerCPUByRequest = prof()
 	if err != nil {
 		return nil, err
 	}
