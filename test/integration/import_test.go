@@ -15,17 +15,22 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
 
 // sdkLB creates a load balancer named name outside the provider and waits
 // until it is up.
-func sdkLB(t *testing.T, name string) string {
+func sdkLB(t *testing.T, name string) string { return sdkLBIn(t, emulator.DefaultRegion, name) }
+
+// sdkLBIn is sdkLB in region.
+func sdkLBIn(t *testing.T, region, name string) string {
 	t.Helper()
 	req := clbsdk.NewCreateLoadBalancerRequest()
 	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
 	var id string
 	eventually(t, "create load balancer "+name, func() error {
-		resp, err := sdk(t).CreateLoadBalancer(req)
+		resp, err := emulatortest.ConsoleClient(t, cloud.Endpoint(), region).CreateLoadBalancer(req)
 		if err != nil {
 			return err
 		}
@@ -102,5 +107,32 @@ func TestLoadBalancerImportByName(t *testing.T) {
 	}
 	if _, ok := inventoryLB(id); !ok {
 		t.Error("deleting the Observe-only resource deleted the load balancer")
+	}
+}
+
+// TestImportByNameExample applies examples/clb/import-by-name.yaml: the
+// load balancer another team made in ap-shanghai is found by its name, a
+// listener is added to it in that region, and deleting the example deletes
+// the listener but leaves the load balancer.
+func TestImportByNameExample(t *testing.T) {
+	const region = "ap-shanghai"
+	id := sdkLBIn(t, region, "shared-ingress")
+
+	objs, names := applyExampleReady(t, "clb/import-by-name.yaml")
+	if names[0] != id {
+		t.Fatalf("the example's load balancer has external name %q, want %s", names[0], id)
+	}
+	lst, ok := cloudListener(id, names[1])
+	if !ok || lst.Port != 7300 {
+		t.Fatalf("listener %s on %s: %+v, %v; want port 7300", names[1], id, lst, ok)
+	}
+	// The listener goes with the example; the load balancer stays.
+	deleteExample(t, objs[1:], names[1:])
+	if err := kube.Delete(context.Background(), objs[0]); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, objs[0])
+	if lb, ok := inventoryLB(id); !ok || lb.Region != region {
+		t.Errorf("deleting the example touched the imported load balancer: %+v, %v", lb, ok)
 	}
 }
