@@ -164,13 +164,15 @@ func latencyCause(r *Results, b *Phase) string {
 }
 
 // batchCause says why target changes took more calls than the goal
-// allows: each load balancer gets its own call, about once per batch
-// wait while its targets keep changing.
+// allows: LeastUsed spreads the Pods over every load balancer, so each has
+// targets to change for the whole phase and gets its own call about once
+// per batch wait.
 func batchCause(r *Results, b *Phase, action, what string) string {
 	calls, lbs := b.CloudCalls[action], max(r.Settings.LoadBalancers, 1)
-	return fmt.Sprintf("%d %s on %d load balancers while %s over %.1f s: %.1f calls per load balancer, where ≤ 0.05 per Pod allows %.1f; "+
-		"a load balancer's burst of changes is held at most %g s before its call, so that a Pod's address is not held past the latency goal",
-		calls, action, lbs, what, b.Seconds, float64(calls)/float64(lbs), 0.05*float64(b.Pods)/float64(lbs), targetMaxWait.Seconds())
+	return fmt.Sprintf("%d %s on %d load balancers while %s over %.1f s: LeastUsed gives every load balancer targets to change "+
+		"for the whole phase, and each gets a call about every %g s while they keep changing (--target-batch-max-wait, which "+
+		"bounds what a Pod waits for its call): %.1f calls per load balancer, where ≤ 0.05 per Pod allows %.1f",
+		calls, action, lbs, what, b.Seconds, targetMaxWait.Seconds(), float64(calls)/float64(lbs), 0.05*float64(b.Pods)/float64(lbs))
 }
 
 // targetMaxWait is how long the provider holds a load balancer's burst of
