@@ -10,6 +10,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podcache"
 )
 
@@ -29,6 +30,8 @@ func CacheOptions(syncPeriod *time.Duration) cache.Options {
 			// Every Pod of the cluster is cached; the controllers read a
 			// few of its fields (podcache.Slim lists them).
 			&corev1.Pod{}: {Transform: podcache.Transform},
+			// One per Pod too: kept whole, with shared strings interned.
+			&networkv1alpha1.PodAddress{}: {Transform: internPodAddress},
 		},
 	}
 }

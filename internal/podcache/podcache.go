@@ -5,6 +5,8 @@ package podcache
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 )
 
 // Transform is the Pod cache's transform (it replaces the default one that
@@ -38,23 +40,38 @@ func Transform(in any) (any, error) {
 // affinity, container statuses…) is dropped. The Pods are only ever
 // patched (a strategic merge of what changed), never updated from the
 // cache, so nothing dropped here is written back.
+//
+// The strings Pods share (namespace, annotation keys, container and port
+// names, node, host IP, condition types) are interned: one copy for all.
 func Slim(pod *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta}
 	out.ManagedFields = nil
+	intern.Meta(&out.ObjectMeta)
 	out.Spec = corev1.PodSpec{
-		NodeName:       pod.Spec.NodeName,
+		NodeName:       intern.String(pod.Spec.NodeName),
 		HostNetwork:    pod.Spec.HostNetwork,
 		ReadinessGates: pod.Spec.ReadinessGates,
 		Containers:     containers(pod.Spec.Containers),
 		InitContainers: containers(pod.Spec.InitContainers),
 	}
+	for i := range out.Spec.ReadinessGates {
+		g := &out.Spec.ReadinessGates[i]
+		g.ConditionType = intern.String(g.ConditionType)
+	}
 	out.Status = corev1.PodStatus{
-		Phase:      pod.Status.Phase,
+		Phase:      intern.String(pod.Status.Phase),
 		Conditions: pod.Status.Conditions,
-		HostIP:     pod.Status.HostIP,
+		HostIP:     intern.String(pod.Status.HostIP),
 		HostIPs:    pod.Status.HostIPs,
 		PodIP:      pod.Status.PodIP,
 		PodIPs:     pod.Status.PodIPs,
+	}
+	for i := range out.Status.Conditions {
+		c := &out.Status.Conditions[i]
+		c.Type, c.Status, c.Reason = intern.String(c.Type), intern.String(c.Status), intern.String(c.Reason)
+	}
+	for i := range out.Status.HostIPs {
+		out.Status.HostIPs[i].IP = intern.String(out.Status.HostIPs[i].IP)
 	}
 	return out
 }
@@ -65,7 +82,11 @@ func containers(cs []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(cs))
 	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Ports: c.Ports, RestartPolicy: c.RestartPolicy}
+		for j := range c.Ports {
+			p := &c.Ports[j]
+			p.Name, p.Protocol, p.HostIP = intern.String(p.Name), intern.String(p.Protocol), intern.String(p.HostIP)
+		}
+		out[i] = corev1.Container{Name: intern.String(c.Name), Ports: c.Ports, RestartPolicy: c.RestartPolicy}
 	}
 	return out
 }
