@@ -131,10 +131,10 @@ type Steady struct {
 type Memory struct {
 	// Pods created; PodAddresses the system held (a system with no
 	// object per Pod reports Pods).
-	Pods         int   `json:"pods"`
-	PodAddresses int   `json:"podAddresses"`
-	Bound        int   `json:"bound"`
-	Others       int   `json:"otherManagedResources"`
+	Pods         int `json:"pods"`
+	PodAddresses int `json:"podAddresses"`
+	Bound        int `json:"bound"`
+	Others       int `json:"otherManagedResources"`
 	// RSS and Heap are read right after the last Pod was published, with
 	// the burst's garbage still in the heap; PeakRSS is the highest RSS
 	// the process had until then (VmHWM).
