@@ -40,7 +40,7 @@ func internPodAddress(in any) (any, error) {
 		b.InstanceID = intern.String(b.InstanceID)
 		intern.Strings(b.VIPs)
 		// Listener IDs are one per port: only the protocol keys repeat.
-		b.ListenerIDs = intern.Keys(b.ListenerIDs, false)
+		intern.Keys(b.ListenerIDs, false)
 	}
 	if e := st.EIP; e != nil {
 		e.State, e.WarmPool, e.ISP = intern.String(e.State), intern.String(e.WarmPool), intern.String(e.ISP)

@@ -44,20 +44,17 @@ func Strings(ss []string) {
 	}
 }
 
-// Keys returns m with its keys interned, and its values too when values is
+// Keys interns the keys of m in place, and its values too when values is
 // set (labels: a selector's values are shared by a workload's objects).
-func Keys(m map[string]string, values bool) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
+// Assigning to a key already in a map stores the new key's string: the
+// map is not rebuilt.
+func Keys(m map[string]string, values bool) {
 	for k, v := range m {
 		if values {
 			v = String(v)
 		}
-		out[String(k)] = v
+		m[String(k)] = v
 	}
-	return out
 }
 
 // Meta interns what objects of a namespace or a workload share: the
@@ -66,8 +63,8 @@ func Keys(m map[string]string, values bool) map[string]string {
 func Meta(m *metav1.ObjectMeta) {
 	m.Namespace = String(m.Namespace)
 	m.GenerateName = String(m.GenerateName)
-	m.Labels = Keys(m.Labels, true)
-	m.Annotations = Keys(m.Annotations, false)
+	Keys(m.Labels, true)
+	Keys(m.Annotations, false)
 	Strings(m.Finalizers)
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
