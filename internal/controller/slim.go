@@ -9,41 +9,47 @@ import (
 // stripped (as every cached object's), and the strings that many
 // PodAddresses share interned. Nothing is dropped: the controller updates
 // PodAddresses from their cached copies.
-func internPodAddress(in any) (any, error) {
-	pa, ok := in.(*networkv1alpha1.PodAddress)
-	if !ok {
-		return in, nil
+func internPodAddress(t *intern.Table) func(any) (any, error) {
+	return func(in any) (any, error) {
+		pa, ok := in.(*networkv1alpha1.PodAddress)
+		if !ok {
+			return in, nil
+		}
+		internPA(t, pa)
+		return pa, nil
 	}
+}
+
+func internPA(t *intern.Table, pa *networkv1alpha1.PodAddress) {
 	pa.ManagedFields = nil
-	intern.Meta(&pa.ObjectMeta)
+	t.Meta(&pa.ObjectMeta)
 	s := &pa.Spec
-	s.Strategy, s.Backend, s.Source = intern.String(s.Strategy), intern.String(s.Backend), intern.String(s.Source)
+	s.Strategy, s.Backend, s.Source = intern.Of(t, s.Strategy), intern.Of(t, s.Backend), intern.Of(t, s.Source)
 	for i := range s.Ports {
 		p := &s.Ports[i]
-		p.Protocol, p.Backend = intern.String(p.Protocol), intern.String(p.Backend)
-		p.Port.StrVal = intern.String(p.Port.StrVal)
+		p.Protocol, p.Backend = intern.Of(t, p.Protocol), intern.Of(t, p.Backend)
+		p.Port.StrVal = intern.Of(t, p.Port.StrVal)
 		for j := range p.Pools {
-			p.Pools[j].Name, p.Pools[j].Namespace = intern.String(p.Pools[j].Name), intern.String(p.Pools[j].Namespace)
+			p.Pools[j].Name, p.Pools[j].Namespace = intern.Of(t, p.Pools[j].Name), intern.Of(t, p.Pools[j].Namespace)
 		}
 	}
 	st := &pa.Status
-	st.State = intern.String(st.State)
+	st.State = intern.Of(t, st.State)
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
-		c.Type, c.Status, c.Reason = intern.String(c.Type), intern.String(c.Status), intern.String(c.Reason)
+		c.Type, c.Status, c.Reason = intern.Of(t, c.Type), intern.Of(t, c.Status), intern.Of(t, c.Reason)
 	}
 	for i := range st.Bindings {
 		b := &st.Bindings[i]
-		b.Pool, b.Protocol = intern.String(b.Pool), intern.String(b.Protocol)
-		b.LoadBalancerID, b.LoadBalancerName = intern.String(b.LoadBalancerID), intern.String(b.LoadBalancerName)
-		b.LoadBalancerType, b.Region, b.ISP = intern.String(b.LoadBalancerType), intern.String(b.Region), intern.String(b.ISP)
-		b.InstanceID = intern.String(b.InstanceID)
-		intern.Strings(b.VIPs)
+		b.Pool, b.Protocol = intern.Of(t, b.Pool), intern.Of(t, b.Protocol)
+		b.LoadBalancerID, b.LoadBalancerName = intern.Of(t, b.LoadBalancerID), intern.Of(t, b.LoadBalancerName)
+		b.LoadBalancerType, b.Region, b.ISP = intern.Of(t, b.LoadBalancerType), intern.Of(t, b.Region), intern.Of(t, b.ISP)
+		b.InstanceID = intern.Of(t, b.InstanceID)
+		t.Strings(b.VIPs)
 		// Listener IDs are one per port: only the protocol keys repeat.
-		intern.Keys(b.ListenerIDs, false)
+		t.Keys(b.ListenerIDs, false)
 	}
 	if e := st.EIP; e != nil {
-		e.State, e.WarmPool, e.ISP = intern.String(e.State), intern.String(e.WarmPool), intern.String(e.ISP)
+		e.State, e.WarmPool, e.ISP = intern.Of(t, e.State), intern.Of(t, e.WarmPool), intern.Of(t, e.ISP)
 	}
-	return pa, nil
 }

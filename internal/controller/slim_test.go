@@ -10,6 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 )
 
 func bound(name string) *networkv1alpha1.PodAddress {
@@ -29,8 +30,9 @@ func bound(name string) *networkv1alpha1.PodAddress {
 func TestInternPodAddressKeepsEverything(t *testing.T) {
 	want := bound("gs-0")
 	want.ManagedFields = nil
-	a, _ := internPodAddress(bound("gs-0"))
-	b, _ := internPodAddress(bound("gs-1"))
+	tr := internPodAddress(intern.New())
+	a, _ := tr(bound("gs-0"))
+	b, _ := tr(bound("gs-1"))
 	if d := cmp.Diff(want, a); d != "" {
 		t.Fatalf("transform changed the PodAddress (-want +got):\n%s", d)
 	}

@@ -15,32 +15,36 @@ import (
 // maxStrings bounds the table; past it strings pass through unshared.
 const maxStrings = 1 << 14
 
-var (
-	mu    sync.Mutex
-	table = map[string]string{}
-)
+// A Table holds the shared copies; the caches' transforms share one.
+type Table struct {
+	mu sync.Mutex
+	m  map[string]string
+}
 
-// String returns the shared copy of s (of any string type: condition
-// types, protocols…).
-func String[T ~string](s T) T {
+// New returns an empty table.
+func New() *Table { return &Table{m: map[string]string{}} }
+
+// Of returns t's shared copy of s (of any string type: condition types,
+// protocols…).
+func Of[T ~string](t *Table, s T) T {
 	if s == "" {
 		return s
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if v, ok := table[string(s)]; ok {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.m[string(s)]; ok {
 		return T(v)
 	}
-	if len(table) < maxStrings {
-		table[string(s)] = string(s)
+	if len(t.m) < maxStrings {
+		t.m[string(s)] = string(s)
 	}
 	return s
 }
 
 // Strings interns every element of ss in place.
-func Strings(ss []string) {
+func (t *Table) Strings(ss []string) {
 	for i := range ss {
-		ss[i] = String(ss[i])
+		ss[i] = Of(t, ss[i])
 	}
 }
 
@@ -48,26 +52,26 @@ func Strings(ss []string) {
 // set (labels: a selector's values are shared by a workload's objects).
 // Assigning to a key already in a map stores the new key's string: the
 // map is not rebuilt.
-func Keys(m map[string]string, values bool) {
+func (t *Table) Keys(m map[string]string, values bool) {
 	for k, v := range m {
 		if values {
-			v = String(v)
+			v = Of(t, v)
 		}
-		m[String(k)] = v
+		m[Of(t, k)] = v
 	}
 }
 
 // Meta interns what objects of a namespace or a workload share: the
 // namespace, generateName, label keys and values, annotation keys,
 // finalizers and owners' kinds.
-func Meta(m *metav1.ObjectMeta) {
-	m.Namespace = String(m.Namespace)
-	m.GenerateName = String(m.GenerateName)
-	Keys(m.Labels, true)
-	Keys(m.Annotations, false)
-	Strings(m.Finalizers)
+func (t *Table) Meta(m *metav1.ObjectMeta) {
+	m.Namespace = Of(t, m.Namespace)
+	m.GenerateName = Of(t, m.GenerateName)
+	t.Keys(m.Labels, true)
+	t.Keys(m.Annotations, false)
+	t.Strings(m.Finalizers)
 	for i := range m.OwnerReferences {
 		o := &m.OwnerReferences[i]
-		o.APIVersion, o.Kind = String(o.APIVersion), String(o.Kind)
+		o.APIVersion, o.Kind = Of(t, o.APIVersion), Of(t, o.Kind)
 	}
 }

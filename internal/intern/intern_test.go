@@ -21,8 +21,9 @@ func TestMetaSharesStringsAndKeepsValues(t *testing.T) {
 	}
 	a, b := mk(), mk()
 	want := mk()
-	Meta(a)
-	Meta(b)
+	tab := New()
+	tab.Meta(a)
+	tab.Meta(b)
 	for _, m := range []*metav1.ObjectMeta{a, b} {
 		if m.Namespace != want.Namespace || m.Labels["app"] != "gs" || m.Annotations["example.com/ports"] != "7777 pool" ||
 			m.Finalizers[0] != want.Finalizers[0] || m.OwnerReferences[0].Kind != "StatefulSet" {
@@ -49,16 +50,15 @@ func TestMetaSharesStringsAndKeepsValues(t *testing.T) {
 }
 
 func TestTableIsBounded(t *testing.T) {
+	tab := New()
 	for i := range maxStrings + 10 {
-		String(fresh("k" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + string(rune(i))))
+		Of(tab, fresh("k"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune(i))))
 	}
-	mu.Lock()
-	n := len(table)
-	mu.Unlock()
+	n := len(tab.m)
 	if n > maxStrings {
 		t.Fatalf("table holds %d strings, bound %d", n, maxStrings)
 	}
-	if s := fresh("past the bound"); String(s) != s {
+	if s := fresh("past the bound"); Of(tab, s) != s {
 		t.Fatal("a string past the bound must pass through unchanged")
 	}
 }

@@ -12,11 +12,14 @@ import (
 // Transform is the Pod cache's transform (it replaces the default one that
 // strips managed fields, so it strips them too). Anything else passes
 // unchanged.
-func Transform(in any) (any, error) {
-	if pod, ok := in.(*corev1.Pod); ok {
-		return Slim(pod), nil
+// Strings Pods share are interned in t.
+func Transform(t *intern.Table) func(any) (any, error) {
+	return func(in any) (any, error) {
+		if pod, ok := in.(*corev1.Pod); ok {
+			return Slim(t, pod), nil
+		}
+		return in, nil
 	}
-	return in, nil
 }
 
 // Slim returns the Pod with only the fields the provider reads. This is the
@@ -43,40 +46,40 @@ func Transform(in any) (any, error) {
 //
 // The strings Pods share (namespace, annotation keys, container and port
 // names, node, host IP, condition types) are interned: one copy for all.
-func Slim(pod *corev1.Pod) *corev1.Pod {
+func Slim(t *intern.Table, pod *corev1.Pod) *corev1.Pod {
 	out := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: pod.ObjectMeta}
 	out.ManagedFields = nil
-	intern.Meta(&out.ObjectMeta)
+	t.Meta(&out.ObjectMeta)
 	out.Spec = corev1.PodSpec{
-		NodeName:       intern.String(pod.Spec.NodeName),
+		NodeName:       intern.Of(t, pod.Spec.NodeName),
 		HostNetwork:    pod.Spec.HostNetwork,
 		ReadinessGates: pod.Spec.ReadinessGates,
-		Containers:     containers(pod.Spec.Containers),
-		InitContainers: containers(pod.Spec.InitContainers),
+		Containers:     containers(t, pod.Spec.Containers),
+		InitContainers: containers(t, pod.Spec.InitContainers),
 	}
 	for i := range out.Spec.ReadinessGates {
 		g := &out.Spec.ReadinessGates[i]
-		g.ConditionType = intern.String(g.ConditionType)
+		g.ConditionType = intern.Of(t, g.ConditionType)
 	}
 	out.Status = corev1.PodStatus{
-		Phase:      intern.String(pod.Status.Phase),
+		Phase:      intern.Of(t, pod.Status.Phase),
 		Conditions: pod.Status.Conditions,
-		HostIP:     intern.String(pod.Status.HostIP),
+		HostIP:     intern.Of(t, pod.Status.HostIP),
 		HostIPs:    pod.Status.HostIPs,
 		PodIP:      pod.Status.PodIP,
 		PodIPs:     pod.Status.PodIPs,
 	}
 	for i := range out.Status.Conditions {
 		c := &out.Status.Conditions[i]
-		c.Type, c.Status, c.Reason = intern.String(c.Type), intern.String(c.Status), intern.String(c.Reason)
+		c.Type, c.Status, c.Reason = intern.Of(t, c.Type), intern.Of(t, c.Status), intern.Of(t, c.Reason)
 	}
 	for i := range out.Status.HostIPs {
-		out.Status.HostIPs[i].IP = intern.String(out.Status.HostIPs[i].IP)
+		out.Status.HostIPs[i].IP = intern.Of(t, out.Status.HostIPs[i].IP)
 	}
 	return out
 }
 
-func containers(cs []corev1.Container) []corev1.Container {
+func containers(t *intern.Table, cs []corev1.Container) []corev1.Container {
 	if cs == nil {
 		return nil
 	}
@@ -84,9 +87,9 @@ func containers(cs []corev1.Container) []corev1.Container {
 	for i, c := range cs {
 		for j := range c.Ports {
 			p := &c.Ports[j]
-			p.Name, p.Protocol, p.HostIP = intern.String(p.Name), intern.String(p.Protocol), intern.String(p.HostIP)
+			p.Name, p.Protocol, p.HostIP = intern.Of(t, p.Name), intern.Of(t, p.Protocol), intern.Of(t, p.HostIP)
 		}
-		out[i] = corev1.Container{Name: intern.String(c.Name), Ports: c.Ports, RestartPolicy: c.RestartPolicy}
+		out[i] = corev1.Container{Name: intern.Of(t, c.Name), Ports: c.Ports, RestartPolicy: c.RestartPolicy}
 	}
 	return out
 }
