@@ -213,8 +213,9 @@ func run(o options) error {
 				logf("%s memory run: %v", s.Name(), err)
 				continue
 			}
-			logf("  %d of %d Pods published after %.0f s (%d PodAddresses) with %d other managed resources: RSS %s, Go heap %s",
-				mem.Bound, mem.Pods, mem.Seconds, mem.PodAddresses, mem.Others, bench.MiB(mem.RSS), bench.MiB(mem.Heap))
+			logf("  %d of %d Pods published after %.0f s (%d PodAddresses) with %d other managed resources: at rest RSS %s, Go heap %s; right after the burst RSS %s (peak %s), Go heap %s",
+				mem.Bound, mem.Pods, mem.Seconds, mem.PodAddresses, mem.Others, bench.MiB(mem.RestRSS), bench.MiB(mem.RestHeap),
+				bench.MiB(mem.RSS), bench.MiB(mem.PeakRSS), bench.MiB(mem.Heap))
 			res.Systems[i].Memory = append(res.Systems[i].Memory, *mem)
 		}
 	}

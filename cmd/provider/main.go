@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -41,6 +42,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
@@ -73,6 +75,7 @@ type options struct {
 	randHostPorts      randhostport.Range
 	netserviceAddr     string
 	netserviceKeep     time.Duration
+	memoryLimit        string
 }
 
 // The Kubernetes client's defaults. A bound Pod costs the provider about
@@ -124,8 +127,12 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
 	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
+	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
 	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if _, err := memlimit.Parse(o.memoryLimit); err != nil {
 		return o, err
 	}
 	r, err := randhostport.ParseRange(*randRange)
@@ -192,6 +199,14 @@ func run(o options) error {
 	zl := zap.New(zap.Level(level))
 	ctrl.SetLogger(zl)
 	log := logging.NewLogrLogger(zl.WithName("provider-tencentcloud-network"))
+
+	// Before the caches fill: the limit paces the collector from the start.
+	limit, from, err := memlimit.Choose(o.memoryLimit, os.Getenv("GOMEMLIMIT"), "/sys/fs/cgroup")
+	if err != nil {
+		log.Info("Running without a memory limit", "error", err)
+	} else if limit > 0 {
+		debug.SetMemoryLimit(limit)
+	}
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
@@ -285,7 +300,7 @@ func run(o options) error {
 	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
 		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
 	}
-	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr)
+	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr, "memoryLimit", limit, "memoryLimitFrom", from)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

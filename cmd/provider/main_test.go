@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
@@ -15,6 +16,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if o.pollInterval != 30*time.Second || o.maxReconcileRate != 50 || !o.leaderElection || !o.managementPolicies {
 		t.Errorf("parseFlags: got %+v", o)
+	}
+	if o.memoryLimit != memlimit.Auto {
+		t.Errorf("--memory-limit defaults to %q, want %q", o.memoryLimit, memlimit.Auto)
 	}
 	if o.targetAudit != 5*time.Minute {
 		t.Errorf("--target-audit-interval defaults to %s, want 5m", o.targetAudit)
@@ -36,6 +40,8 @@ func TestParseFlags(t *testing.T) {
 		{"--max-reconcile-rate", "0"},
 		{"--poll", "10ms"},
 		{"--target-audit-interval", "-1s"},
+		{"--memory-limit", "lots"},
+		{"--memory-limit", "0"},
 		{"--no-such-flag"},
 	} {
 		if _, err := parseFlags(bad); err == nil {

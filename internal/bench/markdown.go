@@ -39,6 +39,11 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 	if r.Settings.MemoryPods > 0 {
 		w("- Memory: a separate run with %d Pods and %d other managed resources (Observe-only LoadBalancers) beside them.\n", r.Settings.MemoryPods, r.Settings.MemoryOthers)
 	}
+	w("- Memory is read twice. *Right after the burst*: as the last Pod is published, with the burst's garbage still in the heap; ")
+	w("*peak* is the highest RSS the process had until then (`VmHWM`). *At rest*: once the provider's work queues are empty ")
+	w("(`workqueue_depth`) and its RSS fell by less than 1 MiB over %d readings %s apart (at most %s later; ", restSamples, restPoll, restTimeout)
+	w("in the first mode, after the steady window). The memory goal is judged at rest: a provider spends its life there. ")
+	w("Results from before the reading at rest show the reading after the burst only.\n")
 	w("\nRe-run: `make bench` (the full run); `go run ./cmd/bench -pods 100 -steady 30s` is a smoke run; ")
 	w("`go run ./cmd/bench -render bench/results.json` renders this page again. `-pods 5000` scales the runs; ")
 	w("`-mode name=flags` measures the provider with other flags beside its defaults. ")
@@ -119,9 +124,10 @@ func Markdown(r *Results, plotDir string, plots []string) string {
 			w("| provider CPU | %.2f s | |\n", st.SystemCPU)
 		}
 		if len(s.Memory) > 0 {
-			w("\n### %s: memory\n\n| Pods | PodAddresses | published | other managed resources | RSS | Go heap |\n|---|---|---|---|---|---|\n", s.Name)
+			w("\n### %s: memory\n\n| Pods | PodAddresses | published | other managed resources | RSS at rest | Go heap at rest | RSS after the burst | peak RSS | Go heap after the burst |\n|---|---|---|---|---|---|---|---|---|\n", s.Name)
 			for _, m := range s.Memory {
-				w("| %d | %d | %d | %d | %s | %s |\n", m.Pods, m.PodAddresses, m.Bound, m.Others, MiB(m.RSS), MiB(m.Heap))
+				w("| %d | %d | %d | %d | %s | %s | %s | %s | %s |\n", m.Pods, m.PodAddresses, m.Bound, m.Others,
+					orBlank(m.RestRSS), orBlank(m.RestHeap), MiB(m.RSS), orBlank(m.PeakRSS), MiB(m.Heap))
 			}
 		}
 	}
@@ -151,6 +157,14 @@ func row(w func(string, ...any), sys, mode string, ph *Phase) {
 	}
 	w("| %s | %s | %d | %s | %s | %s | %.3f | %.3f | %.2f | %.1f s + %.1f s | %.1f s | %s |\n",
 		sys, mode, ph.Pods, done, ratio, lat, ph.CloudWritesPerPod, ph.CloudDescribesPerPod, ph.APIWritesPerPod, ph.APIServerCPU, ph.EtcdCPU, ph.SystemCPU, rss)
+}
+
+// orBlank renders bytes, or nothing for a figure the run did not read.
+func orBlank(b int64) string {
+	if b == 0 {
+		return ""
+	}
+	return MiB(b)
 }
 
 func intsText(m map[string]int) string {

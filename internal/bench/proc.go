@@ -46,26 +46,34 @@ func parseStatCPU(stat string) (float64, error) {
 }
 
 // RSSBytes is the resident set size of a process.
-func RSSBytes(pid int) (int64, error) {
+func RSSBytes(pid int) (int64, error) { return statusBytes(pid, "VmRSS") }
+
+// PeakRSSBytes is the highest resident set size a process had (VmHWM).
+func PeakRSSBytes(pid int) (int64, error) { return statusBytes(pid, "VmHWM") }
+
+func statusBytes(pid int, field string) (int64, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
-	return parseVmRSS(string(raw))
+	return parseStatus(string(raw), field)
 }
 
-func parseVmRSS(status string) (int64, error) {
+func parseVmRSS(status string) (int64, error) { return parseStatus(status, "VmRSS") }
+
+// parseStatus reads a "Field: n kB" line of /proc/<pid>/status.
+func parseStatus(status, field string) (int64, error) {
 	for line := range strings.SplitSeq(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) != 2 || f[1] != "kB" {
-				return 0, fmt.Errorf("malformed VmRSS %q", line)
+				return 0, fmt.Errorf("malformed %s %q", field, line)
 			}
 			kb, err := strconv.ParseInt(f[0], 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS")
+	return 0, fmt.Errorf("no %s", field)
 }
 
 // Machine describes where a run happened.

@@ -141,15 +141,34 @@ type Steady struct {
 type Memory struct {
 	// Pods created; PodAddresses the system held (a system with no
 	// object per Pod reports Pods).
-	Pods         int   `json:"pods"`
-	PodAddresses int   `json:"podAddresses"`
-	Bound        int   `json:"bound"`
-	Others       int   `json:"otherManagedResources"`
-	RSS          int64 `json:"rssBytes"`
-	Heap         int64 `json:"heapBytes"`
+	Pods         int `json:"pods"`
+	PodAddresses int `json:"podAddresses"`
+	Bound        int `json:"bound"`
+	Others       int `json:"otherManagedResources"`
+	// RSS and Heap are read right after the last Pod was published, with
+	// the burst's garbage still in the heap; PeakRSS is the highest RSS
+	// the process had until then (VmHWM).
+	RSS     int64 `json:"rssBytes"`
+	Heap    int64 `json:"heapBytes"`
+	PeakRSS int64 `json:"peakRssBytes,omitempty"`
+	// RestRSS and RestHeap are read at rest: once the provider's work
+	// queues are empty and its RSS stopped falling (RestSeconds after
+	// RSS was read). Results written before they existed lack them.
+	RestRSS     int64   `json:"restRssBytes,omitempty"`
+	RestHeap    int64   `json:"restHeapBytes,omitempty"`
+	RestSeconds float64 `json:"restSeconds,omitempty"`
 	// Seconds is how long the system took to get there (from the first Pod
 	// created).
 	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// GoalRSS is the RSS the memory goal is judged on: at rest, or after the
+// burst in results that have no reading at rest.
+func (m Memory) GoalRSS() int64 {
+	if m.RestRSS > 0 {
+		return m.RestRSS
+	}
+	return m.RSS
 }
 
 // Write stores r as indented JSON.

@@ -46,6 +46,7 @@ func (h *Harness) RunSystem(ctx context.Context, sys System, steady time.Duratio
 			}
 			rss, heap := h.memory(ctx, inst)
 			mem = &Memory{Pods: h.Pods, PodAddresses: h.Pods, Bound: rr.Bind.Done, RSS: rss, Heap: heap}
+			mem.PeakRSS, _ = PeakRSSBytes(inst.PID())
 			if mc, ok := sys.(ManagedCounter); ok {
 				if n, err := mc.Managed(ctx, h.Env, r); err == nil {
 					mem.PodAddresses = n
@@ -60,6 +61,10 @@ func (h *Harness) RunSystem(ctx context.Context, sys System, steady time.Duratio
 			if st, err = h.steady(ctx, m.Name, steady, emu, inst); err != nil {
 				return err
 			}
+			// Nothing changed over the window: the provider is at rest.
+			mem.RestRSS, mem.RestHeap = h.memory(ctx, inst)
+			mem.RestSeconds = st.Seconds
+			h.Logf("  memory at rest after the window: RSS %s, Go heap %s", MiB(mem.RestRSS), MiB(mem.RestHeap))
 			h.Logf("  over %.0f s: %d cloud writes (%.0f/h), %.0f API writes (%.0f/h) %v, reconciles %v (%.0f/h), %.2f CPU s",
 				st.Seconds, st.CloudWrites, st.CloudWritesPerHour, st.APIWrites, st.APIWritesPerHour, st.APIRequests, st.Reconciles, st.ReconcilesPerHour, st.SystemCPU)
 			return nil
@@ -127,8 +132,8 @@ func (h *Harness) runMode(ctx context.Context, sys System, m Mode, rr *RunResult
 
 // Memory binds pods Pods with others other managed resources beside
 // them, in the first mode of sys, and reads the system's memory once all
-// are published (or the timeout passed). The run is left in place: it is
-// the last of a bench run.
+// are published (or the timeout passed), then again at rest (see rest).
+// The run is left in place: it is the last of a bench run.
 func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, timeout time.Duration) (*Memory, error) {
 	m := sys.Modes()[0]
 	m.Flags = append(slices.Clone(m.Flags), h.MemoryFlags...)
@@ -181,6 +186,11 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	bound, _ := t.counts()
 	mem := &Memory{Pods: pods, PodAddresses: pods, Bound: bound, Others: others, Seconds: Round(time.Since(start).Seconds())}
 	mem.RSS, mem.Heap = h.memory(ctx, inst)
+	mem.PeakRSS, _ = PeakRSSBytes(inst.PID())
+	h.Logf("  right after the burst: RSS %s (peak %s), Go heap %s; waiting at most %s for rest", MiB(mem.RSS), MiB(mem.PeakRSS), MiB(mem.Heap), restTimeout)
+	mem.RestSeconds = h.rest(ctx, inst, restTimeout)
+	mem.RestRSS, mem.RestHeap = h.memory(ctx, inst)
+	h.Logf("  at rest after %.0f s: RSS %s, Go heap %s", mem.RestSeconds, MiB(mem.RestRSS), MiB(mem.RestHeap))
 	if h.HeapProfileURL != "" {
 		h.logRuntimeMemory(ctx, inst)
 		if err := fetchTo(ctx, h.HeapProfileURL, h.HeapProfile); err != nil {
@@ -196,6 +206,55 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	}
 	h.Own() // the creates were the harness's
 	return mem, nil
+}
+
+// restTimeout bounds the wait for a system to come to rest after a burst.
+const restTimeout = time.Minute
+
+// restPoll is how often the wait for rest reads the system's RSS and work
+// queues; restSamples readings in a row must show the RSS not falling.
+const (
+	restPoll    = 2 * time.Second
+	restSamples = 5
+)
+
+// rest waits until inst is at rest, or timeout passed, and returns how
+// long it waited: its work queues are empty (workqueue_depth, for a
+// system with metrics) and its RSS fell by less than 1 MiB over the last
+// restSamples readings. Right after a burst the heap still holds its
+// garbage and the queues the last reconciles; a user's provider spends
+// its life at rest.
+func (h *Harness) rest(ctx context.Context, inst Instance, timeout time.Duration) float64 {
+	start := time.Now()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(restPoll)
+	defer tick.Stop()
+	var rss []int64
+	for {
+		r, err := RSSBytes(inst.PID())
+		if err != nil {
+			break
+		}
+		rss = append(rss, r)
+		idle := true
+		if u := inst.MetricsURL(); u != "" {
+			if sc, err := ScrapeURL(ctx, u); err == nil {
+				idle = sc.Sum("workqueue_depth", nil) == 0
+			}
+		}
+		if n := len(rss); idle && n >= restSamples && rss[n-restSamples]-rss[n-1] < 1<<20 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return Round(time.Since(start).Seconds())
+		case <-deadline.C:
+			return Round(time.Since(start).Seconds())
+		case <-tick.C:
+		}
+	}
+	return Round(time.Since(start).Seconds())
 }
 
 // logRuntimeMemory prints, beside a heap profile, where the process's

@@ -10,6 +10,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podcache"
 )
 
@@ -17,6 +19,8 @@ import (
 // without what no controller reads. syncPeriod (nil: controller-runtime's
 // default) is how often every cached object is re-listed.
 func CacheOptions(syncPeriod *time.Duration) cache.Options {
+	// One table for the kinds whose objects share strings.
+	strs := intern.New()
 	return cache.Options{
 		SyncPeriod: syncPeriod,
 		// Nothing reads managed fields; at 10k Pods and PodAddresses
@@ -28,7 +32,9 @@ func CacheOptions(syncPeriod *time.Duration) cache.Options {
 			&apiextensionsv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
 			// Every Pod of the cluster is cached; the controllers read a
 			// few of its fields (podcache.Slim lists them).
-			&corev1.Pod{}: {Transform: podcache.Transform},
+			&corev1.Pod{}: {Transform: podcache.Transform(strs)},
+			// One per Pod too: kept whole, with shared strings interned.
+			&networkv1alpha1.PodAddress{}: {Transform: internPodAddress(strs)},
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -81,7 +82,7 @@ func withUnread(p *corev1.Pod) *corev1.Pod {
 // former.
 func TestSlimKeepsWhatControllersRead(t *testing.T) {
 	want := read()
-	got, err := Transform(withUnread(want))
+	got, err := Transform(intern.New())(withUnread(want))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestSlimKeepsWhatControllersRead(t *testing.T) {
 // TestSlimDropsLargeFields: env, volumes, images, probes, container
 // statuses and managed fields are not cached.
 func TestSlimDropsLargeFields(t *testing.T) {
-	got := Slim(withUnread(read()))
+	got := Slim(intern.New(), withUnread(read()))
 	if got.ManagedFields != nil || got.Spec.Volumes != nil || got.Spec.Tolerations != nil || got.Spec.Affinity != nil ||
 		got.Spec.ServiceAccountName != "" || got.Status.ContainerStatuses != nil || got.Status.QOSClass != "" {
 		t.Errorf("kept a field no controller reads: %+v", got)
@@ -111,7 +112,7 @@ func TestSlimDropsLargeFields(t *testing.T) {
 // Pod as from the whole one.
 func TestSlimReadsTheSame(t *testing.T) {
 	full := withUnread(read())
-	slim := Slim(full)
+	slim := Slim(intern.New(), full)
 	reqFull, askedFull, errFull := podannotation.Parse(full)
 	reqSlim, askedSlim, errSlim := podannotation.Parse(slim)
 	if !askedFull || errFull != nil || !reflect.DeepEqual(reqFull, reqSlim) || askedSlim != askedFull || errSlim != nil {
@@ -136,7 +137,7 @@ func TestSlimReadsTheSame(t *testing.T) {
 // TestTransformPassesOthers: only Pods are slimmed.
 func TestTransformPassesOthers(t *testing.T) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: corev1.NodeSpec{ProviderID: "qcloud:///ins-1"}}
-	got, err := Transform(n)
+	got, err := Transform(intern.New())(n)
 	if err != nil || got != n || n.Spec.ProviderID == "" {
 		t.Errorf("Transform(Node) = %v, %v", got, err)
 	}

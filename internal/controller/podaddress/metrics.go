@@ -21,8 +21,11 @@ type recorder struct {
 	drift       *prometheus.CounterVec
 	audits      prometheus.Counter
 
-	mu     sync.Mutex
-	states map[types.NamespacedName]string
+	// pendingKeys are the PodAddresses counted by pending: only those, so
+	// that 10k bound ones cost no entry, and a state change costs no walk
+	// over every PodAddress.
+	mu          sync.Mutex
+	pendingKeys map[types.NamespacedName]struct{}
 }
 
 func newRecorder(reg prometheus.Registerer) *recorder {
@@ -48,7 +51,7 @@ func newRecorder(reg prometheus.Registerer) *recorder {
 			Name: "podaddress_target_audits_total",
 			Help: "Target audit rounds completed.",
 		}),
-		states: map[types.NamespacedName]string{},
+		pendingKeys: map[types.NamespacedName]struct{}{},
 	}
 	if reg != nil {
 		r.bindLatency = register(reg, r.bindLatency)
@@ -79,27 +82,22 @@ func (r *recorder) bound(pa *v1alpha1.PodAddress, pod *corev1.Pod, at time.Time)
 }
 
 func (r *recorder) state(pa *v1alpha1.PodAddress) {
+	s := pa.Status.State
+	if v1alpha1.Serving(s) || s == v1alpha1.StateHeld || s == v1alpha1.StateIsolated {
+		r.forget(pa)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.states[client.ObjectKeyFromObject(pa)] = pa.Status.State
-	r.refresh()
+	r.pendingKeys[client.ObjectKeyFromObject(pa)] = struct{}{}
+	r.pending.Set(float64(len(r.pendingKeys)))
 }
 
 func (r *recorder) forget(pa *v1alpha1.PodAddress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.states, client.ObjectKeyFromObject(pa))
-	r.refresh()
-}
-
-func (r *recorder) refresh() {
-	n := 0
-	for _, s := range r.states {
-		if !v1alpha1.Serving(s) && s != v1alpha1.StateHeld && s != v1alpha1.StateIsolated {
-			n++
-		}
-	}
-	r.pending.Set(float64(n))
+	delete(r.pendingKeys, client.ObjectKeyFromObject(pa))
+	r.pending.Set(float64(len(r.pendingKeys)))
 }
 
 // usage exports the allocated and free slots of a pool, per load balancer.

@@ -104,10 +104,13 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 	if x := r.remote.of(pod); x != nil {
 		return r.tellRemote(ctx, x, orig, pod, waitsOnOthers(state))
 	}
+	// Asked before the early return: it also drops a spent entry, so that
+	// a Pod told its addresses keeps none.
+	stale := r.told.stale(orig)
 	if !annotated && !conditioned {
 		return nil
 	}
-	if r.told.stale(orig) {
+	if stale {
 		// Our patch is made and the cache has not caught up with it yet.
 		return nil
 	}
@@ -188,7 +191,14 @@ type toldMemo struct {
 func (m *toldMemo) stale(pod *corev1.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.rv[pod.GetUID()] == pod.GetResourceVersion()
+	rv, ok := m.rv[pod.GetUID()]
+	if ok && rv == pod.GetResourceVersion() {
+		return true
+	}
+	// The cache only moves forward: once it shows another version the
+	// entry is spent, and a bound Pod keeps none.
+	delete(m.rv, pod.GetUID())
+	return false
 }
 
 func (m *toldMemo) patched(pod *corev1.Pod) {
