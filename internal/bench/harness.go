@@ -436,5 +436,15 @@ func (h *Harness) memory(ctx context.Context, inst Instance) (rss, heap int64) {
 	return rss, heap
 }
 
+// nextGC is the system's Go heap target (0 if it does not say).
+func (h *Harness) nextGC(ctx context.Context, inst Instance) int64 {
+	if u := inst.MetricsURL(); u != "" {
+		if sc, err := ScrapeURL(ctx, u); err == nil {
+			return int64(sc.Sum("go_memstats_next_gc_bytes", nil))
+		}
+	}
+	return 0
+}
+
 // MiB renders bytes for people.
 func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

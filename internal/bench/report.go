@@ -107,6 +107,7 @@ func Goals(r *Results) []Goal {
 			g.Goal = "≤ 150 MiB at 10k PodAddresses"
 			if m.PodAddresses >= 10000 {
 				g.Met = verdict(m.GoalRSS() <= 150<<20)
+				g.Cause = memoryCause(m)
 			} else {
 				g.Cause = fmt.Sprintf("only %d PodAddresses existed when the memory was read", m.PodAddresses)
 			}
@@ -185,6 +186,20 @@ func taskText(r *Results) string {
 		return "1 s in the realistic profile"
 	}
 	return "the profile's task time"
+}
+
+// memoryCause says where the RSS at rest goes: the Go heap, which the
+// collector lets grow to twice the data live at its last collection
+// (GOGC=100) unless a memory limit applies, and the rest (runtime, stacks,
+// the binary's pages).
+func memoryCause(m Memory) string {
+	if m.RestRSS == 0 || m.RestNextGC == 0 {
+		return ""
+	}
+	return fmt.Sprintf("at rest the Go heap holds %s and the collector's next target is %s: by default it lets the heap grow "+
+		"to twice the data live at its last collection (about %s here), and no memory limit applied (--memory-limit follows a "+
+		"container's memory limit; this process had none); the other %s of RSS is the Go runtime, stacks and the binary's pages",
+		MiB(m.RestHeap), MiB(m.RestNextGC), MiB(m.RestNextGC/2), MiB(max(m.RestRSS-m.RestHeap, 0)))
 }
 
 // memoryText is a memory reading on one line: at rest first when there is

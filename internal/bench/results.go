@@ -157,6 +157,10 @@ type Memory struct {
 	RestRSS     int64   `json:"restRssBytes,omitempty"`
 	RestHeap    int64   `json:"restHeapBytes,omitempty"`
 	RestSeconds float64 `json:"restSeconds,omitempty"`
+	// RestNextGC is the Go collector's heap target at rest
+	// (go_memstats_next_gc_bytes): by default twice the data live at the
+	// last collection.
+	RestNextGC int64 `json:"restNextGcBytes,omitempty"`
 	// Seconds is how long the system took to get there (from the first Pod
 	// created).
 	Seconds float64 `json:"seconds,omitempty"`

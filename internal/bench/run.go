@@ -63,6 +63,7 @@ func (h *Harness) RunSystem(ctx context.Context, sys System, steady time.Duratio
 			}
 			// Nothing changed over the window: the provider is at rest.
 			mem.RestRSS, mem.RestHeap = h.memory(ctx, inst)
+			mem.RestNextGC = h.nextGC(ctx, inst)
 			mem.RestSeconds = st.Seconds
 			h.Logf("  memory at rest after the window: RSS %s, Go heap %s", MiB(mem.RestRSS), MiB(mem.RestHeap))
 			h.Logf("  over %.0f s: %d cloud writes (%.0f/h), %.0f API writes (%.0f/h) %v, reconciles %v (%.0f/h), %.2f CPU s",
@@ -190,6 +191,7 @@ func (h *Harness) Memory(ctx context.Context, sys System, pods, others int, time
 	h.Logf("  right after the burst: RSS %s (peak %s), Go heap %s; waiting at most %s for rest", MiB(mem.RSS), MiB(mem.PeakRSS), MiB(mem.Heap), restTimeout)
 	mem.RestSeconds = h.rest(ctx, inst, restTimeout)
 	mem.RestRSS, mem.RestHeap = h.memory(ctx, inst)
+	mem.RestNextGC = h.nextGC(ctx, inst)
 	h.Logf("  at rest after %.0f s: RSS %s, Go heap %s", mem.RestSeconds, MiB(mem.RestRSS), MiB(mem.RestHeap))
 	if h.HeapProfileURL != "" {
 		h.logRuntimeMemory(ctx, inst)
