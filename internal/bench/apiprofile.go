@@ -82,30 +82,34 @@ func (h *Harness) fetchProfile(ctx context.Context) ([]byte, error) {
 // start them. Stacks do not name the resource: here the built-in kinds
 // written are Pods (and a few Events and Leases), the custom ones
 // PodAddresses and PortPools.
-var requestKinds = []struct{ fn, kind string }{
-	{"(*WatchServer)", "WATCH (events sent)"},
-	{"crdHandler).serveStatus.UpdateResource", "PUT custom resources/status"},
-	{"crdHandler).serveStatus.PatchResource", "PATCH custom resources/status"},
-	{"crdHandler).serveResource.CreateResource", "POST custom resources"},
-	{"crdHandler).serveResource.UpdateResource", "PUT custom resources"},
-	{"crdHandler).serveResource.PatchResource", "PATCH custom resources"},
-	{"crdHandler).serveResource.DeleteResource", "DELETE custom resources"},
-	{"crdHandler).serveResource.ListResource", "LIST custom resources"},
-	{"crdHandler).serveResource.GetResource", "GET custom resources"},
-	{"handlers.CreateResource", "POST built-in kinds"},
-	{"handlers.UpdateResource", "PUT built-in kinds"},
-	{"handlers.PatchResource", "PATCH built-in kinds"},
-	{"handlers.(*patcher)", "PATCH built-in kinds"},
-	{"handlers.DeleteResource", "DELETE built-in kinds"},
-	{"handlers.ListResource", "LIST built-in kinds"},
-	{"handlers.GetResource", "GET built-in kinds"},
-	{"storage/etcd3.(*watchChan)", "decoding etcd's events (one per write)"},
-	{"pkg/authentication/", "authentication (client certificates here)"},
-	{"runtime.gcBgMarkWorker", "garbage collection"},
-	{"storage/cacher", "watch cache"},
-	{"net/http", "HTTP, TLS and request filters"},
-	{"crypto/tls", "HTTP, TLS and request filters"},
+func requestKinds() []requestKind {
+	return []requestKind{
+		{"(*WatchServer)", "WATCH (events sent)"},
+		{"crdHandler).serveStatus.UpdateResource", "PUT custom resources/status"},
+		{"crdHandler).serveStatus.PatchResource", "PATCH custom resources/status"},
+		{"crdHandler).serveResource.CreateResource", "POST custom resources"},
+		{"crdHandler).serveResource.UpdateResource", "PUT custom resources"},
+		{"crdHandler).serveResource.PatchResource", "PATCH custom resources"},
+		{"crdHandler).serveResource.DeleteResource", "DELETE custom resources"},
+		{"crdHandler).serveResource.ListResource", "LIST custom resources"},
+		{"crdHandler).serveResource.GetResource", "GET custom resources"},
+		{"handlers.CreateResource", "POST built-in kinds"},
+		{"handlers.UpdateResource", "PUT built-in kinds"},
+		{"handlers.PatchResource", "PATCH built-in kinds"},
+		{"handlers.(*patcher)", "PATCH built-in kinds"},
+		{"handlers.DeleteResource", "DELETE built-in kinds"},
+		{"handlers.ListResource", "LIST built-in kinds"},
+		{"handlers.GetResource", "GET built-in kinds"},
+		{"storage/etcd3.(*watchChan)", "decoding etcd's events (one per write)"},
+		{"pkg/authentication/", "authentication (client certificates here)"},
+		{"runtime.gcBgMarkWorker", "garbage collection"},
+		{"storage/cacher", "watch cache"},
+		{"net/http", "HTTP, TLS and request filters"},
+		{"crypto/tls", "HTTP, TLS and request filters"},
+	}
 }
+
+type requestKind struct{ fn, kind string }
 
 // CPUByRequest reads a CPU profile of the API server and sums its CPU
 // seconds by request kind (requestKinds; "other" for the rest).
@@ -123,9 +127,9 @@ func CPUByRequest(raw []byte) (map[string]float64, error) {
 	if idx < 0 {
 		return nil, fmt.Errorf("not a CPU profile: %v", p.SampleType)
 	}
-	by := map[string]float64{}
+	by, kinds := map[string]float64{}, requestKinds()
 	for _, s := range p.Sample {
-		by[kindOf(s)] += float64(s.Value[idx]) / 1e9
+		by[kindOf(kinds, s)] += float64(s.Value[idx]) / 1e9
 	}
 	for k, v := range by {
 		by[k] = Round(v)
@@ -133,14 +137,14 @@ func CPUByRequest(raw []byte) (map[string]float64, error) {
 	return by, nil
 }
 
-func kindOf(s *profile.Sample) string {
-	best := len(requestKinds)
+func kindOf(kinds []requestKind, s *profile.Sample) string {
+	best := len(kinds)
 	for _, loc := range s.Location {
 		for _, line := range loc.Line {
 			if line.Function == nil {
 				continue
 			}
-			for i, rk := range requestKinds[:best] {
+			for i, rk := range kinds[:best] {
 				if strings.Contains(line.Function.Name, rk.fn) {
 					best = i
 					break
@@ -148,8 +152,8 @@ func kindOf(s *profile.Sample) string {
 			}
 		}
 	}
-	if best == len(requestKinds) {
+	if best == len(kinds) {
 		return "other"
 	}
-	return requestKinds[best].kind
+	return kinds[best].kind
 }

@@ -297,7 +297,7 @@ func (h *Harness) bind(ctx context.Context, sys System, r Run, emu *emulator.Emu
 		return nil, err
 	}
 	smp := startSampler(emu)
-	prof := h.profileAPIServer(ctx, sys.Name()+"-"+r.Mode.Name)
+	prof := h.profileAPIServer(ctx, sys.Name()+"-"+r.Name)
 	start := time.Now()
 	ipAt, err := h.createPods(ctx, sys, r, h.Pods)
 	if err != nil {
