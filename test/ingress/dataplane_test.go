@@ -19,7 +19,7 @@ import (
 func TestScenario2DataPlane(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s2dp", existingLB(t, "s2dp")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s2dp-a", "ins-s2dpa")
 	pods := map[string]string{"test-svc-0": "10.250.12.10", "test-svc-1": "10.250.12.11"}
 	servers := echoServers(t, map[string]string{"test-svc-0": "127.250.12.10", "test-svc-1": "127.250.12.11"})
