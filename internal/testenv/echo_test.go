@@ -33,18 +33,9 @@ func TestRoundTripNamesTheServerThatAnswered(t *testing.T) {
 // One connection carries many lines, as a game client's does.
 func TestEchoAnswersEveryLine(t *testing.T) {
 	s := StartEcho(t, "pod-0", "127.0.0.1:0")
-	c, err := net.DialTimeout("tcp", s.Addr(), EchoTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Close() }()
-	_ = c.SetDeadline(time.Now().Add(EchoTimeout))
-	r := bufio.NewReader(c)
+	c := dial(t, s.Addr())
 	for _, msg := range []string{"one", "two words"} {
-		if _, err := c.Write([]byte(msg + "\n")); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := r.ReadString('\n'); err != nil || got != "pod-0 "+msg+"\n" {
+		if got, err := c.send(msg); err != nil || got != "pod-0 "+msg+"\n" {
 			t.Fatalf("answer %q, %v; want %q", got, err, "pod-0 "+msg+"\n")
 		}
 	}
@@ -54,22 +45,13 @@ func TestEchoAnswersEveryLine(t *testing.T) {
 // refused, as when a Pod's process exits.
 func TestEchoStop(t *testing.T) {
 	s := StartEcho(t, "pod-0", "127.0.0.1:0")
-	c, err := net.DialTimeout("tcp", s.Addr(), EchoTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Close() }()
+	c := dial(t, s.Addr())
 	// The server holds the connection once it has answered on it.
-	if _, err := c.Write([]byte("ping\n")); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetDeadline(time.Now().Add(EchoTimeout))
-	r := bufio.NewReader(c)
-	if _, err := r.ReadString('\n'); err != nil {
+	if _, err := c.send("ping"); err != nil {
 		t.Fatal(err)
 	}
 	s.Stop()
-	if _, err := r.ReadString('\n'); !errors.Is(err, io.EOF) {
+	if _, err := c.r.ReadString('\n'); !errors.Is(err, io.EOF) {
 		t.Errorf("read on an open connection after Stop: %v, want EOF", err)
 	}
 	if got, err := RoundTrip(s.Addr(), "ping"); err == nil {
@@ -122,4 +104,29 @@ func listen(t *testing.T, fn func(net.Conn)) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// conn is a client connection with a deadline of EchoTimeout.
+type conn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func dial(t *testing.T, addr string) *conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, EchoTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(EchoTimeout))
+	return &conn{Conn: c, r: bufio.NewReader(c)}
+}
+
+// send writes msg as a line and returns the answer's line.
+func (c *conn) send(msg string) (string, error) {
+	if _, err := c.Write([]byte(msg + "\n")); err != nil {
+		return "", err
+	}
+	return c.r.ReadString('\n')
 }
