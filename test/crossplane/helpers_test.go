@@ -7,75 +7,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal/xplocaltest"
 )
 
-// wait bounds every poll: generous, because the suite shares two cores
-// with the control plane, core, the provider and the function.
-const wait = 3 * time.Minute
+// wait bounds every poll.
+const wait = xplocaltest.Wait
 
-func eventually(t testing.TB, what string, fn func() error) {
-	t.Helper()
-	if err := testenv.Eventually(context.Background(), wait, fn); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func ensureNamespace(t testing.TB, ns string) {
-	t.Helper()
-	err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	if err != nil && !kerrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
-// existingLB creates a load balancer outside Crossplane, as one a user
-// already has, and returns its id.
-func existingLB(t testing.TB, region, name string) string {
-	t.Helper()
-	c := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
-	var id string
-	eventually(t, "create load balancer "+name, func() error {
-		resp, err := c.CreateLoadBalancer(req)
-		if err != nil {
-			return err
-		}
-		id = *resp.Response.LoadBalancerIds[0]
-		return nil
-	})
-	eventually(t, "load balancer "+name+" up", func() error {
-		if lb, ok := inventoryLB(id); !ok || lb.Status != 1 {
-			return fmt.Errorf("%+v", lb)
-		}
-		return nil
-	})
-	return id
-}
-
-func inventoryLB(id string) (emulator.InventoryLoadBalancer, bool) {
-	for _, lb := range cloud.Inventory().LoadBalancers {
-		if lb.ID == id {
-			return lb, true
-		}
-	}
-	return emulator.InventoryLoadBalancer{}, false
-}
+// eventually polls for at most wait.
+var eventually = xplocaltest.Eventually
 
 // example reads one object of an example file, with edits applied to its
 // YAML text first (ids a user would replace with theirs).

@@ -107,7 +107,7 @@ func activate(t *testing.T) {
 
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(endpointHost)); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(suite.Endpoint)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,9 +116,9 @@ func activate(t *testing.T) {
 func claimWithExisting(t *testing.T) {
 	ctx := context.Background()
 	ns := "examples"
-	ensureNamespace(t, ns)
+	suite.Namespace(t, ns)
 	region := "ap-guangzhou"
-	a, b := existingLB(t, region, "rooms-a"), existingLB(t, region, "rooms-b")
+	a, b := suite.ExistingLB(t, region, "rooms-a"), suite.ExistingLB(t, region, "rooms-b")
 	claim := example(t, "composition/podpublicaddress-claim.yaml", "lb-rooms01", a, "lb-rooms02", b)
 	if err := kube.Create(ctx, claim); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func claimWithExisting(t *testing.T) {
 
 	deleteComposite(t, claimPPA, ns, "rooms")
 	for _, id := range []string{a, b} {
-		lb, ok := inventoryLB(id)
+		lb, ok := suite.InventoryLB(id)
 		if !ok {
 			t.Errorf("existing load balancer %s was deleted", id)
 			continue
@@ -235,9 +235,9 @@ func compositeWithTemplate(t *testing.T) {
 func dedicatedCLBService(t *testing.T) {
 	ctx := context.Background()
 	ns := "demo"
-	ensureNamespace(t, ns)
+	suite.Namespace(t, ns)
 	region := "ap-chengdu"
-	x, y, z := existingLB(t, region, "gs-x"), existingLB(t, region, "gs-y"), existingLB(t, region, "gs-z")
+	x, y, z := suite.ExistingLB(t, region, "gs-x"), suite.ExistingLB(t, region, "gs-y"), suite.ExistingLB(t, region, "gs-z")
 	d := example(t, "composition/dedicatedclbservice.yaml", "lb-xxx", x, "lb-yyy", y, "lb-zzz", z)
 	if err := kube.Create(ctx, d); err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func dedicatedCLBService(t *testing.T) {
 	healthOfComposite(t, waitReady(t, xrDedicated, ns, "gameserver"))
 	deleteComposite(t, xrDedicated, ns, "gameserver")
 	for _, id := range []string{x, y, z} {
-		if lb, ok := inventoryLB(id); !ok || len(lb.Listeners) != 0 {
+		if lb, ok := suite.InventoryLB(id); !ok || len(lb.Listeners) != 0 {
 			t.Errorf("existing load balancer %s: present %v, %d listeners left", id, ok, len(lb.Listeners))
 		}
 	}

@@ -8,85 +8,29 @@
 package crossplane
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal/xplocaltest"
 )
 
 const version = "v0.1.0"
 
 // Shared by the tests of this package, set once in TestMain.
 var (
-	env   *testenv.Env
+	suite *xplocaltest.Suite
 	kube  client.Client
 	cloud *emulator.Emulator
 	local *xplocal.Local
 )
 
+// The tests install the packages themselves: that is their story.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(xplocaltest.Main(m, xplocaltest.Options{Name: "crossplane-e2e", Version: version}, func(s *xplocaltest.Suite) {
+		suite, kube, cloud, local = s, s.Kube, s.Cloud, s.Local
+	}))
 }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	var err error
-	// No provider CRDs: the package manager installs them.
-	if env, err = testenv.Start(testenv.WithCRDs()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-
-	cfg := emulator.DefaultConfig()
-	cfg.TaskDuration = 20 * time.Millisecond
-	var endpoint string
-	if cloud, endpoint, err = emulator.Start(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = cloud.Close() }()
-
-	dir, err := os.MkdirTemp("", "crossplane-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			_ = os.RemoveAll(dir)
-		}
-	}()
-	local, err = xplocal.Start(ctx, xplocal.Options{Env: env, Dir: dir, Version: version})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer local.Stop()
-	kube = local.Kube
-	endpointHost = endpoint
-
-	code := m.Run()
-	if code != 0 {
-		// Keep the logs of core, the provider and the function.
-		keep = true
-		fmt.Fprintln(os.Stderr, "logs of crossplane, the provider and the function are in", dir)
-		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		for _, l := range logs {
-			fmt.Fprintln(os.Stderr, " ", l)
-		}
-	}
-	return code
-}
-
-// endpointHost is the emulator's host:port for ProviderConfigs.
-var endpointHost string

@@ -1,15 +1,14 @@
 package ingress
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
 // TestScenario2DataPlane: scenario 2 (CLB straight to the Pods) with
@@ -20,11 +19,11 @@ import (
 func TestScenario2DataPlane(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s2dp", existingLB(t, "s2dp")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s2dp-a", "ins-s2dpa")
 	pods := map[string]string{"test-svc-0": "10.250.12.10", "test-svc-1": "10.250.12.11"}
 	servers := echoServers(t, map[string]string{"test-svc-0": "127.250.12.10", "test-svc-1": "127.250.12.11"})
-	port := servers["test-svc-0"].port
+	port := servers["test-svc-0"].Port()
 	svc := newService(t, ns, "test-svc", 28080, port)
 	for _, p := range []string{"test-svc-0", "test-svc-1"} {
 		svc.add(t, p, pods[p], "s2dp-a", 0)
@@ -40,7 +39,7 @@ func TestScenario2DataPlane(t *testing.T) {
 	// Round robin over the two targets: both Pods answer.
 	seen := map[string]bool{}
 	eventually(t, "both Pods answer through "+vip, func() error {
-		got, err := roundTrip(vip)
+		got, err := testenv.RoundTrip(vip, "hello")
 		if err != nil {
 			return err
 		}
@@ -52,7 +51,7 @@ func TestScenario2DataPlane(t *testing.T) {
 	})
 
 	// A Pod whose server stops fails the load balancer's check.
-	servers["test-svc-1"].stop()
+	servers["test-svc-1"].Stop()
 	waitHealth(t, "the stopped server's backend Unhealthy", ns, in.GetName(),
 		map[string]string{target("test-svc-0"): "Healthy", target("test-svc-1"): "Unhealthy"})
 
@@ -65,7 +64,7 @@ func TestScenario2DataPlane(t *testing.T) {
 	waitHealth(t, "one backend left", ns, in.GetName(), map[string]string{target("test-svc-0"): "Healthy"})
 	eventually(t, "every round trip reaches test-svc-0", func() error {
 		for range 4 {
-			got, err := roundTrip(vip)
+			got, err := testenv.RoundTrip(vip, "hello")
 			if err != nil {
 				return err
 			}
@@ -78,64 +77,17 @@ func TestScenario2DataPlane(t *testing.T) {
 	remove(t, in, lb)
 }
 
-// echoServer is a Pod's server: it answers a line with the Pod's name.
-type echoServer struct {
-	ln   net.Listener
-	port int32
-}
-
-func (s *echoServer) stop() { _ = s.ln.Close() }
-
 // echoServers starts one server per Pod, each on its address (Pod → its
 // loopback image), all on one port as a Service's target port is.
-func echoServers(t testing.TB, addrs map[string]string) map[string]*echoServer {
+func echoServers(t testing.TB, addrs map[string]string) map[string]*testenv.EchoServer {
 	t.Helper()
-	out := map[string]*echoServer{}
+	out := map[string]*testenv.EchoServer{}
 	port := "0"
 	for pod, addr := range addrs {
-		ln, err := net.Listen("tcp", net.JoinHostPort(addr, port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = ln.Close() })
-		p := ln.Addr().(*net.TCPAddr).Port
-		port = strconv.Itoa(p)
-		out[pod] = &echoServer{ln: ln, port: int32(p)} //nolint:gosec // a TCP port
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer func() { _ = c.Close() }()
-					_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-					if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
-						_, _ = c.Write([]byte(pod + "\n"))
-					}
-				}()
-			}
-		}()
+		out[pod] = testenv.StartEcho(t, pod, net.JoinHostPort(addr, port))
+		port = strconv.Itoa(int(out[pod].Port()))
 	}
 	return out
-}
-
-// roundTrip sends a line to addr and returns the answering Pod's name.
-func roundTrip(addr string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = c.Close() }()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte("hello\n")); err != nil {
-		return "", err
-	}
-	got, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return "", fmt.Errorf("round trip through %s: %w", addr, err)
-	}
-	return strings.TrimSuffix(got, "\n"), nil
 }
 
 // ruleListener returns the first rule's only listener in the Ingress's

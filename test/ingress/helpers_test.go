@@ -9,9 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,13 +22,15 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal/xplocaltest"
 )
 
-// wait bounds every poll: generous, because the suite shares two cores
-// with the control plane, core, the provider and the function.
-const wait = 3 * time.Minute
+// wait bounds every poll.
+const wait = xplocaltest.Wait
+
+// eventually polls for at most wait.
+var eventually = xplocaltest.Eventually
 
 // region is the default ClusterProviderConfig's.
 const region = "ap-guangzhou"
@@ -40,58 +40,11 @@ var (
 	claimIngress = schema.GroupVersionKind{Group: "claims.workload.tencentcloud.crossplane.io", Version: "v1alpha1", Kind: "Ingress"}
 )
 
-func eventually(t testing.TB, what string, fn func() error) {
-	t.Helper()
-	if err := testenv.Eventually(context.Background(), wait, fn); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-func namespace(t testing.TB, ns string) {
-	t.Helper()
-	err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	if err != nil && !kerrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
-
 // existingLB creates a load balancer outside Crossplane, as the one a bcs
 // user names in the annotation, and returns its id.
 func existingLB(t testing.TB, name string) string {
 	t.Helper()
-	return existingLBIn(t, region, name)
-}
-
-func existingLBIn(t testing.TB, region, name string) string {
-	t.Helper()
-	c := emulatortest.NewSDKClient(t, cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
-	var id string
-	eventually(t, "create load balancer "+name, func() error {
-		resp, err := c.CreateLoadBalancer(req)
-		if err != nil {
-			return err
-		}
-		id = *resp.Response.LoadBalancerIds[0]
-		return nil
-	})
-	eventually(t, "load balancer "+name+" up", func() error {
-		if lb, ok := inventoryLB(id); !ok || lb.Status != 1 {
-			return fmt.Errorf("%+v", lb)
-		}
-		return nil
-	})
-	return id
-}
-
-func inventoryLB(id string) (emulator.InventoryLoadBalancer, bool) {
-	for _, lb := range cloud.Inventory().LoadBalancers {
-		if lb.ID == id {
-			return lb, true
-		}
-	}
-	return emulator.InventoryLoadBalancer{}, false
+	return suite.ExistingLB(t, region, name)
 }
 
 // cloudView is a load balancer's listeners as the emulator has them:
@@ -100,7 +53,7 @@ func inventoryLB(id string) (emulator.InventoryLoadBalancer, bool) {
 type cloudView map[string]map[string]int
 
 func view(id string) cloudView {
-	lb, _ := inventoryLB(id)
+	lb, _ := suite.InventoryLB(id)
 	out := cloudView{}
 	targets := func(ts []emulator.InventoryTarget) map[string]int {
 		m := map[string]int{}
@@ -177,7 +130,7 @@ func remove(t testing.TB, u *unstructured.Unstructured, lbID string) {
 	if _, err := local.DeleteComposite(context.Background(), u.GroupVersionKind(), u.GetNamespace(), u.GetName(), wait); err != nil {
 		t.Fatal(err)
 	}
-	lb, ok := inventoryLB(lbID)
+	lb, ok := suite.InventoryLB(lbID)
 	if !ok {
 		t.Fatalf("load balancer %s was deleted with the Ingress", lbID)
 	}

@@ -19,7 +19,7 @@ import (
 func TestScenario1NodePort(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s1", existingLB(t, "s1")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s1-a", "ins-s1a")
 	node(t, "s1-b", "ins-s1b")
 	node(t, "s1-c", "ins-s1c")
@@ -60,7 +60,7 @@ func TestScenario1NodePort(t *testing.T) {
 func TestScenario2Direct(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s2", existingLB(t, "s2")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s2-a", "ins-s2a")
 	svc := newService(t, ns, "test-svc", 28080, 8080)
 	svc.add(t, "test-svc-0", "10.12.0.10", "s2-a", 0)
@@ -103,7 +103,7 @@ func TestScenario2Direct(t *testing.T) {
 func TestScenario3HostPort(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s3", existingLB(t, "s3")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s3-a", "ins-s3a")
 	node(t, "s3-b", "ins-s3b")
 	svc := newService(t, ns, "test-svc", 28080, 8080)
@@ -120,14 +120,14 @@ func TestScenario3HostPort(t *testing.T) {
 func TestScenario4HTTPS(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s4", existingLB(t, "s4")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s4-a", "ins-s4a")
 	svc := newService(t, ns, "test-tcp", 8080, 8080)
 	svc.add(t, "test-tcp-0", "10.14.0.10", "s4-a", 0)
 	in := seed(t, "s4-https.yaml", "lb-xxxxxxx", lb, "default", ns)
 	apply(t, in)
 	waitView(t, "the route's targets", lb, cloudView{"HTTPS 443 www.qq.com/path1": {fmt.Sprintf("ins-s4a:%d", svc.nodePort): 10}})
-	lbv, _ := inventoryLB(lb)
+	lbv, _ := suite.InventoryLB(lb)
 	if c := lbv.Listeners[0]; c.Protocol != "HTTPS" {
 		t.Errorf("listener %+v", c)
 	}
@@ -140,7 +140,7 @@ func TestScenario4HTTPS(t *testing.T) {
 func TestScenario5Segments(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s5", existingLB(t, "s5")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	for i := range 6 {
 		readyPod(t, ns, fmt.Sprintf("gameserver-%d", i), fmt.Sprintf("10.15.0.%d", 10+i), "", map[string]string{"app": "gameserver"},
 			corev1.ContainerPort{ContainerPort: int32(30000 + 5*i), Protocol: corev1.ProtocolUDP})
@@ -166,7 +166,7 @@ func TestScenario5Segments(t *testing.T) {
 func TestScenario7ServiceWeights(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s7", existingLB(t, "s7")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s7-a", "ins-s7a")
 	node(t, "s7-b", "ins-s7b")
 	svc1, svc2 := newService(t, ns, "svc1", 8080, 8080), newService(t, ns, "svc2", 8080, 8080)
@@ -184,7 +184,7 @@ func TestScenario7ServiceWeights(t *testing.T) {
 func TestScenario8SubsetWeights(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s8", existingLB(t, "s8")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	node(t, "s8-a", "ins-s8a")
 	svc := newService(t, ns, "nginx-v2", 8080, 8080)
 	svc.add(t, "nginx-v2-1-a", "10.18.0.10", "s8-a", 0, "version", "v2-1")
@@ -203,7 +203,7 @@ func TestScenario8SubsetWeights(t *testing.T) {
 func TestScenario9HTTPSPerPod(t *testing.T) {
 	t.Parallel()
 	ns, lb := "s9", existingLB(t, "s9")
-	namespace(t, ns)
+	suite.Namespace(t, ns)
 	for i := range 6 {
 		readyPod(t, ns, fmt.Sprintf("gameserver-%d", i), fmt.Sprintf("10.19.0.%d", 10+i), "", map[string]string{"app": "gameserver"},
 			corev1.ContainerPort{ContainerPort: int32(30000 + i)})
@@ -224,8 +224,8 @@ func TestScenario9HTTPSPerPod(t *testing.T) {
 func TestClaimByNameInAnotherRegion(t *testing.T) {
 	t.Parallel()
 	ns, name := "claims", "edge-shanghai"
-	lb := existingLBIn(t, "ap-shanghai", name)
-	namespace(t, ns)
+	lb := suite.ExistingLB(t, "ap-shanghai", name)
+	suite.Namespace(t, ns)
 	node(t, "claims-a", "ins-claimsa")
 	svc := newService(t, ns, "nginx", 8080, 80)
 	svc.add(t, "nginx-0", "10.20.0.10", "claims-a", 0)

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"net"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,41 +10,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
-
-// serveTCP listens on a loopback port and accepts (and drops) connections
-// until the test ends or stop is called.
-func serveTCP(t *testing.T) (port int64, stop func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	stop = func() { _ = ln.Close() }
-	t.Cleanup(stop)
-	return int64(ln.Addr().(*net.TCPAddr).Port), stop
-}
-
-// closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) int64 {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := int64(ln.Addr().(*net.TCPAddr).Port)
-	_ = ln.Close()
-	return port
-}
 
 // healthOf returns the TargetSet's status health verdicts by ip:port.
 func healthOf(ts *v1alpha1.TargetSet) map[string]string {
@@ -75,8 +41,12 @@ func TestTargetSetHealth(t *testing.T) {
 	ns := namespace(t)
 	lbID := fixtureLB(t)
 	lisID := fixtureListener(t, lbID, "TCP", 9100)
-	up, stop := serveTCP(t)
-	down := closedPort(t)
+	srv := testenv.StartEcho(t, "up", "127.0.0.1:0")
+	up := int64(srv.Port())
+	// A port nothing listens on: a server's that stopped.
+	closed := testenv.StartEcho(t, "down", "127.0.0.1:0")
+	closed.Stop()
+	down := int64(closed.Port())
 
 	ts := newTargetSet(ns, "health", lbID, lisID, []v1alpha1.Target{eniTarget("127.0.0.1", up), eniTarget("127.0.0.1", down)})
 	if err := kube.Create(ctx, ts); err != nil {
@@ -103,7 +73,7 @@ func TestTargetSetHealth(t *testing.T) {
 		t.Errorf("the TargetSet was written while its health did not change: resourceVersion %s, then %s", rv, ts.GetResourceVersion())
 	}
 
-	stop()
+	srv.Stop()
 	waitHealth(t, ts, map[string]string{upKey: "Unhealthy", downKey: "Unhealthy"})
 
 	if err := kube.Delete(ctx, ts); err != nil {

@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"maps"
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -23,6 +21,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
 // The test API server runs no kube-controller-manager, so the tests write
@@ -571,25 +570,8 @@ func TestTargetSetServiceBurstCoalesces(t *testing.T) {
 // reaches that address. The cloud and the TargetSet show 10.250.0.7.
 func TestTargetSetServiceDataPlane(t *testing.T) {
 	const ip, served = "10.250.0.7", "127.250.0.7"
-	ln, err := net.Listen("tcp", net.JoinHostPort(served, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer func() { _ = c.Close() }()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				_, _ = c.Write([]byte("echo " + line))
-			}()
-		}
-	}()
-	port := int32(ln.Addr().(*net.TCPAddr).Port) //nolint:gosec // a TCP port
+	srv := testenv.StartEcho(t, "echo-0", net.JoinHostPort(served, "0"))
+	port := srv.Port()
 
 	ns := namespace(t)
 	lbID := fixtureLB(t)
@@ -607,21 +589,12 @@ func TestTargetSetServiceDataPlane(t *testing.T) {
 
 	lb, _ := inventoryLB(lbID)
 	eventually(t, "a round trip through "+lb.VIP+":38080", func() error {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(lb.VIP, "38080"), time.Second)
+		got, err := testenv.RoundTrip(net.JoinHostPort(lb.VIP, "38080"), "hello")
 		if err != nil {
 			return err
 		}
-		defer func() { _ = c.Close() }()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := c.Write([]byte("hello\n")); err != nil {
-			return err
-		}
-		got, err := bufio.NewReader(c).ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if got != "echo hello\n" {
-			return errors.Errorf("got %q", got)
+		if got != srv.Name {
+			return errors.Errorf("answered by %s, want %s", got, srv.Name)
 		}
 		return nil
 	})

@@ -1,7 +1,6 @@
 package nat
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,14 +112,10 @@ func TestEndToEnd(t *testing.T) {
 	ips := make([]string, pods)
 	for i := range pods {
 		ips[i] = fmt.Sprintf("127.77.0.%d", i+1)
-		ln, err := net.Listen("tcp", net.JoinHostPort(ips[i], fmt.Sprint(containerPort)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = ln.Close() })
-		go echo(ln)
+		name := fmt.Sprintf("room-%d", i)
+		testenv.StartEcho(t, name, net.JoinHostPort(ips[i], fmt.Sprint(containerPort)))
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-			Namespace: podNS, Name: fmt.Sprintf("room-%d", i), Labels: map[string]string{"app": "room"},
+			Namespace: podNS, Name: name, Labels: map[string]string{"app": "room"},
 			Annotations:     map[string]string{podannotation.AnnotationPorts: fmt.Sprintf("%d pool", containerPort)},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}},
 		}}
@@ -555,53 +550,21 @@ func targetsAre(t *testing.T, emu *emulator.Emulator, what string, want []string
 	})
 }
 
-// roundTrips sends a line through each address and waits for its echo.
+// roundTrips waits for a round trip through each address, addrs[i] being
+// room-i's, to be answered by its own Pod's process.
 func roundTrips(t *testing.T, addrs []string) {
 	t.Helper()
-	for _, addr := range addrs {
+	for i, addr := range addrs {
 		poll(t, "a round trip through "+addr, func() error {
-			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			got, err := testenv.RoundTrip(addr, "ping "+addr)
 			if err != nil {
 				return err
 			}
-			defer func() { _ = c.Close() }()
-			_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-			if _, err := fmt.Fprintln(c, "ping "+addr); err != nil {
-				return err
-			}
-			got, err := bufio.NewReader(c).ReadString('\n')
-			if err != nil {
-				return err
-			}
-			if got != "ping "+addr+"\n" {
-				return fmt.Errorf("got %q", got)
+			if want := fmt.Sprintf("room-%d", i); got != want {
+				return fmt.Errorf("answered by %s, want %s", got, want)
 			}
 			return nil
 		})
-	}
-}
-
-// echo answers each connection of ln with the lines it reads, until ln
-// closes.
-func echo(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer func() { _ = c.Close() }()
-			r := bufio.NewReader(c)
-			for {
-				line, err := r.ReadBytes('\n')
-				if err != nil {
-					return
-				}
-				if _, err := c.Write(line); err != nil {
-					return
-				}
-			}
-		}()
 	}
 }
 

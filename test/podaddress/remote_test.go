@@ -1,7 +1,6 @@
 package podaddress
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -188,13 +186,8 @@ func TestRemotePodDataPlane(t *testing.T) {
 	pool(t, ns, "pool", []string{"lb-0"}, 46000, 46004, func(pp *clbv1alpha1.PortPool) { pp.Spec.ProviderConfigReference = ref })
 
 	const podIP = "127.62.0.5"
-	ln, err := net.Listen("tcp", podIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go echo(ln)
-	port := int32(ln.Addr().(*net.TCPAddr).Port) //nolint:gosec // G115: a TCP port.
+	srv := testenv.StartEcho(t, "dp-0", podIP+":0")
+	port := srv.Port()
 
 	rp := remotePod(t, ns, "dp-0", podIP, map[string]string{ourPorts: fmt.Sprintf("%d pool", port)}, func(rp *v1alpha1.RemotePod) {
 		rp.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, Protocol: corev1.ProtocolTCP}}
@@ -202,47 +195,15 @@ func TestRemotePodDataPlane(t *testing.T) {
 	b := bound(t, ns, rp.Name).Status.Bindings[0]
 	addr := net.JoinHostPort(b.VIPs[0], strconv.Itoa(int(b.Port)))
 	eventually(t, "a round trip through "+addr, func() error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		got, err := testenv.RoundTrip(addr, "ping")
 		if err != nil {
 			return err
 		}
-		defer func() { _ = c.Close() }()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := fmt.Fprintln(c, "ping"); err != nil {
-			return err
-		}
-		got, err := bufio.NewReader(c).ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if got != "ping\n" {
-			return errors.Errorf("got %q, want ping", got)
+		if got != srv.Name {
+			return errors.Errorf("answered by %s, want %s", got, srv.Name)
 		}
 		return nil
 	})
-}
-
-// echo answers each connection of ln with what it reads, until ln closes.
-func echo(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer func() { _ = c.Close() }()
-			r := bufio.NewReader(c)
-			for {
-				line, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if _, err := c.Write([]byte(line)); err != nil {
-					return
-				}
-			}
-		}()
-	}
 }
 
 // TestRemotePodPolicy: a policy in the cluster's namespace selects
