@@ -9,7 +9,7 @@ TEST_FLAGS  ?= -count=1 -timeout=30m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench bench-smoke bench-micro soak xpkg clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench bench-scale bench-smoke bench-micro soak xpkg clean
 
 all: build
 
@@ -63,6 +63,12 @@ demo:
 ## (the peer's defaults reach it) and the memory run by -memory-timeout.
 bench:
 	$(GO) run ./cmd/bench -pods 1000 -steady 4m -timeout 4m -mode 'max-wait-2s=--target-batch-max-wait=2s' -memory-pods 10000 -memory-others 1000 -memory-timeout 6m
+
+## bench-scale: the provider alone at 5000 Pods (100 load balancers),
+## written beside make bench's results: bench/results-5000.json and
+## docs/performance-5000.md. About 15 minutes on a 2-core machine.
+bench-scale:
+	$(GO) run ./cmd/bench -systems provider -pods 5000 -steady 0 -timeout 8m -out bench/results-5000.json -docs docs/performance-5000.md -plots docs/performance-5000
 
 ## bench-smoke: a short run of the same harness; it writes its results
 ## under _output/ and leaves the docs alone.

@@ -125,7 +125,8 @@ func run(o options) error {
 		fmt.Printf("[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
 	res := &bench.Results{Machine: bench.ThisMachine(), Settings: bench.Settings{
-		Pods: o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
+		Command: commandLine(os.Args[1:]),
+		Pods:    o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,
 		APIServerProfileSeconds: o.apiserverProfileTime.Seconds(),
 		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) are given",
@@ -251,7 +252,15 @@ func report(o options, root string, res *bench.Results) error {
 	if err != nil {
 		return err
 	}
-	md := bench.Markdown(res, rel, names)
+	results := o.out
+	if o.render != "" {
+		results = o.render
+	}
+	resultsRel, err := filepath.Rel(filepath.Dir(abs(root, o.docs)), abs(root, results))
+	if err != nil {
+		return err
+	}
+	md := bench.Markdown(res, filepath.ToSlash(resultsRel), rel, names)
 	if err := os.MkdirAll(filepath.Dir(abs(root, o.docs)), 0o750); err != nil {
 		return err
 	}
@@ -267,4 +276,17 @@ func abs(root, p string) string {
 		return p
 	}
 	return filepath.Join(root, p)
+}
+
+// commandLine is how this run was started, for the report: the go run
+// form, each argument quoted when the shell would need it.
+func commandLine(args []string) string {
+	parts := []string{"go run ./cmd/bench"}
+	for _, a := range args {
+		if strings.ContainsAny(a, " '\"$*?") || a == "" {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

@@ -19,3 +19,12 @@ func TestModeFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandLine: the report names the command a reader can paste.
+func TestCommandLine(t *testing.T) {
+	got := commandLine([]string{"-pods", "5000", "-mode", "max-wait-2s=--target-batch-max-wait=2s --x=1", "-out", ""})
+	want := "go run ./cmd/bench -pods 5000 -mode 'max-wait-2s=--target-batch-max-wait=2s --x=1' -out ''"
+	if got != want {
+		t.Errorf("commandLine = %q, want %q", got, want)
+	}
+}

@@ -187,7 +187,7 @@ func TestResultsRoundTripAndRender(t *testing.T) {
 	if string(a) != string(b) {
 		t.Errorf("results changed through the file:\n%s\n%s", a, b)
 	}
-	md := Markdown(back, "performance", []string{"bind-latency-cdf.png"})
+	md := Markdown(back, "../bench/results.json", "performance", []string{"bind-latency-cdf.png"})
 	for _, want := range []string{
 		"| LeastUsed: Pod IP → published p99 | ≤ 2 s | 1.90 s (p50 0.50 s) | met |",
 		"| provider | naive | | not available |",

@@ -9,14 +9,18 @@ import (
 // Markdown renders docs/performance.md from a run: how it was measured,
 // every goal beside its figure, every figure per run and the plots
 // (file names under plotDir, relative to the page).
-func Markdown(r *Results, plotDir string, plots []string) string {
+func Markdown(r *Results, resultsFile, plotDir string, plots []string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Performance\n\n")
-	w("<!-- Written by `make bench` (go run ./cmd/bench) from bench/results.json: do not edit; re-run it. -->\n\n")
-	w("Every figure on this page is from one run of `make bench` (`go run ./cmd/bench`), ")
+	command := r.Settings.Command
+	if command == "" {
+		command = "make bench" // results from before the command was kept came from it
+	}
+	w("<!-- Written by `%s` from %s: do not edit; re-run it. -->\n\n", command, path.Base(resultsFile))
+	w("Every figure on this page is from one run of `%s`, ", command)
 	w("on %s, %d cores, %s, %s, which took %.1f minutes. ", r.Machine.CPU, r.Machine.Cores, r.Machine.GoVersion, r.Machine.Date, r.Seconds/60)
-	w("The raw results are in [bench/results.json](../bench/results.json).\n\n")
+	w("The raw results are in [%s](%s).\n\n", path.Base(resultsFile), resultsFile)
 	w("## How it is measured\n\n")
 	w("- Everything runs on the one machine: kube-apiserver and etcd (the local control plane of `internal/testenv`), ")
 	w("the emulator, the system under test and the harness that plays the workload.\n")

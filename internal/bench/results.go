@@ -19,6 +19,9 @@ type Results struct {
 
 // Settings are the run's parameters.
 type Settings struct {
+	// Command is how the run was started (go run ./cmd/bench and its
+	// arguments).
+	Command           string  `json:"command,omitempty"`
 	Pods              int     `json:"pods"`
 	LoadBalancers     int     `json:"loadBalancers"`
 	PortsPerLB        int     `json:"portsPerLoadBalancer"`
