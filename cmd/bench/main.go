@@ -19,6 +19,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/bench"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
@@ -60,12 +61,22 @@ type modes []bench.Mode
 
 func (m *modes) String() string { return fmt.Sprint(*m) }
 
+// Set takes name[:Policy]=flags: the pool's allocation policy is
+// LeastUsed unless named.
 func (m *modes) Set(v string) error {
 	name, flags, ok := strings.Cut(v, "=")
+	name, policy, _ := strings.Cut(name, ":")
 	if !ok || name == "" {
-		return fmt.Errorf("want name=--flag=value ..., got %q", v)
+		return fmt.Errorf("want name[:Policy]=--flag=value ..., got %q", v)
 	}
-	*m = append(*m, bench.Mode{Name: name, Policy: "LeastUsed", Flags: strings.Fields(flags)})
+	switch policy {
+	case "":
+		policy = clbv1alpha1.PolicyLeastUsed
+	case clbv1alpha1.PolicyLeastUsed, clbv1alpha1.PolicyInOrder:
+	default:
+		return fmt.Errorf("mode %s: policy %q: want %s or %s", name, policy, clbv1alpha1.PolicyLeastUsed, clbv1alpha1.PolicyInOrder)
+	}
+	*m = append(*m, bench.Mode{Name: name, Policy: policy, Flags: strings.Fields(flags)})
 	return nil
 }
 
@@ -90,7 +101,7 @@ func main() {
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
 	flag.StringVar(&o.plots, "plots", "docs/performance", "Directory of the PNG plots.")
 	flag.StringVar(&o.render, "render", "", "Only render -docs and -plots from this results file.")
-	flag.Var(&o.extra, "mode", "An extra provider mode, name=flags (e.g. 'rate100=--max-reconcile-rate=100'), run with LeastUsed after the built-in ones; repeatable.")
+	flag.Var(&o.extra, "mode", "An extra provider mode, name[:Policy]=flags (e.g. 'rate100=--max-reconcile-rate=100', 'fast:InOrder=--target-batch-window=50ms'), run after the built-in ones (LeastUsed unless named); repeatable.")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

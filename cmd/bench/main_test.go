@@ -13,7 +13,13 @@ func TestModeFlag(t *testing.T) {
 	if len(m) != 1 || m[0].Name != "rate100" || m[0].Policy != "LeastUsed" || !slices.Equal(m[0].Flags, []string{"--max-reconcile-rate=100", "--poll=30s"}) {
 		t.Errorf("parsed %+v", m)
 	}
-	for _, bad := range []string{"no-equals", "=--flag"} {
+	if err := m.Set("fast:InOrder=--target-batch-window=50ms"); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || m[1].Name != "fast" || m[1].Policy != "InOrder" || !slices.Equal(m[1].Flags, []string{"--target-batch-window=50ms"}) {
+		t.Errorf("parsed %+v", m)
+	}
+	for _, bad := range []string{"no-equals", "=--flag", "x:Random=--flag", ":InOrder=--flag"} {
 		if err := m.Set(bad); err == nil {
 			t.Errorf("Set(%q) did not fail", bad)
 		}
