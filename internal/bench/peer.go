@@ -252,9 +252,14 @@ func PeerGoals(r *Results) []Goal {
 	pb, vb := fastest(prov, "naive"), fastest(peer, "")
 	if pb != nil && vb != nil {
 		ratio := vb.Bind.Seconds / pb.Bind.Seconds
+		b := pb.Bind
+		cpu := b.APIServerCPU + b.EtcdCPU + b.SystemCPU + b.HarnessCPU
+		cores := float64(max(r.Machine.Cores, 1))
 		gs = append(gs, Goal{Figure: "at both best settings, against the peer: all published", Goal: "≥ 3× faster",
 			Measured: fmt.Sprintf("%.1f s (%s) vs %.1f s (%s): %.2f×", pb.Bind.Seconds, pb.Mode, vb.Bind.Seconds, vb.Mode, ratio),
-			Met:      verdict(ratio >= 3)})
+			Met:      verdict(ratio >= 3),
+			Cause: fmt.Sprintf("our run used %.1f CPU-seconds (API server %.1f), at least %.1f s on %.0f cores: it is at this "+
+				"machine's CPU floor; 3× needed the peer at ≥ %.1f s", cpu, b.APIServerCPU, cpu/cores, cores, 3*b.Seconds)})
 	}
 	return gs
 }

@@ -198,7 +198,8 @@ func memoryCause(m Memory) string {
 	}
 	return fmt.Sprintf("at rest the Go heap holds %s and the collector's next target is %s: by default it lets the heap grow "+
 		"to twice the data live at its last collection (about %s here), and no memory limit applied (--memory-limit follows a "+
-		"container's memory limit; this process had none); the other %s of RSS is the Go runtime, stacks and the binary's pages",
+		"container's memory limit; this process had none); the other %s of RSS is heap memory held for reuse, the Go runtime, "+
+		"stacks and the binary's pages",
 		MiB(m.RestHeap), MiB(m.RestNextGC), MiB(m.RestNextGC/2), MiB(max(m.RestRSS-m.RestHeap, 0)))
 }
 
