@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/google/pprof/profile"
-	"k8s.io/client-go/rest"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
 // profileAPIServer starts a CPU profile of the API server (its
@@ -55,24 +54,7 @@ func (h *Harness) profileAPIServer(ctx context.Context, name string) (end func()
 }
 
 func (h *Harness) fetchProfile(ctx context.Context) ([]byte, error) {
-	hc, err := rest.HTTPClientFor(h.Env.Config)
-	if err != nil {
-		return nil, err
-	}
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(h.Env.Config.Host, "/"), max(int(h.APIServerProfileTime.Seconds()), 1))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return io.ReadAll(resp.Body)
+	return testenv.APIServerGet(ctx, h.Env.Config, fmt.Sprintf("/debug/pprof/profile?seconds=%d", max(int(h.APIServerProfileTime.Seconds()), 1)))
 }
 
 // requestKinds name what the API server was doing by the functions on a

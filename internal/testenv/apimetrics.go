@@ -1,10 +1,10 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -48,24 +48,12 @@ type APIRequests map[APIRequest]float64
 // counters hold since the API server started: take the difference of two
 // scrapes (Sub) to count what happened in between.
 func ScrapeAPIRequests(ctx context.Context, cfg *rest.Config) (APIRequests, error) {
-	hc, err := rest.HTTPClientFor(cfg)
+	raw, err := APIServerMetrics(ctx, cfg)
 	if err != nil {
 		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("API server /metrics: %s", resp.Status)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("cannot parse the API server's metrics: %w", err)
 	}

@@ -18,11 +18,17 @@ import (
 // apiserver_request_total counts every request by verb and resource, a
 // benchmark's way to count what a controller asked of it.
 func APIServerMetrics(ctx context.Context, cfg *rest.Config) ([]byte, error) {
+	return APIServerGet(ctx, cfg, "/metrics")
+}
+
+// APIServerGet reads one of the API server's non-resource paths (/metrics,
+// /debug/pprof/...) with cfg's credentials.
+func APIServerGet(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +38,7 @@ func APIServerMetrics(ctx context.Context, cfg *rest.Config) ([]byte, error) {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("API server /metrics: %s", resp.Status)
+		return nil, fmt.Errorf("API server %s: %s", path, resp.Status)
 	}
 	return io.ReadAll(resp.Body)
 }
