@@ -21,11 +21,23 @@ import (
 func CacheOptions(syncPeriod *time.Duration) cache.Options {
 	// One table for the kinds whose objects share strings.
 	strs := intern.New()
+	strip := cache.TransformStripManagedFields()
 	return cache.Options{
 		SyncPeriod: syncPeriod,
 		// Nothing reads managed fields; at 10k Pods and PodAddresses
-		// they are a large share of the cache.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// they are a large share of the cache. PodAddresses, one per Pod
+		// too, are kept whole with shared strings interned. They are
+		// handled here rather than in ByObject, which only takes kinds
+		// the API server serves when the manager starts: under safe-start
+		// the provider starts before its CRDs are active.
+		DefaultTransform: func(in any) (any, error) {
+			if pa, ok := in.(*networkv1alpha1.PodAddress); ok {
+				internPA(strs, pa)
+				return pa, nil
+			}
+			return strip(in)
+		},
+		// Only built-in kinds (TestCacheOptionsByObjectBuiltIn).
 		ByObject: map[client.Object]cache.ByObject{
 			// The safe-start gate watches every CRD of the cluster; it
 			// needs their names and conditions, not their schemas.
@@ -33,8 +45,6 @@ func CacheOptions(syncPeriod *time.Duration) cache.Options {
 			// Every Pod of the cluster is cached; the controllers read a
 			// few of its fields (podcache.Slim lists them).
 			&corev1.Pod{}: {Transform: podcache.Transform(strs)},
-			// One per Pod too: kept whole, with shared strings interned.
-			&networkv1alpha1.PodAddress{}: {Transform: internPodAddress(strs)},
 		},
 	}
 }

@@ -5,21 +5,9 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 )
 
-// internPodAddress is the PodAddress cache's transform: managed fields
-// stripped (as every cached object's), and the strings that many
-// PodAddresses share interned. Nothing is dropped: the controller updates
-// PodAddresses from their cached copies.
-func internPodAddress(t *intern.Table) func(any) (any, error) {
-	return func(in any) (any, error) {
-		pa, ok := in.(*networkv1alpha1.PodAddress)
-		if !ok {
-			return in, nil
-		}
-		internPA(t, pa)
-		return pa, nil
-	}
-}
-
+// internPA strips pa's managed fields (as every cached object's) and
+// interns the strings that many PodAddresses share. Nothing is dropped:
+// the controller updates PodAddresses from their cached copies.
 func internPA(t *intern.Table, pa *networkv1alpha1.PodAddress) {
 	pa.ManagedFields = nil
 	t.Meta(&pa.ObjectMeta)
