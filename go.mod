@@ -33,6 +33,7 @@ require (
 	github.com/chzyer/readline v1.5.1 // indirect
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b // indirect
+	k8s.io/cri-api v0.35.3 // indirect
 )
 
 require (

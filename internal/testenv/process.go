@@ -31,6 +31,7 @@ func StartProcess(dir, name, bin string, env []string, args ...string) (*Process
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return nil, err

@@ -71,6 +71,18 @@ func WithCRDs(paths ...string) Option {
 	}
 }
 
+// ForNode sets the API server up as a cluster with nodes needs it: the
+// ServiceAccount admission plugin on (envtest turns it off), so Pods get
+// their ServiceAccount's token mounted the way the kubelet expects.
+func ForNode() Option {
+	return func(e *envtest.Environment) {
+		if e.ControlPlane.APIServer == nil {
+			e.ControlPlane.APIServer = &envtest.APIServer{}
+		}
+		e.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "")
+	}
+}
+
 // Start starts etcd and kube-apiserver and installs the CRDs in
 // package/crds. Call Stop when done.
 func Start(opts ...Option) (*Env, error) {
@@ -135,6 +147,10 @@ func (e *Env) UserKubeConfig(name string, groups ...string) ([]byte, error) {
 	}
 	return u.KubeConfig()
 }
+
+// CertDir is the API server's certificate folder, which holds the key
+// ServiceAccount tokens are signed with (sa-signer.key).
+func (e *Env) CertDir() string { return e.env.ControlPlane.APIServer.CertDir }
 
 // Stop stops the control plane and removes its data.
 func (e *Env) Stop() error { return e.env.Stop() }

@@ -1,0 +1,176 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// The node's fixed network. Fixed names let a later run find and remove
+// what a killed one left behind; the lock in Start keeps runs apart.
+const (
+	// Dummy is the local device the Pod and Service ranges are routed to,
+	// so a packet for an address no Pod or Service holds is dropped here
+	// instead of following the default route out of the machine.
+	Dummy = "ptn-dummy0"
+	// Bridge is the CNI bridge the Pods are attached to.
+	Bridge = "ptn-cni0"
+	// Name is the node's name in the API.
+	Name = "ptn-node"
+	// guardChain drops whatever the host would forward from the bridge
+	// to another interface.
+	guardChain = "PTN-NODE-GUARD"
+)
+
+// The node's addresses. The Service range is the local API server's
+// (--service-cluster-ip-range of internal/testenv).
+var (
+	PodCIDR     = netip.MustParsePrefix("10.244.0.0/16")
+	NodePodCIDR = netip.MustParsePrefix("10.244.0.0/24")
+	ServiceCIDR = netip.MustParsePrefix("10.0.0.0/24")
+	// IP is the node's InternalIP, held by Dummy: hostNetwork Pods have
+	// it, and it never leaves the machine.
+	IP = netip.MustParseAddr("10.245.0.1")
+)
+
+// ip runs the ip command.
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// routeDev returns the device the kernel would send a packet for a through.
+func routeDev(a netip.Addr) (string, error) {
+	out, err := exec.Command("ip", "-j", "route", "get", a.String()).Output()
+	if err != nil {
+		// "unreachable"/"prohibit" routes make the command fail: nothing
+		// leaves either.
+		return "", fmt.Errorf("ip route get %s: %w", a, err)
+	}
+	var routes []struct {
+		Dev  string `json:"dev"`
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(out, &routes); err != nil || len(routes) == 0 {
+		return "", fmt.Errorf("ip route get %s: cannot read %q", a, out)
+	}
+	return routes[0].Dev, nil
+}
+
+// probes are the addresses checked with `ip route get`: both ends of each
+// range and one in the middle of the Pod range outside the node's subnet.
+func probes() []netip.Addr {
+	var as []netip.Addr
+	for _, p := range []netip.Prefix{PodCIDR, ServiceCIDR} {
+		as = append(as, p.Addr().Next(), last(p))
+	}
+	return append(as, netip.MustParseAddr("10.244.128.7"), IP, NodePodCIDR.Addr().Next())
+}
+
+// last is the last address of p.
+func last(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) | host
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// CheckRoutes confirms that no Pod or Service address, nor the node's IP,
+// is routed through a device other than the node's own or loopback.
+func CheckRoutes() error {
+	var errs []error
+	for _, a := range probes() {
+		dev, err := routeDev(a)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if dev != Dummy && dev != Bridge && dev != "lo" {
+			errs = append(errs, fmt.Errorf("a packet for %s would leave through %s", a, dev))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkFree refuses to start when another device already holds an address
+// in the node's ranges: its routes could win over ours.
+func checkFree() error {
+	out, err := exec.Command("ip", "-j", "addr", "show").Output()
+	if err != nil {
+		return fmt.Errorf("ip addr show: %w", err)
+	}
+	var links []struct {
+		Name  string `json:"ifname"`
+		Addrs []struct {
+			Local  string `json:"local"`
+			Family string `json:"family"`
+		} `json:"addr_info"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil {
+		return fmt.Errorf("ip addr show: %w", err)
+	}
+	for _, l := range links {
+		if l.Name == Dummy || l.Name == Bridge {
+			continue
+		}
+		for _, a := range l.Addrs {
+			addr, err := netip.ParseAddr(a.Local)
+			if err != nil {
+				continue
+			}
+			if PodCIDR.Contains(addr) || ServiceCIDR.Contains(addr) || addr == IP {
+				return fmt.Errorf("%s already holds %s, inside the node's ranges (Pods %s, Services %s, node %s)", l.Name, addr, PodCIDR, ServiceCIDR, IP)
+			}
+		}
+	}
+	return nil
+}
+
+// setUpNetwork routes the node's ranges to Dummy, gives it the node's IP,
+// drops forwarding from the bridge to other devices, and checks the result.
+func setUpNetwork() error {
+	if err := checkFree(); err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"link", "add", Dummy, "type", "dummy"},
+		{"link", "set", Dummy, "up"},
+		{"addr", "add", IP.String() + "/32", "dev", Dummy},
+		{"route", "add", PodCIDR.String(), "dev", Dummy},
+		{"route", "add", ServiceCIDR.String(), "dev", Dummy},
+	}
+	for _, s := range steps {
+		if err := ip(s...); err != nil {
+			return err
+		}
+	}
+	for _, r := range [][]string{
+		{"-N", guardChain},
+		{"-A", guardChain, "-i", Bridge, "!", "-o", Bridge, "-j", "DROP"},
+		{"-I", "FORWARD", "1", "-j", guardChain},
+	} {
+		if err := iptables("filter", r...); err != nil {
+			return err
+		}
+	}
+	return CheckRoutes()
+}
+
+// tearDownNetwork removes the devices (their routes go with them). It is
+// safe to call when some or none of them exist.
+func tearDownNetwork() error {
+	var errs []error
+	for _, dev := range []string{Bridge, Dummy} {
+		if _, err := os.Stat("/sys/class/net/" + dev); err == nil {
+			errs = append(errs, ip("link", "del", dev))
+		}
+	}
+	return errors.Join(errs...)
+}
