@@ -22,7 +22,7 @@ func (n *Node) writeConfigs() error {
 		"kube-proxy.yaml":           n.proxyConfig(),
 		"kubeconfig":                string(n.opts.Env.KubeConfig),
 		"ca.crt":                    string(n.opts.Env.Config.CAData),
-		"certs.d/" + n.opts.Registry + "/hosts.toml": registryHosts(n.opts.Registry),
+		"certs.d/" + n.Registry() + "/hosts.toml": registryHosts(n.Registry()),
 	}
 	for name, content := range files {
 		p := n.path(name)
@@ -68,7 +68,7 @@ state = %[2]q
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %[8]q
 `, n.path("containerd", "root"), n.path("containerd", "state"), n.socket(), n.path("containerd", "ttrpc.sock"),
-		n.opts.PauseImage, n.path("runc"), n.path("cni", "net.d"), n.path("certs.d"))
+		n.PauseImage(), n.path("runc"), n.path("cni", "net.d"), n.path("certs.d"))
 }
 
 // registryHosts lets containerd pull from a plain-HTTP registry on loopback.

@@ -33,14 +33,9 @@ const lockFile = "/run/ptn-node.lock"
 
 // Options say what the node runs against.
 type Options struct {
-	// Env is the local control plane the node joins, started with
-	// testenv.ForNode.
+	// Env is the local control plane the node joins, started with the
+	// option ControlPlane returns.
 	Env *testenv.Env
-	// Registry is the host:port of a plain-HTTP registry on loopback that
-	// containerd may pull from.
-	Registry string
-	// PauseImage is the sandbox image, in Registry.
-	PauseImage string
 	// Dir replaces DefaultDir.
 	Dir string
 	// Wait bounds each step of Start; 0 means 2 minutes.
@@ -54,6 +49,7 @@ type Node struct {
 	kube      client.Client
 	lock      *os.File
 	procs     []*testenv.Process // in start order
+	registry  *http.Server
 	startedAt time.Time
 	// Timings are how long each step of Start took, in order.
 	Timings []Timing
@@ -63,6 +59,16 @@ type Node struct {
 type Timing struct {
 	Step string
 	Took time.Duration
+}
+
+// ControlPlane returns the option that sets the local control plane up for
+// a node (testenv.ForNode), its certificates written into dir.
+func ControlPlane(dir string) (testenv.Option, error) {
+	certs, err := testenv.NewNodeCerts(dir, IP, ServiceCIDR.Addr().Next())
+	if err != nil {
+		return nil, err
+	}
+	return testenv.ForNode(certs), nil
 }
 
 // Supported says why this machine cannot run a node, or nil.
@@ -129,6 +135,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 		{"lock", func() (err error) { n.lock, err = takeLock(ctx, o.Wait); return err }},
 		{"sweep", func() error { return Sweep(o.Dir) }},
 		{"network", func() error { return n.prepare() }},
+		{"registry", func() error { return n.startRegistry(ctx) }},
 		{"containerd", func() error { return n.startContainerd(ctx) }},
 		{"kubernetes", func() error { return n.startKubernetes(assets) }},
 		{"ready", func() error { return n.waitReady(ctx) }},
@@ -293,6 +300,9 @@ func (n *Node) Stop() error {
 		if err != nil && !kerrors.IsNotFound(err) && !errors.Is(err, context.DeadlineExceeded) {
 			errs = append(errs, err)
 		}
+	}
+	if n.registry != nil {
+		errs = append(errs, n.registry.Close())
 	}
 	errs = append(errs, Sweep(n.dir))
 	if n.lock != nil {

@@ -71,15 +71,24 @@ func WithCRDs(paths ...string) Option {
 	}
 }
 
-// ForNode sets the API server up as a cluster with nodes needs it: the
-// ServiceAccount admission plugin on (envtest turns it off), so Pods get
-// their ServiceAccount's token mounted the way the kubelet expects.
-func ForNode() Option {
+// ForNode sets the API server up as a cluster with a node needs it. Pods
+// reach it through the kubernetes Service (certDir is filled by
+// NodeCerts: its serving certificate names the Service's address and the
+// node's IP, which it advertises), it listens on every address (Pods are
+// not on loopback), and the ServiceAccount admission plugin is on (envtest
+// turns it off) so Pods get their ServiceAccount's token mounted.
+func ForNode(certs *NodeCerts) Option {
 	return func(e *envtest.Environment) {
 		if e.ControlPlane.APIServer == nil {
 			e.ControlPlane.APIServer = &envtest.APIServer{}
 		}
-		e.ControlPlane.APIServer.Configure().Set("disable-admission-plugins", "")
+		s := e.ControlPlane.APIServer
+		s.CertDir = certs.Dir
+		s.SecureServing.CA = certs.CA
+		args := s.Configure()
+		args.Set("disable-admission-plugins", "")
+		args.Set("bind-address", "0.0.0.0")
+		args.Set("advertise-address", certs.Advertise.String())
 	}
 }
 

@@ -1,0 +1,136 @@
+// Package node_test runs the real node of internal/node: a Pod really
+// runs, gets an address on the bridge and answers, and a stopped node
+// leaves the machine as it found it.
+package node_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
+)
+
+func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
+	if err := node.Supported(); err != nil {
+		t.Fatalf("this suite needs the real node: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	before, err := node.ReadHostState(node.DefaultDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := node.ControlPlane(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := testenv.Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+
+	start := time.Now()
+	n, err := node.Start(ctx, node.Options{Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node Ready in %s: %v", time.Since(start).Round(time.Millisecond), n.Timings)
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = n.Stop()
+		}
+	}()
+	if err := node.CheckRoutes(); err != nil {
+		t.Fatalf("a Pod or Service address can leave the machine: %v", err)
+	}
+	img, err := xpkgbuild.RuntimeImage(ctx, xpkgbuild.RuntimeOptions{MainPackage: "./cmd/gameserver", ModuleDir: testenv.RepoRoot(), Name: "gameserver"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	game := n.Registry() + "/ptn/gameserver:test"
+	if err := xpkgbuild.Push(ctx, img, game); err != nil {
+		t.Fatal(err)
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "echo"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "game", Image: game,
+				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			}},
+		},
+	}
+	if err := env.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	var ip netip.Addr
+	err = testenv.Eventually(ctx, 2*time.Minute, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" {
+			return fmt.Errorf("pod %s, IP %q: %+v", pod.Status.Phase, pod.Status.PodIP, pod.Status.Conditions)
+		}
+		ip, err = netip.ParseAddr(pod.Status.PodIP)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !node.NodePodCIDR.Contains(ip) {
+		t.Fatalf("Pod IP %s is not in the node's Pod subnet %s", ip, node.NodePodCIDR)
+	}
+	var reply string
+	err = testenv.Eventually(ctx, time.Minute, func() error {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), "7777"), 2*time.Second)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = c.Close() }()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := fmt.Fprintln(c, "ping"); err != nil {
+			return err
+		}
+		reply, err = bufio.NewReader(c).ReadString('\n')
+		return err
+	})
+	if err != nil {
+		t.Fatalf("no answer from the Pod at %s: %v", ip, err)
+	}
+	if !strings.Contains(reply, "ping") || !strings.Contains(reply, "echo") {
+		t.Fatalf("reply %q does not echo ping from Pod echo", reply)
+	}
+
+	stopped = true
+	if err := n.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	after, err := node.ReadHostState(node.DefaultDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, after); d != "" {
+		t.Errorf("the stopped node left the machine changed (-before +after):\n%s", d)
+	}
+	if _, err := os.Stat(node.DefaultDir); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", node.DefaultDir, err)
+	}
+}
