@@ -34,8 +34,9 @@ func iptables(table string, args ...string) error {
 type ruleset map[string]*table
 
 type table struct {
-	chains []string
-	rules  []string // "CHAIN args…", as after -A
+	chains  []string
+	builtin map[string]bool // chains with a policy: never flushed or deleted
+	rules   []string        // "CHAIN args…", as after -A
 }
 
 func parseRuleset(s string) ruleset {
@@ -47,11 +48,15 @@ func parseRuleset(s string) ruleset {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "*"):
-			t = &table{}
+			t = &table{builtin: map[string]bool{}}
 			rs[line[1:]] = t
 		case t == nil:
 		case strings.HasPrefix(line, ":"):
-			t.chains = append(t.chains, strings.Fields(line[1:])[0])
+			f := strings.Fields(line[1:])
+			t.chains = append(t.chains, f[0])
+			if len(f) > 1 && f[1] != "-" {
+				t.builtin[f[0]] = true
+			}
 		case strings.HasPrefix(line, "-A "):
 			t.rules = append(t.rules, line[3:])
 		}
@@ -117,7 +122,9 @@ func restoreRules(dir string) error {
 
 // undo lists the commands that take now back to before: delete the added
 // rules (from the last, so positions stay valid), then flush and delete the
-// added chains. Rules and chains that were there before are left alone.
+// added chains. Rules and chains that were there before are left alone, and
+// a built-in chain (one with a policy) is never flushed or deleted, even
+// when its table was not listed before.
 func undo(before, now ruleset) [][]string {
 	var cmds, chains [][]string
 	for name, t := range now {
@@ -131,19 +138,14 @@ func undo(before, now ruleset) [][]string {
 				continue
 			}
 			chain, args, _ := strings.Cut(r, " ")
-			if !slices.Contains(old.chains, chain) {
+			if !slices.Contains(old.chains, chain) && !t.builtin[chain] {
 				continue // its chain goes as a whole
 			}
 			cmds = append(cmds, append([]string{"-t", name, "-D", chain}, splitArgs(args)...))
 		}
 		for _, c := range t.chains {
-			if !slices.Contains(old.chains, c) {
-				chains = append(chains, []string{"-t", name, "-F", c})
-			}
-		}
-		for _, c := range t.chains {
-			if !slices.Contains(old.chains, c) {
-				chains = append(chains, []string{"-t", name, "-X", c})
+			if !slices.Contains(old.chains, c) && !t.builtin[c] {
+				chains = append(chains, []string{"-t", name, "-F", c}, []string{"-t", name, "-X", c})
 			}
 		}
 	}
