@@ -9,7 +9,7 @@ TEST_FLAGS  ?= -count=1 -timeout=30m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane bench bench-scale bench-smoke bench-micro soak xpkg clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg clean
 
 all: build
 
@@ -105,6 +105,12 @@ xpkg:
 		-version $(VERSION) -arch "$(ARCH)" -o $(OUTPUT)/function-tencentcloud-network-$(VERSION).xpkg
 	$(GO) run ./cluster/xpkg -package-root package/configuration \
 		-version $(VERSION) -o $(OUTPUT)/configuration-tencentcloud-network-$(VERSION).xpkg
+
+## node: the local control plane with a real node (containerd, kubelet,
+## controller manager, scheduler, kube-proxy) until interrupted; Linux and
+## root (kubeconfig.local).
+node:
+	$(GO) run ./cluster/local/node --kubeconfig kubeconfig.local
 
 ## controlplane: run the local control plane until interrupted (kubeconfig.local).
 controlplane:

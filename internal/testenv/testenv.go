@@ -45,6 +45,9 @@ func RepoRoot() string {
 // Assets returns the folder holding etcd and kube-apiserver. It honours
 // KUBEBUILDER_ASSETS and otherwise runs cluster/local/install.sh, which
 // builds or installs what is missing into a cache outside the work tree.
+// Where setpriv can, the folder returned holds wrappers that make etcd and
+// kube-apiserver die with the process that started them (envtest offers no
+// hook for that), so a killed test leaves no control plane behind.
 func Assets() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
@@ -56,7 +59,37 @@ func Assets() (string, error) {
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("cannot install the local control plane binaries: %w", err)
 	}
-	return strings.TrimSpace(out.String()), nil
+	return dieWithParentAssets(strings.TrimSpace(out.String()))
+}
+
+// dieWithParentAssets writes, beside the binaries of dir, a folder of
+// scripts that exec each one under `setpriv --pdeathsig KILL`, and returns
+// it; dir itself when setpriv is missing or too old.
+func dieWithParentAssets(dir string) (string, error) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || exec.Command(setpriv, "--pdeathsig", "KILL", "true").Run() != nil {
+		return dir, nil
+	}
+	wrapped := filepath.Join(dir, "pdeathsig")
+	if err := os.MkdirAll(wrapped, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"etcd", "kube-apiserver", "kubectl"} {
+		bin := filepath.Join(dir, name)
+		if _, err := os.Stat(bin); err != nil {
+			continue
+		}
+		script := fmt.Sprintf("#!/bin/sh\nexec %s --pdeathsig KILL -- %s \"$@\"\n", setpriv, bin)
+		tmp := filepath.Join(wrapped, name+fmt.Sprintf(".%d", os.Getpid()))
+		if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+			return "", err
+		}
+		// Renamed into place: parallel test packages write the same file.
+		if err := os.Rename(tmp, filepath.Join(wrapped, name)); err != nil {
+			return "", err
+		}
+	}
+	return wrapped, nil
 }
 
 // An Option changes how Start sets up the control plane.
