@@ -17,7 +17,7 @@ func (n *Node) socket() string { return n.path("containerd", "containerd.sock") 
 func (n *Node) writeConfigs() error {
 	files := map[string]string{
 		"containerd/config.toml":    n.containerdConfig(),
-		"cni/net.d/10-ptn.conflist": cniConfig,
+		"cni/net.d/10-ptn.conflist": n.cniConfig(),
 		"kubelet.yaml":              n.kubeletConfig(),
 		"kube-proxy.yaml":           n.proxyConfig(),
 		"kubeconfig":                string(n.opts.Env.KubeConfig),
@@ -80,10 +80,11 @@ func registryHosts(registry string) string {
 `, registry)
 }
 
-// cniConfig: a bridge with host-local addresses from the node's subnet.
+// cniConfig: a bridge with host-local addresses (kept in the node's folder) from the node's subnet.
 // No masquerading and routes to the Pod and Service ranges only: a Pod has
 // no route to any other address, so nothing it sends can leave the machine.
-var cniConfig = fmt.Sprintf(`{
+func (n *Node) cniConfig() string {
+	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
   "name": "ptn",
   "plugins": [
@@ -95,6 +96,7 @@ var cniConfig = fmt.Sprintf(`{
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
+        "dataDir": %q,
         "ranges": [[{"subnet": %q}]],
         "routes": [{"dst": %q}, {"dst": %q}]
       }
@@ -103,7 +105,8 @@ var cniConfig = fmt.Sprintf(`{
     {"type": "loopback"}
   ]
 }
-`, Bridge, NodePodCIDR.String(), PodCIDR.String(), ServiceCIDR.String())
+`, Bridge, n.path("cni", "ipam"), NodePodCIDR.String(), PodCIDR.String(), ServiceCIDR.String())
+}
 
 // kubeletConfig:
 //   - failCgroupV1 off: this machine mixes cgroup v1 controllers with v2.

@@ -13,12 +13,16 @@ import (
 // The node's fixed network. Fixed names let a later run find and remove
 // what a killed one left behind; the lock in Start keeps runs apart.
 const (
-	// Dummy is the local device the Pod and Service ranges are routed to,
-	// so a packet for an address no Pod or Service holds is dropped here
-	// instead of following the default route out of the machine.
-	Dummy = "ptn-dummy0"
-	// Bridge is the CNI bridge the Pods are attached to.
+	// Bridge is the CNI bridge the Pods are attached to, made before
+	// anything starts: the Pod and Service ranges are routed to it, so a
+	// packet for an address no Pod or Service holds is dropped here instead
+	// of following the default route out of the machine. (This machine's
+	// kernel has no dummy devices; a bridge with no ports does the same.)
 	Bridge = "ptn-cni0"
+	// HostDevice holds the node's IP: another port-less bridge, because
+	// the CNI bridge plugin refuses a bridge with an address other than
+	// its gateway's.
+	HostDevice = "ptn-node0"
 	// Name is the node's name in the API.
 	Name = "ptn-node"
 	// guardChain drops whatever the host would forward from the bridge
@@ -32,8 +36,8 @@ var (
 	PodCIDR     = netip.MustParsePrefix("10.244.0.0/16")
 	NodePodCIDR = netip.MustParsePrefix("10.244.0.0/24")
 	ServiceCIDR = netip.MustParsePrefix("10.0.0.0/24")
-	// IP is the node's InternalIP, held by Dummy: hostNetwork Pods have
-	// it, and it never leaves the machine.
+	// IP is the node's InternalIP, held by HostDevice: the API server and
+	// the registry are reached there, and it never leaves the machine.
 	IP = netip.MustParseAddr("10.245.0.1")
 )
 
@@ -92,7 +96,7 @@ func CheckRoutes() error {
 			errs = append(errs, err)
 			continue
 		}
-		if dev != Dummy && dev != Bridge && dev != "lo" {
+		if dev != Bridge && dev != HostDevice && dev != "lo" {
 			errs = append(errs, fmt.Errorf("a packet for %s would leave through %s", a, dev))
 		}
 	}
@@ -117,7 +121,7 @@ func checkFree() error {
 		return fmt.Errorf("ip addr show: %w", err)
 	}
 	for _, l := range links {
-		if l.Name == Dummy || l.Name == Bridge {
+		if l.Name == Bridge || l.Name == HostDevice {
 			continue
 		}
 		for _, a := range l.Addrs {
@@ -133,18 +137,22 @@ func checkFree() error {
 	return nil
 }
 
-// setUpNetwork routes the node's ranges to Dummy, gives it the node's IP,
+// setUpNetwork makes the bridge with the Pods' gateway and the device of
+// the node's IP, routes the node's ranges to the bridge,
 // drops forwarding from the bridge to other devices, and checks the result.
 func setUpNetwork() error {
 	if err := checkFree(); err != nil {
 		return err
 	}
 	steps := [][]string{
-		{"link", "add", Dummy, "type", "dummy"},
-		{"link", "set", Dummy, "up"},
-		{"addr", "add", IP.String() + "/32", "dev", Dummy},
-		{"route", "add", PodCIDR.String(), "dev", Dummy},
-		{"route", "add", ServiceCIDR.String(), "dev", Dummy},
+		{"link", "add", Bridge, "type", "bridge"},
+		{"link", "set", Bridge, "up"},
+		{"link", "add", HostDevice, "type", "bridge"},
+		{"link", "set", HostDevice, "up"},
+		{"addr", "add", IP.String() + "/32", "dev", HostDevice},
+		{"addr", "add", NodePodCIDR.Addr().Next().String() + "/24", "dev", Bridge},
+		{"route", "add", PodCIDR.String(), "dev", Bridge},
+		{"route", "add", ServiceCIDR.String(), "dev", Bridge},
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {
@@ -167,7 +175,7 @@ func setUpNetwork() error {
 // safe to call when some or none of them exist.
 func tearDownNetwork() error {
 	var errs []error
-	for _, dev := range []string{Bridge, Dummy} {
+	for _, dev := range []string{Bridge, HostDevice} {
 		if _, err := os.Stat("/sys/class/net/" + dev); err == nil {
 			errs = append(errs, ip("link", "del", dev))
 		}

@@ -101,7 +101,7 @@ func Assets() (string, error) {
 // components, and returns when the node is Ready, schedulable and
 // kube-proxy has synced. Whatever a killed earlier node left is removed
 // first.
-func Start(ctx context.Context, o Options) (n *Node, err error) {
+func Start(ctx context.Context, o Options) (_ *Node, err error) {
 	if err := Supported(); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func Start(ctx context.Context, o Options) (n *Node, err error) {
 	if o.Wait == 0 {
 		o.Wait = 2 * time.Minute
 	}
-	n = &Node{opts: o, dir: o.Dir, kube: o.Env.Client, startedAt: time.Now()}
+	n := &Node{opts: o, dir: o.Dir, kube: o.Env.Client, startedAt: time.Now()}
 	step := func(name string, fn func() error) error {
 		t := time.Now()
 		err := fn()

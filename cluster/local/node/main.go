@@ -20,8 +20,10 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "kubeconfig.local", "Where to write the admin kubeconfig.")
-	flag.Parse()
+	// Its own flag set: controller-runtime registers -kubeconfig globally.
+	fs := flag.NewFlagSet("node", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "kubeconfig.local", "Where to write the admin kubeconfig.")
+	_ = fs.Parse(os.Args[1:])
 	if err := run(*kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, "node:", err)
 		os.Exit(1)
