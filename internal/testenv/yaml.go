@@ -22,6 +22,12 @@ func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	return DecodeYAML(raw, path)
+}
+
+// DecodeYAML decodes every non-empty document of a YAML stream; source
+// names the stream in errors.
+func DecodeYAML(raw []byte, source string) ([]*unstructured.Unstructured, error) {
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -30,7 +36,7 @@ func ReadYAML(path string) ([]*unstructured.Unstructured, error) {
 			if errors.Is(err, io.EOF) {
 				return objs, nil
 			}
-			return nil, fmt.Errorf("cannot decode %s: %w", path, err)
+			return nil, fmt.Errorf("cannot decode %s: %w", source, err)
 		}
 		if len(u.Object) == 0 {
 			continue

@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -73,6 +75,53 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	return BinaryImage(BinaryOptions{
+		Binary: bin, Name: o.Name, Arch: arch, CABundle: o.CABundle, Labels: o.Labels,
+		CreatedBy: "xpkgbuild: go build " + o.MainPackage,
+	})
+}
+
+// File is a regular file an image carries besides its binary.
+type File struct {
+	// Path is absolute; missing parent directories are added (0755).
+	Path string
+	Data []byte
+	// Mode is the permission bits; 0 means 0644.
+	Mode int64
+}
+
+// BinaryOptions say how to make an image from a binary built elsewhere.
+type BinaryOptions struct {
+	// Binary is a static linux executable; Name is its file name in
+	// /usr/local/bin, which is the image's entrypoint.
+	Binary []byte
+	Name   string
+	// Arch is the binary's GOARCH; "" is runtime.GOARCH.
+	Arch string
+	// CABundle: as in RuntimeOptions.
+	CABundle string
+	Labels   map[string]string
+	// Files go into a layer of their own, after the binary's.
+	Files []File
+	// CreatedBy is the binary layer's history entry.
+	CreatedBy string
+}
+
+// BinaryImage returns the image RuntimeImage makes, for a binary that is
+// already built, with o.Files added.
+func BinaryImage(o BinaryOptions) (v1.Image, error) {
+	if len(o.Binary) == 0 || o.Name == "" {
+		return nil, fmt.Errorf("binary image: binary and name are required")
+	}
+	for _, f := range o.Files {
+		if !path.IsAbs(f.Path) {
+			return nil, fmt.Errorf("binary image: file path %q is not absolute", f.Path)
+		}
+	}
+	arch := o.Arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
 	ca := o.CABundle
 	if ca == "" {
 		if _, err := os.Stat(HostCABundle); err == nil {
@@ -81,6 +130,7 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 	}
 	var caPEM []byte
 	if ca != "" {
+		var err error
 		if caPEM, err = os.ReadFile(filepath.Clean(ca)); err != nil {
 			return nil, fmt.Errorf("cannot read CA bundle: %w", err)
 		}
@@ -92,16 +142,23 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 	}
 	app, err := layer([]file{
 		{name: binDir, dir: true, mode: 0o755},
-		{name: Entrypoint(o.Name), mode: 0o755, data: bin},
+		{name: Entrypoint(o.Name), mode: 0o755, data: o.Binary},
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	img, err := mutate.Append(empty.Image,
-		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: passwd, group, CA bundle"}},
-		mutate.Addendum{Layer: app, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: go build " + o.MainPackage}},
-	)
+	adds := []mutate.Addendum{
+		{Layer: base, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: passwd, group, CA bundle"}},
+		{Layer: app, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: o.CreatedBy}},
+	}
+	if len(o.Files) > 0 {
+		extra, err := layer(withParents(o.Files))
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, mutate.Addendum{Layer: extra, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: files"}})
+	}
+	img, err := mutate.Append(empty.Image, adds...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +181,35 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 		Labels:     o.Labels,
 	}
 	return mutate.ConfigFile(img, cf)
+}
+
+// withParents returns fs sorted by path, each preceded by those of its
+// parent directories that no earlier entry made, so the tar is complete
+// and its order does not depend on the caller's.
+func withParents(fs []File) []file {
+	sorted := slices.Clone(fs)
+	slices.SortFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	made := map[string]bool{"/": true}
+	var out []file
+	var mkdir func(string)
+	mkdir = func(d string) {
+		if made[d] {
+			return
+		}
+		mkdir(path.Dir(d))
+		made[d] = true
+		out = append(out, file{name: d, dir: true, mode: 0o755})
+	}
+	for _, f := range sorted {
+		p := path.Clean(f.Path)
+		mkdir(path.Dir(p))
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		out = append(out, file{name: p, mode: mode, data: f.Data})
+	}
+	return out
 }
 
 // goBuild compiles a static linux binary and returns its bytes.
