@@ -20,7 +20,7 @@ const FieldOwner = "xpcluster"
 // InstallOptions say where the image goes and how Crossplane runs.
 type InstallOptions struct {
 	Options
-	// Registry is the loopback registry (host:port) the image is pushed to
+	// Registry is the registry (host:port) the image is pushed to
 	// and the kubelet pulls from.
 	Registry string
 	// Timeout bounds the retries of each apply; 0 is one minute.

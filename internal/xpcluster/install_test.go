@@ -5,8 +5,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,15 +34,7 @@ func TestInstall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	u, err := url.Parse(env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
-	o := InstallOptions{
-		Registry: strings.TrimPrefix(reg.URL, "http://"),
-		Options:  Options{APIServerHost: u.Hostname(), APIServerPort: port},
-	}
+	o := InstallOptions{Registry: strings.TrimPrefix(reg.URL, "http://")}
 	objs, err := Install(ctx, env.Config, o)
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +47,7 @@ func TestInstall(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: dep}, d); err != nil {
 			t.Fatal(err)
 		}
-		spec := d.Spec.Template.Spec
-		if !spec.HostNetwork {
-			t.Errorf("%s: hostNetwork false", dep)
-		}
-		img := spec.Containers[0].Image
+		img := d.Spec.Template.Spec.Containers[0].Image
 		if !strings.HasPrefix(img, o.Registry+"/"+Repository+"@sha256:") {
 			t.Errorf("%s: image %s", dep, img)
 		}

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -78,78 +76,11 @@ func RenderChart(ctx context.Context, chart string, values map[string]any) ([]*u
 	return testenv.DecodeYAML(out, "the rendered chart")
 }
 
-// Render renders Crossplane's chart for the node: Values, then what the
-// chart cannot express (see onHostNetwork).
+// Render renders Crossplane's chart for the node with Values.
 func Render(ctx context.Context, image string, o Options) ([]*unstructured.Unstructured, error) {
-	v, err := Values(image, o)
-	if err != nil {
-		return nil, err
-	}
 	mod, err := ModuleDir(ctx)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := RenderChart(ctx, ChartDir(mod), v)
-	if err != nil {
-		return nil, err
-	}
-	if err := onHostNetwork(objs, o.Env()); err != nil {
-		return nil, err
-	}
-	return objs, nil
-}
-
-// onHostNetwork puts every Deployment's Pods on the host network and gives
-// each of their containers, init containers included, the env. The chart's
-// hostNetwork value reaches only core's Deployment, and its RBAC manager's
-// init container (`rbac init`, which waits for CRDs through the API server)
-// takes no extra env; both are set here rather than forking the chart.
-func onHostNetwork(objs []*unstructured.Unstructured, env map[string]string) error {
-	for _, u := range objs {
-		if u.GetAPIVersion() != "apps/v1" || u.GetKind() != "Deployment" {
-			continue
-		}
-		spec := []string{"spec", "template", "spec"}
-		if err := unstructured.SetNestedField(u.Object, true, append(spec, "hostNetwork")...); err != nil {
-			return fmt.Errorf("deployment %s: %w", u.GetName(), err)
-		}
-		for _, field := range []string{"initContainers", "containers"} {
-			cs, _, err := unstructured.NestedSlice(u.Object, append(spec, field)...)
-			if err != nil {
-				return fmt.Errorf("deployment %s: %w", u.GetName(), err)
-			}
-			for i, c := range cs {
-				cm, ok := c.(map[string]any)
-				if !ok {
-					return fmt.Errorf("deployment %s: %s[%d] is not an object", u.GetName(), field, i)
-				}
-				setEnv(cm, env)
-			}
-			if cs != nil {
-				if err := unstructured.SetNestedSlice(u.Object, cs, append(spec, field)...); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// setEnv sets each variable of env on container c, replacing an entry of
-// the same name, in the sorted order of names so output is stable.
-func setEnv(c map[string]any, env map[string]string) {
-	list, _ := c["env"].([]any)
-	for _, name := range slices.Sorted(maps.Keys(env)) {
-		entry := map[string]any{"name": name, "value": env[name]}
-		replaced := false
-		for i, e := range list {
-			if em, ok := e.(map[string]any); ok && em["name"] == name {
-				list[i], replaced = entry, true
-			}
-		}
-		if !replaced {
-			list = append(list, entry)
-		}
-	}
-	c["env"] = list
+	return RenderChart(ctx, ChartDir(mod), Values(image, o))
 }
