@@ -105,18 +105,8 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 		return nil, err
 	}
 	root := testenv.RepoRoot()
-	for _, p := range []xpkgbuild.Options{
-		{Root: filepath.Join(root, "package"), MainPackage: "./cmd/provider", ModuleDir: root, ExamplesDir: filepath.Join(root, "examples"), Version: o.Version},
-		{Root: filepath.Join(root, "package", "function"), MainPackage: "./cmd/function", ModuleDir: root, Version: o.Version},
-		{Root: filepath.Join(root, "package", "configuration"), Version: o.Version},
-	} {
-		pkg, err := xpkgbuild.Build(ctx, p)
-		if err != nil {
-			return fail(fmt.Errorf("cannot build %s: %w", p.Root, err))
-		}
-		if err := xpkgbuild.Push(ctx, pkg.Image, l.Registry+"/"+pkg.Name+":"+o.Version); err != nil {
-			return fail(fmt.Errorf("cannot push %s: %w", pkg.Name, err))
-		}
+	if err := PushPackages(ctx, l.Registry, o.Version); err != nil {
+		return fail(err)
 	}
 
 	if l.PKI, err = testenv.NewPKI(filepath.Join(o.Dir, "pki")); err != nil {
@@ -197,20 +187,46 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	return l, nil
 }
 
+// PushPackages builds the three packages of this repository and pushes
+// them to registry (host:port) as <name>:<version>.
+func PushPackages(ctx context.Context, registry, version string) error {
+	root := testenv.RepoRoot()
+	for _, p := range []xpkgbuild.Options{
+		{Root: filepath.Join(root, "package"), MainPackage: "./cmd/provider", ModuleDir: root, ExamplesDir: filepath.Join(root, "examples"), Version: version},
+		{Root: filepath.Join(root, "package", "function"), MainPackage: "./cmd/function", ModuleDir: root, Version: version},
+		{Root: filepath.Join(root, "package", "configuration"), Version: version},
+	} {
+		pkg, err := xpkgbuild.Build(ctx, p)
+		if err != nil {
+			return fmt.Errorf("cannot build %s: %w", p.Root, err)
+		}
+		if err := xpkgbuild.Push(ctx, pkg.Image, registry+"/"+pkg.Name+":"+version); err != nil {
+			return fmt.Errorf("cannot push %s: %w", pkg.Name, err)
+		}
+	}
+	return nil
+}
+
 // Install installs the Configuration package as docs/install.md tells
-// users to: the ImageConfigs and runtime config of examples/provider, the
-// registry prefix pointed at the loopback registry (as at a private
-// mirror), then the Configuration; the package manager resolves the
-// provider and the function as its dependencies.
+// users to (InstallPackages) from the loopback registry.
 func (l *Local) Install(ctx context.Context, version string) error {
+	return InstallPackages(ctx, l.Kube, l.Registry, version)
+}
+
+// InstallPackages installs the Configuration package as docs/install.md
+// tells users to: the ImageConfigs and runtime config of examples/provider,
+// the registry prefix pointed at registry (as at a private mirror), then
+// the Configuration; the package manager resolves the provider and the
+// function as its dependencies.
+func InstallPackages(ctx context.Context, kube client.Client, registry, version string) error {
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "provider")
 	mirror := func(u *unstructured.Unstructured) {
 		if _, found, _ := unstructured.NestedString(u.Object, "spec", "rewriteImage", "prefix"); found {
-			_ = unstructured.SetNestedField(u.Object, l.Registry+"/", "spec", "rewriteImage", "prefix")
+			_ = unstructured.SetNestedField(u.Object, registry+"/", "spec", "rewriteImage", "prefix")
 		}
 	}
 	for _, f := range []string{"runtimeconfig.yaml", "imageconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, l.Kube, filepath.Join(dir, f), mirror); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), mirror); err != nil {
 			return err
 		}
 	}
@@ -220,7 +236,7 @@ func (l *Local) Install(ctx context.Context, version string) error {
 			Package: Registry + "/" + ConfigurationName + ":" + version,
 		}},
 	}
-	if err := l.Kube.Create(ctx, c); err != nil && !kerrors.IsAlreadyExists(err) {
+	if err := kube.Create(ctx, c); err != nil && !kerrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil
@@ -228,13 +244,19 @@ func (l *Local) Install(ctx context.Context, version string) error {
 
 // WaitHealthy waits until the three packages are Installed and Healthy.
 func (l *Local) WaitHealthy(ctx context.Context, timeout time.Duration) error {
+	return WaitPackagesHealthy(ctx, l.Kube, timeout)
+}
+
+// WaitPackagesHealthy waits until the three packages are Installed and
+// Healthy.
+func WaitPackagesHealthy(ctx context.Context, kube client.Client, timeout time.Duration) error {
 	return testenv.Eventually(ctx, timeout, func() error {
 		for _, p := range []pkgv1.Package{
 			&pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}},
 			&pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderPackage}},
 			&pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionPackage}},
 		} {
-			if err := l.Kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			if err := kube.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
 				return err
 			}
 			for _, t := range []xpv2.ConditionType{pkgv1.TypeInstalled, pkgv1.TypeHealthy} {
