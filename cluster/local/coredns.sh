@@ -21,16 +21,22 @@ if [ "$pinned" != "$VERSION" ]; then
   exit 1
 fi
 
-if [ ! -x "$OUT" ]; then
+# The cached binary is reused only if it was built from the same plugin
+# list and pins: a changed main.go or go.sum rebuilds it.
+inputs="$(cd "$HERE/coredns" && cat main.go go.mod go.sum | sha256sum | cut -c1-16)"
+current() { [ -x "$OUT" ] && [ "$(cat "$OUT.inputs" 2>/dev/null)" = "$inputs" ]; }
+
+if ! current; then
   mkdir -p "$(dirname "$OUT")"
   # One build at a time, even when several tests ask at once.
   exec 9>"$OUT.lock"
   flock 9
-  if [ ! -x "$OUT" ]; then
+  if ! current; then
     log "building CoreDNS $VERSION (a few minutes, once)"
     (cd "$HERE/coredns" && CGO_ENABLED=0 go build -mod=readonly -trimpath -buildvcs=false \
       -ldflags "-s -w" -o "$OUT.tmp" . >&2)
     mv "$OUT.tmp" "$OUT"
+    echo "$inputs" > "$OUT.inputs"
   fi
   flock -u 9
   exec 9>&-

@@ -73,6 +73,26 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.Arch = arch
+	return BinaryImage(bin, o)
+}
+
+// BinaryImage returns the image RuntimeImage would make around bin, a
+// static linux binary built elsewhere (for example CoreDNS, from its own
+// module). o.MainPackage is only recorded in the layer's history.
+func BinaryImage(bin []byte, o RuntimeOptions) (v1.Image, error) {
+	if o.Name == "" || len(bin) == 0 {
+		return nil, fmt.Errorf("runtime image: binary and its name are required")
+	}
+	arch := o.Arch
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	built := "xpkgbuild: binary " + o.Name
+	if o.MainPackage != "" {
+		built = "xpkgbuild: go build " + o.MainPackage
+	}
+	var err error
 	ca := o.CABundle
 	if ca == "" {
 		if _, err := os.Stat(HostCABundle); err == nil {
@@ -100,7 +120,7 @@ func RuntimeImage(ctx context.Context, o RuntimeOptions) (v1.Image, error) {
 
 	img, err := mutate.Append(empty.Image,
 		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: passwd, group, CA bundle"}},
-		mutate.Addendum{Layer: app, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: "xpkgbuild: go build " + o.MainPackage}},
+		mutate.Addendum{Layer: app, History: v1.History{Created: v1.Time{Time: epoch()}, CreatedBy: built}},
 	)
 	if err != nil {
 		return nil, err

@@ -9,11 +9,9 @@ import (
 
 	// Each import registers one plugin; the order they run in comes from
 	// dnsserver.Directives, not from here.
-	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/health"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
-	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/ready"
 )
 

@@ -1,0 +1,33 @@
+package node
+
+import (
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Pods get the cluster DNS and nothing else: the kubelet names DNSIP and
+// no resolv.conf of the host it could copy an upstream server from.
+func TestKubeletPointsPodsAtClusterDNS(t *testing.T) {
+	n := &Node{dir: "/var/lib/ptn-node-test"}
+	var cfg struct {
+		ClusterDNS    []string `json:"clusterDNS"`
+		ClusterDomain string   `json:"clusterDomain"`
+		ResolvConf    *string  `json:"resolvConf"`
+	}
+	if err := yaml.Unmarshal([]byte(n.kubeletConfig()), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.ClusterDNS) != 1 || cfg.ClusterDNS[0] != DNSIP.String() {
+		t.Errorf("clusterDNS %v, want [%s]", cfg.ClusterDNS, DNSIP)
+	}
+	if cfg.ClusterDomain != ClusterDomain {
+		t.Errorf("clusterDomain %q, want %q", cfg.ClusterDomain, ClusterDomain)
+	}
+	if cfg.ResolvConf == nil || *cfg.ResolvConf != "" {
+		t.Errorf("resolvConf %v, want it set to \"\"", cfg.ResolvConf)
+	}
+	if !ServiceCIDR.Contains(DNSIP) {
+		t.Errorf("DNSIP %s is outside the Service range %s", DNSIP, ServiceCIDR)
+	}
+}
