@@ -39,14 +39,7 @@ var (
 	// IP is the node's InternalIP, held by HostDevice: the API server and
 	// the registry are reached there, and it never leaves the machine.
 	IP = netip.MustParseAddr("10.245.0.1")
-	// DNSIP is the ClusterIP of the cluster DNS Service (internal/clusterdns)
-	// and the nameserver the kubelet gives Pods. It is in the low part of
-	// the Service range, which the API server hands out last on its own.
-	DNSIP = netip.MustParseAddr("10.0.0.10")
 )
-
-// ClusterDomain is the DNS domain of Services and Pods.
-const ClusterDomain = "cluster.local"
 
 // ip runs the ip command.
 func ip(args ...string) error {
