@@ -145,7 +145,7 @@ func ready(ctx context.Context, kube client.Client) error {
 		return nil
 	}
 	var pods corev1.PodList
-	if err := kube.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels(labels)); err != nil {
+	if err := kube.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels(podLabels())); err != nil {
 		return err
 	}
 	errs := []error{fmt.Errorf("deployment %s: %d updated, %d ready", Name, d.Status.UpdatedReplicas, d.Status.ReadyReplicas)}
@@ -169,7 +169,7 @@ func ready(ctx context.Context, kube client.Client) error {
 // Resolver asks the cluster DNS only, at node.DNSIP:53 (kube-proxy sends
 // it on to the CoreDNS Pod), whatever the host's resolv.conf names.
 func Resolver() *net.Resolver {
-	server := net.JoinHostPort(node.DNSIP.String(), "53")
+	server := net.JoinHostPort(node.DNSIP, "53")
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -32,7 +32,8 @@ const (
 	readyPort  = 8181
 )
 
-var labels = map[string]string{"k8s-app": "kube-dns"}
+// podLabels select CoreDNS's Pod; k8s-app=kube-dns is what tools look for.
+func podLabels() map[string]string { return map[string]string{"k8s-app": "kube-dns"} }
 
 // zones are the names CoreDNS answers for: the cluster domain and the
 // reverse zones of the Pod and Service ranges. Any other name is REFUSED.
@@ -78,7 +79,7 @@ func corefile() string {
 // reference.
 func objects(image string) []client.Object {
 	meta := func(kind, apiVersion string) (metav1.TypeMeta, metav1.ObjectMeta) {
-		return metav1.TypeMeta{Kind: kind, APIVersion: apiVersion}, metav1.ObjectMeta{Namespace: Namespace, Name: Name, Labels: labels}
+		return metav1.TypeMeta{Kind: kind, APIVersion: apiVersion}, metav1.ObjectMeta{Namespace: Namespace, Name: Name, Labels: podLabels()}
 	}
 	sa := &corev1.ServiceAccount{}
 	sa.TypeMeta, sa.ObjectMeta = meta("ServiceAccount", "v1")
@@ -104,11 +105,11 @@ func objects(image string) []client.Object {
 	dep.TypeMeta, dep.ObjectMeta = meta("Deployment", "apps/v1")
 	dep.Spec = appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](1),
-		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Selector: &metav1.LabelSelector{MatchLabels: podLabels()},
 		Template: corev1.PodTemplateSpec{
 			// The Corefile's hash rolls the Pod when the Corefile changes:
 			// CoreDNS reads it once, at start.
-			ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"ptn/corefile": hash(corefile())}},
+			ObjectMeta: metav1.ObjectMeta{Labels: podLabels(), Annotations: map[string]string{"ptn/corefile": hash(corefile())}},
 			Spec:       podSpec(image),
 		},
 	}
@@ -117,8 +118,8 @@ func objects(image string) []client.Object {
 	svc.TypeMeta, svc.ObjectMeta = meta("Service", "v1")
 	svc.Name = ServiceName
 	svc.Spec = corev1.ServiceSpec{
-		Selector:  labels,
-		ClusterIP: node.DNSIP.String(),
+		Selector:  podLabels(),
+		ClusterIP: node.DNSIP,
 		Ports: []corev1.ServicePort{
 			{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromString("dns")},
 			{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53, TargetPort: intstr.FromString("dns-tcp")},

@@ -73,7 +73,7 @@ func TestObjectsFitTogether(t *testing.T) {
 			svc = o
 		}
 	}
-	if svc.Name != "kube-dns" || svc.Namespace != "kube-system" || svc.Spec.ClusterIP != node.DNSIP.String() {
+	if svc.Name != "kube-dns" || svc.Namespace != "kube-system" || svc.Spec.ClusterIP != node.DNSIP {
 		t.Errorf("service %s/%s at %s, want kube-system/kube-dns at %s", svc.Namespace, svc.Name, svc.Spec.ClusterIP, node.DNSIP)
 	}
 	c := dep.Spec.Template.Spec.Containers[0]

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"net/netip"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -18,7 +19,7 @@ func TestKubeletPointsPodsAtClusterDNS(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(n.kubeletConfig()), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.ClusterDNS) != 1 || cfg.ClusterDNS[0] != DNSIP.String() {
+	if len(cfg.ClusterDNS) != 1 || cfg.ClusterDNS[0] != DNSIP {
 		t.Errorf("clusterDNS %v, want [%s]", cfg.ClusterDNS, DNSIP)
 	}
 	if cfg.ClusterDomain != ClusterDomain {
@@ -27,7 +28,7 @@ func TestKubeletPointsPodsAtClusterDNS(t *testing.T) {
 	if cfg.ResolvConf == nil || *cfg.ResolvConf != "" {
 		t.Errorf("resolvConf %v, want it set to \"\"", cfg.ResolvConf)
 	}
-	if !ServiceCIDR.Contains(DNSIP) {
+	if !ServiceCIDR.Contains(netip.MustParseAddr(DNSIP)) {
 		t.Errorf("DNSIP %s is outside the Service range %s", DNSIP, ServiceCIDR)
 	}
 }

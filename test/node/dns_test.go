@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -148,7 +147,7 @@ func TestClusterDNS(t *testing.T) {
 	// stays between loopback and 10/8 addresses of this machine (the API
 	// server, the host, the Pod).
 	pod := corednsPod(ctx, t, env.Client)
-	for _, filter := range [][]string{{"-s", pod}, {"-d", node.DNSIP.String()}} {
+	for _, filter := range [][]string{{"-s", pod}, {"-d", node.DNSIP}} {
 		addrs := flowAddrs(t, filter...)
 		if len(addrs) == 0 {
 			t.Errorf("conntrack %v shows no flow; the check would prove nothing", filter)
@@ -177,7 +176,7 @@ func query(ctx context.Context, name string, qtype dnsmessage.Type) (dnsmessage.
 		return dnsmessage.Header{}, nil, err
 	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "udp", net.JoinHostPort(node.DNSIP.String(), "53"))
+	c, err := d.DialContext(ctx, "udp", net.JoinHostPort(node.DNSIP, "53"))
 	if err != nil {
 		return dnsmessage.Header{}, nil, err
 	}
@@ -241,8 +240,6 @@ func flowAddrs(t *testing.T, filter ...string) []netip.Addr {
 		}
 		addrs = append(addrs, a)
 	}
-	if testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "conntrack -L %v:\n%s", filter, stdout.String())
-	}
+	t.Logf("conntrack -L %v:\n%s", filter, stdout.String())
 	return addrs
 }
