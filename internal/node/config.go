@@ -113,7 +113,8 @@ func (n *Node) cniConfig() string {
 //   - cgroupfs, no QoS cgroups and no node allocatable: no systemd, and the
 //     node shares the machine with builds.
 //   - no eviction and image GC only at a full disk, for the same reason.
-//   - resolvConf "": Pods get no upstream resolver to send queries to.
+//   - resolvConf "": Pods get no upstream resolver to send queries to;
+//     ClusterFirst Pods get the cluster DNS (internal/clusterdns) only.
 //   - every port on loopback.
 func (n *Node) kubeletConfig() string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
@@ -133,6 +134,8 @@ evictionSoft: {}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 resolvConf: ""
+clusterDNS: [%[5]s]
+clusterDomain: %[6]s
 podLogsDir: %[3]q
 serializeImagePulls: false
 protectKernelDefaults: false
@@ -145,7 +148,7 @@ authentication:
     clientCAFile: %[4]q
 authorization:
   mode: Webhook
-`, n.socket(), NodePodCIDR, n.path("pod-logs"), n.path("ca.crt"))
+`, n.socket(), NodePodCIDR, n.path("pod-logs"), n.path("ca.crt"), DNSIP, ClusterDomain)
 }
 
 // proxyConfig: iptables mode; conntrack and route_localnet left as they
