@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -25,6 +26,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	appsv1 "k8s.io/api/apps/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
 )
@@ -204,5 +207,42 @@ func TestBuildIndex(t *testing.T) {
 	}
 	if err := Push(ctx, nil, ref); err == nil {
 		t.Error("Push(nil): want an error")
+	}
+}
+
+// TestAgentExampleNamesTheImage: examples/nat/agent.yaml runs the image
+// make publish pushes, <registry>/tencentcloud-network-agent:<version>.
+func TestAgentExampleNamesTheImage(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "examples", "nat", "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	var found []string
+	for {
+		d := appsv1.Deployment{}
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			found = append(found, c.Image)
+			r, err := name.ParseReference(c.Image)
+			if err != nil {
+				t.Fatalf("image %q: %v", c.Image, err)
+			}
+			repo := r.Context().RepositoryStr()
+			if repo[strings.LastIndex(repo, "/")+1:] != AgentName {
+				t.Errorf("agent.yaml runs %s, want the repository named %s", c.Image, AgentName)
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("containers in agent.yaml's Deployment: %q, want the agent's only", found)
 	}
 }
