@@ -35,7 +35,7 @@ func main() {
 	var o options
 	fs := flag.NewFlagSet("images", flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: images [flags] NAME...  (NAME: %s)\n", strings.Join(images.Names(), ", "))
+		_, _ = fmt.Fprintf(fs.Output(), "usage: images [flags] NAME...  (NAME: %s)\n", strings.Join(images.Names(), ", "))
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.version, "version", "v0.1.0", "Tag of the images, also recorded as the agent's org.opencontainers.image.version label.")
@@ -127,4 +127,3 @@ func write(path, tag string, img v1.Image) error {
 	fmt.Printf("%s %s %s\n", path, tag, d)
 	return f.Close()
 }
-

@@ -18,7 +18,7 @@ func main() {
 	var dir, registry, version string
 	fs := flag.NewFlagSet("publish", flag.ExitOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: publish -registry HOST/PATH [flags] NAME...")
+		_, _ = fmt.Fprintln(fs.Output(), "usage: publish -registry HOST/PATH [flags] NAME...")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&dir, "dir", "_output", "Directory make xpkg wrote the files to.")

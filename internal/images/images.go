@@ -8,7 +8,6 @@ package images
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -28,27 +27,27 @@ const (
 	PauseName      = "pause"
 )
 
-var mainPackages = map[string]string{
-	AgentName:      module + "/cmd/agent",
-	GameServerName: module + "/cmd/gameserver",
-	PauseName:      module + "/cmd/pause",
-}
+// Names lists the images Build knows.
+func Names() []string { return []string{AgentName, GameServerName, PauseName} }
 
-// Names lists the images Build knows, sorted.
-func Names() []string {
-	var out []string
-	for n := range mainPackages {
-		out = append(out, n)
+// mainPackage is the Go main package of an image.
+func mainPackage(name string) (string, bool) {
+	switch name {
+	case AgentName:
+		return module + "/cmd/agent", true
+	case GameServerName:
+		return module + "/cmd/gameserver", true
+	case PauseName:
+		return module + "/cmd/pause", true
 	}
-	slices.Sort(out)
-	return out
+	return "", false
 }
 
 // Build builds the image called name for linux/<arch> ("" is the host's
 // GOARCH); a version, if given, is recorded as the
 // org.opencontainers.image.version label. It must run inside this module.
 func Build(ctx context.Context, name, arch, version string) (v1.Image, error) {
-	main, ok := mainPackages[name]
+	main, ok := mainPackage(name)
 	if !ok {
 		return nil, fmt.Errorf("no image %q; there are %s", name, strings.Join(Names(), ", "))
 	}

@@ -158,7 +158,10 @@ func TestNoPlainHTTPElsewhere(t *testing.T) {
 		"http://10.0.0.5:5000/v2/": false, "http://registry.local/v2/": false,
 	} {
 		pu, _ := url.Parse(u)
-		_, err := tr.RoundTrip(&http.Request{Method: http.MethodGet, URL: pu})
+		resp, err := tr.RoundTrip(&http.Request{Method: http.MethodGet, URL: pu})
+		if err == nil {
+			_ = resp.Body.Close()
+		}
 		if (err == nil) != ok {
 			t.Errorf("%s: error %v, want allowed=%v", u, err, ok)
 		}
