@@ -8,8 +8,12 @@ TOOL        := $(GO) tool -modfile=tools/go.mod
 TEST_FLAGS  ?= -count=1 -timeout=30m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
+ARCHS       ?= amd64 arm64
+comma       := ,
+space       := $(subst ,, )
+ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -95,16 +99,25 @@ soak:
 	$(GO) test ./test/reliability/ -count=1 -timeout 120m -v -run . \
 		-args -reliability.cycles=20 -reliability.pods=500 -reliability.trials=100
 
-## xpkg: the provider, function and configuration packages in $(OUTPUT)/, built
-## with no Docker daemon (cluster/xpkg); VERSION=v1.2.3 names and labels them.
-## The runtime images are linux/<host GOARCH>; ARCH=arm64 cross-builds.
+## xpkg: the provider, function and configuration packages and the NAT
+## agent's image in $(OUTPUT)/, built with no Docker daemon (cluster/xpkg,
+## cluster/images): one file per architecture of ARCHS for the provider, the
+## function and the agent; VERSION=v1.2.3 names and labels them.
 xpkg:
 	$(GO) run ./cluster/xpkg -package-root package -runtime ./cmd/provider -examples examples \
-		-version $(VERSION) -arch "$(ARCH)" -o $(OUTPUT)/provider-tencentcloud-network-$(VERSION).xpkg
+		-version $(VERSION) -arch "$(ARCH_LIST)" -o $(OUTPUT)
 	$(GO) run ./cluster/xpkg -package-root package/function -runtime ./cmd/function \
-		-version $(VERSION) -arch "$(ARCH)" -o $(OUTPUT)/function-tencentcloud-network-$(VERSION).xpkg
-	$(GO) run ./cluster/xpkg -package-root package/configuration \
-		-version $(VERSION) -o $(OUTPUT)/configuration-tencentcloud-network-$(VERSION).xpkg
+		-version $(VERSION) -arch "$(ARCH_LIST)" -o $(OUTPUT)
+	$(GO) run ./cluster/xpkg -package-root package/configuration -version $(VERSION) -o $(OUTPUT)
+	$(GO) run ./cluster/images -version $(VERSION) -arch "$(ARCH_LIST)" -o $(OUTPUT) tencentcloud-network-agent
+
+## publish: make xpkg, then push the three packages and the agent's image to
+## $(REGISTRY)/<name>:$(VERSION), the files of several architectures as one
+## image index (cluster/publish). Plain HTTP only to localhost or loopback.
+publish: xpkg
+	@test -n "$(REGISTRY)" || { echo "make publish needs REGISTRY=host/path"; exit 2; }
+	$(GO) run ./cluster/publish -registry $(REGISTRY) -version $(VERSION) -dir $(OUTPUT) \
+		provider-tencentcloud-network function-tencentcloud-network configuration-tencentcloud-network tencentcloud-network-agent
 
 ## node: the local control plane with a real node (containerd, kubelet,
 ## controller manager, scheduler, kube-proxy) until interrupted; Linux and

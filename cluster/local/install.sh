@@ -26,9 +26,12 @@ if [ ! -x "$ASSETS/etcd" ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -qq >&2 || true
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq etcd-server >&2
-    # The package starts a system etcd on :2379; our tests use their own.
+    # The package starts a system etcd service on :2379; our tests use their
+    # own. Stop that service through the init system that started it, and
+    # nothing else: an etcd this script did not start (another project's, a
+    # node's) is not ours to kill. Without an init system the package starts
+    # no service, and there is nothing to stop.
     $SUDO systemctl disable --now etcd >/dev/null 2>&1 || $SUDO service etcd stop >/dev/null 2>&1 || true
-    pkill -x etcd 2>/dev/null || true
   fi
   ln -sf "$(command -v etcd)" "$ASSETS/etcd"
 fi

@@ -11,7 +11,8 @@ import (
 	"syscall"
 )
 
-func main() { os.Exit(run(notify())) }
+// main returns, and so exits 0, once told to stop.
+func main() { run(notify()) }
 
 // notify returns the signals pause acts on. PID 1 gets only the signals it
 // has a handler for, so these must be caught explicitly; SIGCHLD says a
@@ -22,24 +23,22 @@ func notify() <-chan os.Signal {
 	return sigs
 }
 
-// run reaps children until SIGTERM or SIGINT and returns the exit code.
-func run(sigs <-chan os.Signal) int {
+// run reaps children until SIGTERM or SIGINT.
+func run(sigs <-chan os.Signal) {
 	// Children that exited before the handler was installed sent their
 	// SIGCHLD too early to be seen.
 	reap()
 	for s := range sigs {
 		if s != syscall.SIGCHLD {
-			return 0
+			return
 		}
 		reap()
 	}
-	return 0
 }
 
-// reap waits for every child that has exited, without blocking, and returns
-// how many it reaped. Signals coalesce, so one SIGCHLD may stand for many.
-func reap() int {
-	n := 0
+// reap waits for every child that has exited, without blocking. Signals
+// coalesce, so one SIGCHLD may stand for many children.
+func reap() {
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
@@ -47,8 +46,7 @@ func reap() int {
 			continue
 		}
 		if err != nil || pid <= 0 {
-			return n
+			return
 		}
-		n++
 	}
 }

@@ -23,7 +23,8 @@ func TestMain(m *testing.M) {
 	case "pause":
 		sigs := notify()
 		fmt.Println("ready")
-		os.Exit(run(sigs))
+		run(sigs)
+		os.Exit(0)
 	case "spawn":
 		sigs := notify()
 		// A child that exits at once, left to pause to reap.
@@ -33,7 +34,8 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 		fmt.Println(p.Pid)
-		os.Exit(run(sigs))
+		run(sigs)
+		os.Exit(0)
 	case "exit":
 		os.Exit(0)
 	}

@@ -1,9 +1,18 @@
 package main
 
 import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
+
+	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
@@ -76,5 +85,57 @@ func TestWebhookFlags(t *testing.T) {
 		if _, err := parseFlags([]string{"--randhostport-range", bad}); err == nil {
 			t.Errorf("--randhostport-range %s: want an error", bad)
 		}
+	}
+}
+
+// TestRuntimeConfigExample: examples/provider/runtimeconfig.yaml is a
+// DeploymentRuntimeConfig whose runtime container's arguments the provider
+// accepts, that runs more than one replica only with leader election, and
+// whose allocator API port is one the container declares.
+func TestRuntimeConfigExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "provider", "runtimeconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &pkgv1beta1.DeploymentRuntimeConfig{}
+	if err := yaml.UnmarshalStrict(b, rc); err != nil {
+		t.Fatal(err)
+	}
+	dt := rc.Spec.DeploymentTemplate
+	if dt == nil || dt.Spec == nil {
+		t.Fatal("no deploymentTemplate.spec")
+	}
+	var args []string
+	var ports []int32
+	for _, c := range dt.Spec.Template.Spec.Containers {
+		if c.Name != "package-runtime" {
+			t.Errorf("container %q: Crossplane runs the provider in package-runtime", c.Name)
+			continue
+		}
+		args = c.Args
+		for _, p := range c.Ports {
+			ports = append(ports, p.ContainerPort)
+		}
+	}
+	if len(args) == 0 {
+		t.Fatal("no arguments for the package-runtime container")
+	}
+	// The provider's own flag set: an unknown flag or a bad value fails.
+	o, err := parseFlags(args)
+	if err != nil {
+		t.Fatalf("the provider refuses %q: %v", args, err)
+	}
+	if r := dt.Spec.Replicas; r != nil && *r > 1 && !o.leaderElection {
+		t.Errorf("%d replicas without --leader-election would all reconcile", *r)
+	}
+	if o.webhookAddr != ":9443" || o.netserviceAddr == "" {
+		t.Errorf("webhook %q, allocator API %q: want both on", o.webhookAddr, o.netserviceAddr)
+	}
+	_, port, err := net.SplitHostPort(o.netserviceAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ports, func(p int32) bool { return strconv.Itoa(int(p)) == port }) {
+		t.Errorf("--netservice-bind-address port %s is not a containerPort (%v)", port, ports)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -155,14 +154,14 @@ func WriteFile(path string, img v1.Image) error {
 }
 
 // Push writes img to a registry reference such as 127.0.0.1:5000/org/pkg:v0.1.0.
-// A loopback registry is spoken to over plain HTTP, as go-containerregistry
-// does for any loopback host.
+// A loopback registry is spoken to over plain HTTP, any other over TLS only
+// (Reference, RemoteOptions).
 func Push(ctx context.Context, img v1.Image, ref string) error {
-	r, err := name.ParseReference(ref)
+	r, err := Reference(ref)
 	if err != nil {
 		return err
 	}
-	return remote.Write(r, img, remote.WithContext(ctx))
+	return remote.Write(r, img, RemoteOptions(ctx)...)
 }
 
 // readMeta decodes <root>/crossplane.yaml strictly: a field Crossplane does
