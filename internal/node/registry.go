@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/images"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
 )
 
@@ -45,7 +45,7 @@ func (n *Node) startRegistry(ctx context.Context) error {
 			log.Printf("node registry: %v", err)
 		}
 	}()
-	img, err := xpkgbuild.RuntimeImage(ctx, xpkgbuild.RuntimeOptions{MainPackage: "./cmd/pause", ModuleDir: testenv.RepoRoot(), Name: "pause"})
+	img, err := images.Pause(ctx, "")
 	if err != nil {
 		return fmt.Errorf("cannot build the pause image: %w", err)
 	}

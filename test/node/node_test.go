@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/images"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
@@ -60,7 +61,7 @@ func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
 	if err := node.CheckRoutes(); err != nil {
 		t.Fatalf("a Pod or Service address can leave the machine: %v", err)
 	}
-	img, err := xpkgbuild.RuntimeImage(ctx, xpkgbuild.RuntimeOptions{MainPackage: "./cmd/gameserver", ModuleDir: testenv.RepoRoot(), Name: "gameserver"})
+	img, err := images.GameServer(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
