@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -141,6 +142,27 @@ func TestClusterDNS(t *testing.T) {
 	}
 	if addrs, err := r.LookupHost(ctx, "example.com."); err == nil {
 		t.Errorf("example.com resolved to %v through the cluster DNS", addrs)
+	}
+
+	// Installing again changes nothing: the same image digest and
+	// Corefile leave the Deployment's Pod template, so no Pod restarts.
+	var dep appsv1.Deployment
+	key := client.ObjectKey{Namespace: clusterdns.Namespace, Name: clusterdns.Name}
+	if err := env.Client.Get(ctx, key, &dep); err != nil {
+		t.Fatal(err)
+	}
+	ictx, icancel = context.WithTimeout(ctx, 2*time.Minute)
+	err = clusterdns.Install(ictx, env.Client, n.Registry())
+	icancel()
+	if err != nil {
+		t.Fatalf("second install: %v", err)
+	}
+	generation := dep.Generation
+	if err := env.Client.Get(ctx, key, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Generation != generation {
+		t.Errorf("a second install changed the Deployment (generation %d to %d)", generation, dep.Generation)
 	}
 
 	// Every flow the CoreDNS Pod opened, and every flow to the DNS Service,
