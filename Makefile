@@ -13,7 +13,7 @@ comma       := ,
 space       := $(subst ,, )
 ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
+.PHONY: all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -41,10 +41,17 @@ lint:
 ## test: what CI runs — generated code is current, lint passes, and all unit
 ## and integration tests pass (the local control plane is built or installed
 ## on first use by cluster/local/install.sh).
-test: check-files check-generated lint test-unit test-race
+test: check-files check-generated lint test-unit test-race test-node
 
+## test-unit: every package but those of the real node.
 test-unit:
-	$(GO) test $(TEST_FLAGS) ./...
+	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$')
+
+## test-node: the suites on the real node (internal/node; Linux and root),
+## one package at a time: they share the machine's one node, and compare
+## the machine's state before and after theirs.
+test-node:
+	$(GO) test $(TEST_FLAGS) -p 1 -v ./test/node ./test/e2e
 
 ## test-race: the packages whose concurrency matters most, under the race detector.
 test-race:

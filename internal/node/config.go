@@ -81,8 +81,9 @@ func registryHosts(registry string) string {
 }
 
 // cniConfig: a bridge with host-local addresses (kept in the node's folder) from the node's subnet.
-// No masquerading and routes to the Pod and Service ranges only: a Pod has
-// no route to any other address, so nothing it sends can leave the machine.
+// No masquerading and routes to the Pod and Service ranges and the node's
+// IP (its registry, the emulated cloud) only: a Pod has no route to any
+// other address, so nothing it sends can leave the machine.
 func (n *Node) cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -98,14 +99,14 @@ func (n *Node) cniConfig() string {
         "type": "host-local",
         "dataDir": %q,
         "ranges": [[{"subnet": %q}]],
-        "routes": [{"dst": %q}, {"dst": %q}]
+        "routes": [{"dst": %q}, {"dst": %q}, {"dst": %q}]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}},
     {"type": "loopback"}
   ]
 }
-`, Bridge, n.path("cni", "ipam"), NodePodCIDR.String(), PodCIDR.String(), ServiceCIDR.String())
+`, Bridge, n.path("cni", "ipam"), NodePodCIDR.String(), PodCIDR.String(), ServiceCIDR.String(), IP.String()+"/32")
 }
 
 // kubeletConfig:
@@ -115,7 +116,8 @@ func (n *Node) cniConfig() string {
 //   - no eviction and image GC only at a full disk, for the same reason.
 //   - resolvConf "": Pods get no upstream resolver to send queries to;
 //     ClusterFirst Pods get the cluster DNS (internal/clusterdns) only.
-//   - every port on loopback.
+//   - the API server's port (logs, exec) on the node's IP, the others on
+//     loopback.
 func (n *Node) kubeletConfig() string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -125,7 +127,7 @@ cgroupsPerQOS: false
 enforceNodeAllocatable: []
 failSwapOn: false
 containerRuntimeEndpoint: unix://%[1]s
-address: 127.0.0.1
+address: %[7]s
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 podCIDR: %[2]s
@@ -148,7 +150,7 @@ authentication:
     clientCAFile: %[4]q
 authorization:
   mode: Webhook
-`, n.socket(), NodePodCIDR, n.path("pod-logs"), n.path("ca.crt"), DNSIP, ClusterDomain)
+`, n.socket(), NodePodCIDR, n.path("pod-logs"), n.path("ca.crt"), DNSIP, ClusterDomain, IP)
 }
 
 // proxyConfig: iptables mode; conntrack and route_localnet left as they

@@ -40,6 +40,38 @@ type Options struct {
 	Dir string
 	// Wait bounds each step of Start; 0 means 2 minutes.
 	Wait time.Duration
+	// Lock, if set, is the machine's node lock, already held by the
+	// caller (to read the machine's state before and after the node), who
+	// releases it; otherwise Start takes the lock and Stop releases it.
+	Lock *Lock
+}
+
+// A Lock is the machine-wide lock of the node: two nodes (the demo and a
+// test, say) would share the fixed device names, ranges and ports.
+type Lock struct{ f *os.File }
+
+// AcquireLock waits up to wait for the node lock.
+func AcquireLock(ctx context.Context, wait time.Duration) (*Lock, error) {
+	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	err = testenv.Eventually(ctx, wait, func() error {
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	})
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("another node holds %s: %w", lockFile, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release lets the next node start.
+func (l *Lock) Release() {
+	if l != nil && l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
 }
 
 // A Node is a running node. Stop it when done.
@@ -47,7 +79,7 @@ type Node struct {
 	opts      Options
 	dir       string
 	kube      client.Client
-	lock      *os.File
+	lock      *Lock
 	procs     []*testenv.Process // in start order
 	registry  *http.Server
 	startedAt time.Time
@@ -132,7 +164,12 @@ func Start(ctx context.Context, o Options) (_ *Node, err error) {
 		fn   func() error
 	}{
 		{"binaries", func() (err error) { assets, err = Assets(); return err }},
-		{"lock", func() (err error) { n.lock, err = takeLock(ctx, o.Wait); return err }},
+		{"lock", func() (err error) {
+			if n.lock = o.Lock; n.lock == nil {
+				n.lock, err = AcquireLock(ctx, o.Wait)
+			}
+			return err
+		}},
 		{"sweep", func() error { return Sweep(o.Dir) }},
 		{"network", func() error { return n.prepare() }},
 		{"registry", func() error { return n.startRegistry(ctx) }},
@@ -145,21 +182,6 @@ func Start(ctx context.Context, o Options) (_ *Node, err error) {
 		}
 	}
 	return n, nil
-}
-
-func takeLock(ctx context.Context, wait time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(lockFile, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	err = testenv.Eventually(ctx, wait, func() error {
-		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	})
-	if err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("another node holds %s: %w", lockFile, err)
-	}
-	return f, nil
 }
 
 // prepare makes the node's folder, saves what Stop restores, and sets up
@@ -305,8 +327,8 @@ func (n *Node) Stop() error {
 		errs = append(errs, n.registry.Close())
 	}
 	errs = append(errs, Sweep(n.dir))
-	if n.lock != nil {
-		_ = n.lock.Close()
+	if n.lock != n.opts.Lock {
+		n.lock.Release() // the caller's lock is the caller's to release
 	}
 	return errors.Join(errs...)
 }

@@ -75,6 +75,22 @@ func NewNodeCerts(dir string, advertise, serviceIP netip.Addr) (*NodeCerts, erro
 	if err != nil {
 		return nil, err
 	}
+	// The API server's client certificate for the kubelet (logs, exec),
+	// which trusts this CA.
+	clientKey, clientKeyPEM, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	clientTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(7 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	clientDER, err := x509.CreateCertificate(rand.Reader, clientTmpl, ca, &clientKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
 	saKey, saKeyPEM, err := newKey()
 	if err != nil {
 		return nil, err
@@ -85,9 +101,11 @@ func NewNodeCerts(dir string, advertise, serviceIP netip.Addr) (*NodeCerts, erro
 	}
 	c := &NodeCerts{Dir: dir, CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), Advertise: advertise}
 	for name, b := range map[string][]byte{
-		"apiserver.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"apiserver.key": keyPEM,
-		"ca.crt":        c.CA,
+		"apiserver.crt":      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"apiserver.key":      keyPEM,
+		"ca.crt":             c.CA,
+		"kubelet-client.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientDER}),
+		"kubelet-client.key": clientKeyPEM,
 		// envtest's names: the public key verifies tokens, the private one signs them.
 		"sa-signer.crt": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
 		"sa-signer.key": saKeyPEM,

@@ -122,6 +122,11 @@ func ForNode(certs *NodeCerts) Option {
 		args.Set("disable-admission-plugins", "")
 		args.Set("bind-address", "0.0.0.0")
 		args.Set("advertise-address", certs.Advertise.String())
+		// The kubelet by its InternalIP (resolving the node's name would
+		// ask the machine's DNS servers), with a certificate it trusts.
+		args.Set("kubelet-preferred-address-types", "InternalIP")
+		args.Set("kubelet-client-certificate", filepath.Join(certs.Dir, "kubelet-client.crt"))
+		args.Set("kubelet-client-key", filepath.Join(certs.Dir, "kubelet-client.key"))
 	}
 }
 

@@ -220,9 +220,23 @@ func (l *Local) Install(ctx context.Context, version string) error {
 // function as its dependencies.
 func InstallPackages(ctx context.Context, kube client.Client, registry, version string) error {
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "provider")
+	// The examples' registry, in the rewrite and in the runtime config's
+	// match of the rewritten name, becomes registry.
+	const example = "registry.example.com/tencentcloud-network/"
 	mirror := func(u *unstructured.Unstructured) {
 		if _, found, _ := unstructured.NestedString(u.Object, "spec", "rewriteImage", "prefix"); found {
 			_ = unstructured.SetNestedField(u.Object, registry+"/", "spec", "rewriteImage", "prefix")
+		}
+		matches, _, _ := unstructured.NestedSlice(u.Object, "spec", "matchImages")
+		for _, m := range matches {
+			if mm, ok := m.(map[string]any); ok {
+				if p, ok := mm["prefix"].(string); ok && strings.HasPrefix(p, example) {
+					mm["prefix"] = registry + "/" + strings.TrimPrefix(p, example)
+				}
+			}
+		}
+		if matches != nil {
+			_ = unstructured.SetNestedSlice(u.Object, matches, "spec", "matchImages")
 		}
 	}
 	for _, f := range []string{"runtimeconfig.yaml", "imageconfig.yaml"} {

@@ -32,6 +32,13 @@ func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
+	// The machine's state is read under the node lock: no other node may
+	// change it in between.
+	lock, err := node.AcquireLock(ctx, 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
 	before, err := node.ReadHostState(node.DefaultDir)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +54,7 @@ func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
 	defer func() { _ = env.Stop() }()
 
 	start := time.Now()
-	n, err := node.Start(ctx, node.Options{Env: env})
+	n, err := node.Start(ctx, node.Options{Env: env, Lock: lock})
 	if err != nil {
 		t.Fatal(err)
 	}
