@@ -88,9 +88,9 @@ func TestGameServerStatefulSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range int(n) {
-			b := checkGamePod(t, i)
+			b, ip := checkGamePod(t, i)
 			tcp, udp := roundTrip(t, b.Address, podName(i))
-			t.Logf("%d Pods: %s address %s (Pod IP bound), TCP %s UDP %s", n, podName(i), b.Address, tcp, udp)
+			t.Logf("%d Pods: %s (Pod IP %s, Ready) at %s: TCP round trip %s, UDP %s", n, podName(i), ip, b.Address, tcp, udp)
 		}
 		eventually(t, "Pods above the scale gone with their addresses", func() error {
 			var l networkv1alpha1.PodAddressList
@@ -177,8 +177,8 @@ func gameStatefulSet(image string, replicas int32) *appsv1.StatefulSet {
 
 // checkGamePod waits until Pod i runs on the node's bridge, is bound and
 // Ready, and checks the kubelet made it Ready only once the address was
-// published. It returns the Pod's binding.
-func checkGamePod(t *testing.T, i int) networkv1alpha1.PortBinding {
+// published. It returns the Pod's binding and IP.
+func checkGamePod(t *testing.T, i int) (networkv1alpha1.PortBinding, netip.Addr) {
 	t.Helper()
 	ctx := context.Background()
 	var b networkv1alpha1.PortBinding
@@ -219,7 +219,7 @@ func checkGamePod(t *testing.T, i int) networkv1alpha1.PortBinding {
 	if ready.LastTransitionTime.Before(&address.LastTransitionTime) {
 		t.Errorf("%s: the kubelet made it Ready at %s, before its address was published at %s", pod.Name, ready.LastTransitionTime, address.LastTransitionTime)
 	}
-	return b
+	return b, ip
 }
 
 // roundTrip sends a TCP line and a UDP datagram through addr and checks
