@@ -38,7 +38,7 @@ func podLabels() map[string]string { return map[string]string{"k8s-app": "kube-d
 // zones are the names CoreDNS answers for: the cluster domain and the
 // reverse zones of the Pod and Service ranges. Any other name is REFUSED.
 func zones() []string {
-	return []string{node.ClusterDomain, reverseZone(node.ServiceCIDR), reverseZone(node.PodCIDR)}
+	return []string{node.ClusterDomain, reverseZone(node.ServiceCIDR()), reverseZone(node.PodCIDR())}
 }
 
 // reverseZone is the in-addr.arpa zone of an IPv4 prefix whose length is a

@@ -146,7 +146,7 @@ func (c *Cluster) startCloud(o Options) (err error) {
 	if o.Cloud != nil {
 		o.Cloud(&cfg)
 	}
-	if c.Cloud, c.Endpoint, err = emulator.StartOn(cfg, node.IP.String()+":0"); err != nil {
+	if c.Cloud, c.Endpoint, err = emulator.StartOn(cfg, node.IP().String()+":0"); err != nil {
 		return err
 	}
 	c.cleanup = append(c.cleanup, c.Cloud.Close)

@@ -106,7 +106,7 @@ func (n *Node) cniConfig() string {
     {"type": "loopback"}
   ]
 }
-`, Bridge, n.path("cni", "ipam"), NodePodCIDR.String(), PodCIDR.String(), ServiceCIDR.String(), IP.String()+"/32")
+`, Bridge, n.path("cni", "ipam"), NodePodCIDR().String(), PodCIDR().String(), ServiceCIDR().String(), IP().String()+"/32")
 }
 
 // kubeletConfig:
@@ -150,7 +150,7 @@ authentication:
     clientCAFile: %[4]q
 authorization:
   mode: Webhook
-`, n.socket(), NodePodCIDR, n.path("pod-logs"), n.path("ca.crt"), DNSIP, ClusterDomain, IP)
+`, n.socket(), NodePodCIDR(), n.path("pod-logs"), n.path("ca.crt"), DNSIP, ClusterDomain, IP())
 }
 
 // proxyConfig: iptables mode; conntrack and route_localnet left as they
@@ -174,7 +174,7 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 iptables:
   localhostNodePorts: false
-`, n.path("kubeconfig"), PodCIDR, Name, IP)
+`, n.path("kubeconfig"), PodCIDR(), Name, IP())
 }
 
 // args of the control-plane components that run beside the kubelet.
@@ -184,8 +184,8 @@ func (n *Node) controllerManagerArgs() []string {
 		"--service-account-private-key-file=" + filepath.Join(n.opts.Env.CertDir(), "sa-signer.key"),
 		"--root-ca-file=" + n.path("ca.crt"),
 		"--controllers=*",
-		"--cluster-cidr=" + PodCIDR.String(),
-		"--service-cluster-ip-range=" + ServiceCIDR.String(),
+		"--cluster-cidr=" + PodCIDR().String(),
+		"--service-cluster-ip-range=" + ServiceCIDR().String(),
 		"--use-service-account-credentials=true",
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
@@ -203,7 +203,7 @@ func (n *Node) kubeletArgs() []string {
 		"--kubeconfig=" + n.path("kubeconfig"),
 		"--root-dir=" + n.path("kubelet"),
 		"--hostname-override=" + Name,
-		"--node-ip=" + IP.String(),
+		"--node-ip=" + IP().String(),
 		"--v=1",
 	}
 }

@@ -28,7 +28,7 @@ func TestKubeletPointsPodsAtClusterDNS(t *testing.T) {
 	if cfg.ResolvConf == nil || *cfg.ResolvConf != "" {
 		t.Errorf("resolvConf %v, want it set to \"\"", cfg.ResolvConf)
 	}
-	if !ServiceCIDR.Contains(netip.MustParseAddr(DNSIP)) {
-		t.Errorf("DNSIP %s is outside the Service range %s", DNSIP, ServiceCIDR)
+	if !ServiceCIDR().Contains(netip.MustParseAddr(DNSIP)) {
+		t.Errorf("DNSIP %s is outside the Service range %s", DNSIP, ServiceCIDR())
 	}
 }

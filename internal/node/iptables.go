@@ -20,12 +20,14 @@ import (
 // family is one iptables family: its command and its save command.
 type family struct{ cmd, save string }
 
-var families = []family{{"iptables", "iptables-save"}, {"ip6tables", "ip6tables-save"}}
+func families() []family {
+	return []family{{"iptables", "iptables-save"}, {"ip6tables", "ip6tables-save"}}
+}
 
 func iptables(table string, args ...string) error {
 	out, err := exec.Command("iptables", append([]string{"-w", "-t", table}, args...)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("iptables -t %s %s: %v: %s", table, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("iptables -t %s %s: %w: %s", table, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -79,7 +81,7 @@ func saveRules(f family) (string, error) {
 
 // snapshotRules writes each family's rules into dir.
 func snapshotRules(dir string) error {
-	for _, f := range families {
+	for _, f := range families() {
 		s, err := saveRules(f)
 		if err != nil {
 			return err
@@ -96,7 +98,7 @@ func snapshotRules(dir string) error {
 // with, and only the chains of our own guard are removed.
 func restoreRules(dir string) error {
 	var errs []error
-	for _, f := range families {
+	for _, f := range families() {
 		before, err := os.ReadFile(filepath.Join(dir, f.save+".before"))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -113,7 +115,7 @@ func restoreRules(dir string) error {
 		for _, cmd := range undo(parseRuleset(string(before)), parseRuleset(now)) {
 			out, err := exec.Command(f.cmd, append([]string{"-w"}, cmd...)...).CombinedOutput()
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %s: %v: %s", f.cmd, strings.Join(cmd, " "), err, strings.TrimSpace(string(out))))
+				errs = append(errs, fmt.Errorf("%s %s: %w: %s", f.cmd, strings.Join(cmd, " "), err, strings.TrimSpace(string(out))))
 			}
 		}
 	}

@@ -32,20 +32,25 @@ const (
 
 // The node's addresses. The Service range is the local API server's
 // (--service-cluster-ip-range of internal/testenv).
-var (
-	PodCIDR     = netip.MustParsePrefix("10.244.0.0/16")
-	NodePodCIDR = netip.MustParsePrefix("10.244.0.0/24")
-	ServiceCIDR = netip.MustParsePrefix("10.0.0.0/24")
-	// IP is the node's InternalIP, held by HostDevice: the API server and
-	// the registry are reached there, and it never leaves the machine.
-	IP = netip.MustParseAddr("10.245.0.1")
-)
+
+// PodCIDR is the cluster's Pod range.
+func PodCIDR() netip.Prefix { return netip.MustParsePrefix("10.244.0.0/16") }
+
+// NodePodCIDR is the node's share of PodCIDR, on Bridge.
+func NodePodCIDR() netip.Prefix { return netip.MustParsePrefix("10.244.0.0/24") }
+
+// ServiceCIDR is the cluster's Service range.
+func ServiceCIDR() netip.Prefix { return netip.MustParsePrefix("10.0.0.0/24") }
+
+// IP is the node's InternalIP, held by HostDevice: the API server and the
+// registry are reached there, and it never leaves the machine.
+func IP() netip.Addr { return netip.MustParseAddr("10.245.0.1") }
 
 // ip runs the ip command.
 func ip(args ...string) error {
 	out, err := exec.Command("ip", args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -72,10 +77,10 @@ func routeDev(a netip.Addr) (string, error) {
 // range and one in the middle of the Pod range outside the node's subnet.
 func probes() []netip.Addr {
 	var as []netip.Addr
-	for _, p := range []netip.Prefix{PodCIDR, ServiceCIDR} {
+	for _, p := range []netip.Prefix{PodCIDR(), ServiceCIDR()} {
 		as = append(as, p.Addr().Next(), last(p))
 	}
-	return append(as, netip.MustParseAddr("10.244.128.7"), IP, NodePodCIDR.Addr().Next())
+	return append(as, netip.MustParseAddr("10.244.128.7"), IP(), NodePodCIDR().Addr().Next())
 }
 
 // last is the last address of p.
@@ -129,8 +134,8 @@ func checkFree() error {
 			if err != nil {
 				continue
 			}
-			if PodCIDR.Contains(addr) || ServiceCIDR.Contains(addr) || addr == IP {
-				return fmt.Errorf("%s already holds %s, inside the node's ranges (Pods %s, Services %s, node %s)", l.Name, addr, PodCIDR, ServiceCIDR, IP)
+			if PodCIDR().Contains(addr) || ServiceCIDR().Contains(addr) || addr == IP() {
+				return fmt.Errorf("%s already holds %s, inside the node's ranges (Pods %s, Services %s, node %s)", l.Name, addr, PodCIDR(), ServiceCIDR(), IP())
 			}
 		}
 	}
@@ -149,10 +154,10 @@ func setUpNetwork() error {
 		{"link", "set", Bridge, "up"},
 		{"link", "add", HostDevice, "type", "bridge"},
 		{"link", "set", HostDevice, "up"},
-		{"addr", "add", IP.String() + "/32", "dev", HostDevice},
-		{"addr", "add", NodePodCIDR.Addr().Next().String() + "/24", "dev", Bridge},
-		{"route", "add", PodCIDR.String(), "dev", Bridge},
-		{"route", "add", ServiceCIDR.String(), "dev", Bridge},
+		{"addr", "add", IP().String() + "/32", "dev", HostDevice},
+		{"addr", "add", NodePodCIDR().Addr().Next().String() + "/24", "dev", Bridge},
+		{"route", "add", PodCIDR().String(), "dev", Bridge},
+		{"route", "add", ServiceCIDR().String(), "dev", Bridge},
 	}
 	for _, s := range steps {
 		if err := ip(s...); err != nil {

@@ -96,7 +96,7 @@ type Timing struct {
 // ControlPlane returns the option that sets the local control plane up for
 // a node (testenv.ForNode), its certificates written into dir.
 func ControlPlane(dir string) (testenv.Option, error) {
-	certs, err := testenv.NewNodeCerts(dir, IP, ServiceCIDR.Addr().Next())
+	certs, err := testenv.NewNodeCerts(dir, IP(), ServiceCIDR().Addr().Next())
 	if err != nil {
 		return nil, err
 	}

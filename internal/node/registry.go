@@ -27,7 +27,7 @@ const RegistryPort = 5000
 func (n *Node) PauseImage() string { return n.Registry() + "/ptn/pause:node" }
 
 // Registry is the host:port of the node's image registry.
-func (n *Node) Registry() string { return net.JoinHostPort(IP.String(), fmt.Sprint(RegistryPort)) }
+func (n *Node) Registry() string { return net.JoinHostPort(IP().String(), fmt.Sprint(RegistryPort)) }
 
 // startRegistry serves an in-memory registry on the node's IP and pushes
 // the pause image into it.

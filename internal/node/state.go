@@ -42,7 +42,7 @@ func ReadHostState(dir string) (HostState, error) {
 		s.Netns = append(s.Netns, e.Name())
 	}
 	s.IPTables = map[string][]string{}
-	for _, f := range families {
+	for _, f := range families() {
 		out, err := saveRules(f)
 		if err != nil {
 			return s, err
@@ -58,7 +58,7 @@ func ReadHostState(dir string) (HostState, error) {
 		slices.Sort(s.IPTables[f.cmd])
 	}
 	s.Sysctls = map[string]string{}
-	for _, k := range sysctls {
+	for _, k := range sysctls() {
 		if v, err := os.ReadFile(filepath.Join("/proc/sys", k)); err == nil {
 			s.Sysctls[k] = strings.TrimSpace(string(v))
 		}

@@ -67,7 +67,7 @@ func killContainers(root string) error {
 		_ = json.Unmarshal(out, &cs)
 		for _, c := range cs {
 			if out, err := exec.Command("runc", "--root", r, "delete", "--force", c.ID).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("runc delete %s: %v: %s", c.ID, err, out))
+				errs = append(errs, fmt.Errorf("runc delete %s: %w: %s", c.ID, err, out))
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func netnsInSubnet(name string) bool {
 	_ = json.Unmarshal(out, &links)
 	for _, l := range links {
 		for _, a := range l.Addrs {
-			if addr, err := netip.ParseAddr(a.Local); err == nil && NodePodCIDR.Contains(addr) {
+			if addr, err := netip.ParseAddr(a.Local); err == nil && NodePodCIDR().Contains(addr) {
 				return true
 			}
 		}

@@ -12,20 +12,22 @@ import (
 // overcommit, panic and key limits it expects, and the CNI bridge turns on
 // forwarding. Their values are saved before the node starts and put back
 // when it stops.
-var sysctls = []string{
-	"vm/overcommit_memory",
-	"kernel/panic",
-	"kernel/panic_on_oops",
-	"kernel/keys/root_maxkeys",
-	"kernel/keys/root_maxbytes",
-	"net/ipv4/ip_forward",
+func sysctls() []string {
+	return []string{
+		"vm/overcommit_memory",
+		"kernel/panic",
+		"kernel/panic_on_oops",
+		"kernel/keys/root_maxkeys",
+		"kernel/keys/root_maxbytes",
+		"net/ipv4/ip_forward",
+	}
 }
 
 const sysctlFile = "sysctl.before"
 
 func snapshotSysctls(dir string) error {
 	var b strings.Builder
-	for _, k := range sysctls {
+	for _, k := range sysctls() {
 		v, err := os.ReadFile(filepath.Join("/proc/sys", k))
 		if err != nil {
 			continue // not on this kernel

@@ -117,7 +117,7 @@ func ForNode(certs *NodeCerts) Option {
 		}
 		s := e.ControlPlane.APIServer
 		s.CertDir = certs.Dir
-		s.SecureServing.CA = certs.CA
+		s.CA = certs.CA
 		args := s.Configure()
 		args.Set("disable-admission-plugins", "")
 		args.Set("bind-address", "0.0.0.0")

@@ -201,8 +201,8 @@ func checkGamePod(t *testing.T, i int) (networkv1alpha1.PortBinding, netip.Addr)
 		return nil
 	})
 	ip, err := netip.ParseAddr(pod.Status.PodIP)
-	if err != nil || !node.NodePodCIDR.Contains(ip) {
-		t.Fatalf("%s: Pod IP %q is not on the node's bridge (%s)", pod.Name, pod.Status.PodIP, node.NodePodCIDR)
+	if err != nil || !node.NodePodCIDR().Contains(ip) {
+		t.Fatalf("%s: Pod IP %q is not on the node's bridge (%s)", pod.Name, pod.Status.PodIP, node.NodePodCIDR())
 	}
 	var ready, address *corev1.PodCondition
 	for j := range pod.Status.Conditions {

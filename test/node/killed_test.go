@@ -93,7 +93,7 @@ func TestKilledNodeIsSwept(t *testing.T) {
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sleeper"},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: node.IP.String() + ":5000/ptn/pause:node"}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "pause", Image: node.IP().String() + ":5000/ptn/pause:node"}}},
 	}
 	if err := kube.Create(ctx, pod); err != nil {
 		t.Fatal(err)

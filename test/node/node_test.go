@@ -103,8 +103,8 @@ func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !node.NodePodCIDR.Contains(ip) {
-		t.Fatalf("Pod IP %s is not in the node's Pod subnet %s", ip, node.NodePodCIDR)
+	if !node.NodePodCIDR().Contains(ip) {
+		t.Fatalf("Pod IP %s is not in the node's Pod subnet %s", ip, node.NodePodCIDR())
 	}
 	var reply string
 	err = testenv.Eventually(ctx, time.Minute, func() error {
