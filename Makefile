@@ -59,8 +59,10 @@ test-race:
 
 reviewable: generate lint test-unit test-race
 
-## demo: real Crossplane installs the packages on the local control plane; one
-## PodPublicAddress gives a game server's Pods public addresses (README).
+## demo: on the real node (Linux, root), Crossplane from its chart installs
+## the packages; one PodPublicAddress gives a game server StatefulSet's Pods
+## public addresses (README). `go run ./cluster/local/demo --process` is the
+## process-only demo for machines without root.
 demo:
 	$(GO) run ./cluster/local/demo
 

@@ -206,6 +206,36 @@ func WaitDeploymentsAvailable(ctx context.Context, kube client.Client, ns string
 	})
 }
 
+// WaitDeploymentsAvailableByLabel waits until the Deployments of ns whose
+// Pods carry the label key=value (at least one) have all their replicas
+// available.
+func WaitDeploymentsAvailableByLabel(ctx context.Context, kube client.Client, ns, key, value string, wait time.Duration) error {
+	return testenv.Eventually(ctx, wait, func() error {
+		var l appsv1.DeploymentList
+		if err := kube.List(ctx, &l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		found := false
+		for _, d := range l.Items {
+			if d.Spec.Selector == nil || d.Spec.Selector.MatchLabels[key] != value {
+				continue
+			}
+			found = true
+			want := int32(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			if d.Status.AvailableReplicas < want || d.Status.UpdatedReplicas < want || d.Status.Replicas != want {
+				return fmt.Errorf("deployment %s: %d/%d available, %d Pods", d.Name, d.Status.AvailableReplicas, want, d.Status.Replicas)
+			}
+		}
+		if !found {
+			return fmt.Errorf("no deployment of Pods %s=%s", key, value)
+		}
+		return nil
+	})
+}
+
 // PodsOf lists the Pods of ns with the label key=value.
 func PodsOf(ctx context.Context, kube client.Client, ns, key, value string) ([]corev1.Pod, error) {
 	var l corev1.PodList

@@ -1,10 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,17 +22,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/images"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpcluster"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
 )
 
 const (
 	gameNamespace = "games"
 	gameName      = "gameserver"
-	gamePort      = 7777
 )
 
 // TestGameServerStatefulSet runs the game server as a StatefulSet of real
@@ -44,7 +43,10 @@ const (
 // collector, leaves nothing in the cloud.
 func TestGameServerStatefulSet(t *testing.T) {
 	ctx := context.Background()
-	image := pushGameServer(t)
+	image, err := cluster.PushGameServer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gameNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestGameServerStatefulSet(t *testing.T) {
 		return fmt.Errorf("conditions %v", conds)
 	})
 
-	sts := gameStatefulSet(image, 3)
+	sts := deployed.GameStatefulSet(gameNamespace, gameName, image, 3)
 	if err := kube.Create(ctx, sts); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +107,9 @@ func TestGameServerStatefulSet(t *testing.T) {
 		t.Logf("scaled to %d in %s", n, time.Since(began).Round(time.Millisecond))
 	}
 
+	recreatedKeepsAddress(t, 1)
+	providerFailover(t, 2)
+
 	// The real garbage collector deletes what the composite composed, all
 	// at once, while two Pods still hold addresses.
 	began := time.Now()
@@ -125,55 +130,6 @@ func TestGameServerStatefulSet(t *testing.T) {
 }
 
 func podName(i int) string { return gameName + "-" + strconv.Itoa(i) }
-
-// pushGameServer builds cmd/gameserver's image into the node's registry.
-func pushGameServer(t *testing.T) string {
-	t.Helper()
-	ctx := context.Background()
-	img, err := images.GameServer(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := cluster.Node.Registry() + "/ptn/gameserver:e2e"
-	if err := xpkgbuild.Push(ctx, img, ref); err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
-
-// gameStatefulSet runs the game server's Pods, each waiting for its address
-// through the readiness gate.
-func gameStatefulSet(image string, replicas int32) *appsv1.StatefulSet {
-	labels := map[string]string{"app": gameName}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gameNamespace, Name: gameName},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(replicas),
-			ServiceName:         gameName,
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					ReadinessGates:                []corev1.PodReadinessGate{{ConditionType: podannotation.ConditionAddressReady}},
-					Containers: []corev1.Container{{
-						Name:  "game",
-						Image: image,
-						Args:  []string{"--tcp", strconv.Itoa(gamePort), "--udp", strconv.Itoa(gamePort)},
-						Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"},
-						}}},
-						Ports: []corev1.ContainerPort{
-							{Name: "game-tcp", ContainerPort: gamePort, Protocol: corev1.ProtocolTCP},
-							{Name: "game-udp", ContainerPort: gamePort, Protocol: corev1.ProtocolUDP},
-						},
-					}},
-				},
-			},
-		},
-	}
-}
 
 // checkGamePod waits until Pod i runs on the node's bridge, is bound and
 // Ready, and checks the kubelet made it Ready only once the address was
@@ -226,45 +182,134 @@ func checkGamePod(t *testing.T, i int) (networkv1alpha1.PortBinding, netip.Addr)
 // that Pod want's container answered; it returns the round-trip times.
 func roundTrip(t *testing.T, addr, want string) (tcp, udp time.Duration) {
 	t.Helper()
-	eventually(t, "round trip through "+addr+" to "+want, func() error {
-		var err error
-		if tcp, err = exchange("tcp", addr, want); err != nil {
-			return err
-		}
-		udp, err = exchange("udp", addr, want)
-		return err
-	})
+	tcp, udp, err := deployed.RoundTrip(context.Background(), addr, want, wait)
+	if err != nil {
+		t.Fatalf("round trip through %s to %s: %v", addr, want, err)
+	}
 	return tcp, udp
 }
 
-func exchange(network, addr, want string) (time.Duration, error) {
-	const msg = "join room 42"
-	c, err := net.DialTimeout(network, addr, time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = c.Close() }()
-	if err := c.SetDeadline(time.Now().Add(2 * time.Second)); err != nil {
-		return 0, err
+// recreatedKeepsAddress deletes StatefulSet Pod i: the StatefulSet
+// controller recreates it, and the new Pod (another UID, maybe another IP)
+// gets the same public address, which reaches it.
+func recreatedKeepsAddress(t *testing.T, i int) {
+	t.Helper()
+	ctx := context.Background()
+	before, _ := checkGamePod(t, i)
+	old := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, old); err != nil {
+		t.Fatal(err)
 	}
 	began := time.Now()
-	var answer string
-	if network == "tcp" {
-		if _, err = fmt.Fprintln(c, msg); err == nil {
-			answer, err = bufio.NewReader(c).ReadString('\n')
+	if err := kube.Delete(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, podName(i)+" recreated", func() error {
+		p := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(old), p); err != nil {
+			return err
 		}
-	} else if _, err = c.Write([]byte(msg)); err == nil {
-		buf := make([]byte, 1500)
-		var n int
-		n, err = c.Read(buf)
-		answer = string(buf[:n])
-	}
+		if p.UID == old.UID {
+			return errors.New("still the old Pod")
+		}
+		return nil
+	})
+	after, ip := checkGamePod(t, i)
 	took := time.Since(began)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", network, addr, err)
+	if after.Address != before.Address || after.LoadBalancerID != before.LoadBalancerID {
+		t.Fatalf("%s recreated with address %s on %s, had %s on %s", podName(i), after.Address, after.LoadBalancerID, before.Address, before.LoadBalancerID)
 	}
-	if answer = strings.TrimSpace(answer); answer != want+": "+msg {
-		return 0, fmt.Errorf("%s %s: answer %q, want %q", network, addr, answer, want+": "+msg)
+	roundTrip(t, after.Address, podName(i))
+	t.Logf("%s deleted, recreated by the StatefulSet controller (Pod IP %s) and Ready at the same address %s in %s", podName(i), ip, after.Address, took.Round(time.Millisecond))
+	checkTargets(t, 2)
+}
+
+// providerFailover deletes the Pod of the provider replica that holds the
+// leader Lease: the other replica takes over, the Deployment brings a new
+// Pod, no address changes and no target moves, leaks or doubles.
+func providerFailover(t *testing.T, pods int) {
+	t.Helper()
+	ctx := context.Background()
+	bound := map[int]networkv1alpha1.PortBinding{}
+	for i := range pods {
+		bound[i], _ = checkGamePod(t, i)
 	}
-	return took, nil
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}
+	var leader string
+	eventually(t, "the provider's leader Lease", func() error {
+		if err := kube.Get(ctx, key, lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return errors.New("no holder")
+		}
+		leader, _, _ = strings.Cut(*lease.Spec.HolderIdentity, "_")
+		return nil
+	})
+	began := time.Now()
+	if err := kube.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: xpcluster.Namespace, Name: leader}}); err != nil {
+		t.Fatal(err)
+	}
+	var next string
+	eventually(t, "another replica leads", func() error {
+		if err := kube.Get(ctx, key, lease); err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil {
+			return errors.New("no holder")
+		}
+		if next, _, _ = strings.Cut(*lease.Spec.HolderIdentity, "_"); next == leader || next == "" {
+			return fmt.Errorf("still held by %s", leader)
+		}
+		return nil
+	})
+	t.Logf("leader %s deleted; %s took over in %s", leader, next, time.Since(began).Round(time.Millisecond))
+	if err := deployed.WaitDeploymentsAvailableByLabel(ctx, kube, xpcluster.Namespace, "pkg.crossplane.io/provider", xplocal.ProviderPackage, wait); err != nil {
+		t.Fatal(err)
+	}
+	// A new Pod that the new leader binds proves it reconciles.
+	for i := range pods {
+		b, _ := checkGamePod(t, i)
+		if b.Address != bound[i].Address {
+			t.Errorf("%s moved from %s to %s across the failover", podName(i), bound[i].Address, b.Address)
+		}
+		roundTrip(t, b.Address, podName(i))
+	}
+	checkTargets(t, pods)
+}
+
+// checkTargets checks the cloud holds exactly one target per listener
+// port for each of the n bound game server Pods, and it is the Pod's IP.
+func checkTargets(t *testing.T, n int) {
+	t.Helper()
+	ctx := context.Background()
+	eventually(t, "one target per bound Pod and protocol", func() error {
+		want := map[string]string{} // port -> Pod IP
+		for i := range n {
+			pa := &networkv1alpha1.PodAddress{}
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, pa); err != nil {
+				return err
+			}
+			p := &corev1.Pod{}
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, p); err != nil {
+				return err
+			}
+			for _, b := range pa.Status.Bindings {
+				want[strconv.Itoa(int(b.Port))] = p.Status.PodIP
+			}
+		}
+		for _, lb := range cluster.Cloud.Inventory().LoadBalancers {
+			for _, l := range lb.Listeners {
+				ip, bound := want[strconv.Itoa(l.Port)]
+				switch {
+				case !bound && len(l.Targets) != 0:
+					return fmt.Errorf("%s %d: %d targets left behind no Pod", l.Protocol, l.Port, len(l.Targets))
+				case bound && (len(l.Targets) != 1 || l.Targets[0].IP != ip):
+					return fmt.Errorf("%s %d: targets %+v, want only %s", l.Protocol, l.Port, l.Targets, ip)
+				}
+			}
+		}
+		return nil
+	})
 }

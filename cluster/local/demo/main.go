@@ -37,11 +37,17 @@ const version = "v0.1.0"
 func main() {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	wait := fs.Duration("wait", 3*time.Minute, "How long any one step may take.")
+	process := fs.Bool("process", false, "Run without the real node (no root needed): Crossplane core, the provider and the function as local processes, Pods whose IPs the demo writes and answers on itself.")
 	_ = fs.Parse(os.Args[1:])
 	say := narrator{start: time.Now()}
 	// Ctrl-C stops everything the demo started, as the end of a run does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, say, *wait)
+	var err error
+	if *process {
+		err = run(ctx, say, *wait)
+	} else {
+		err = runOnNode(ctx, say, *wait)
+	}
 	interrupted := ctx.Err() != nil
 	stop()
 	if interrupted {
