@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
@@ -180,7 +181,7 @@ func (g *game) scale(ctx context.Context, n int) error {
 	}
 	for i := range n {
 		b := bound[i]
-		tcp, udp, err := roundTrip(ctx, b.Address, podName(i))
+		tcp, udp, err := deployed.RoundTrip(ctx, b.Address, podName(i), 15*time.Second)
 		if err != nil {
 			return fmt.Errorf("round trip through %s to %s: %w", b.Address, podName(i), err)
 		}
@@ -355,7 +356,7 @@ func (s *server) serveTCP() {
 			defer func() { _ = c.Close() }()
 			r := bufio.NewScanner(c)
 			for r.Scan() {
-				if _, err := fmt.Fprintf(c, "%s %s\n", s.name, r.Text()); err != nil {
+				if _, err := fmt.Fprintf(c, "%s: %s\n", s.name, r.Text()); err != nil {
 					return
 				}
 			}
@@ -370,7 +371,7 @@ func (s *server) serveUDP() {
 		if err != nil {
 			return
 		}
-		_, _ = s.udp.WriteTo(append([]byte(s.name+" "), buf[:n]...), from)
+		_, _ = s.udp.WriteTo(append([]byte(s.name+": "), buf[:n]...), from)
 	}
 }
 
@@ -378,54 +379,6 @@ func (s *server) serveUDP() {
 func (s *server) Close() {
 	_ = s.tcp.Close()
 	_ = s.udp.Close()
-}
-
-// roundTrip sends a message through addr over TCP and over UDP and returns
-// how long each answer took; the answer must come from Pod want.
-func roundTrip(ctx context.Context, addr, want string) (tcp, udp time.Duration, err error) {
-	err = testenv.Eventually(ctx, 15*time.Second, func() error {
-		var err error
-		if tcp, err = exchange("tcp", addr, want); err != nil {
-			return err
-		}
-		udp, err = exchange("udp", addr, want)
-		return err
-	})
-	return tcp, udp, err
-}
-
-// exchange sends a message on a new connection to addr (a line over TCP,
-// a datagram over UDP) and times the answer, which must be Pod want's.
-func exchange(network, addr, want string) (time.Duration, error) {
-	const msg = "join room 42"
-	c, err := net.DialTimeout(network, addr, time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = c.Close() }()
-	if err := c.SetDeadline(time.Now().Add(2 * time.Second)); err != nil {
-		return 0, err
-	}
-	began := time.Now()
-	var answer string
-	if network == "tcp" {
-		if _, err = fmt.Fprintln(c, msg); err == nil {
-			answer, err = bufio.NewReader(c).ReadString('\n')
-		}
-	} else if _, err = c.Write([]byte(msg)); err == nil {
-		buf := make([]byte, 1500)
-		var n int
-		n, err = c.Read(buf)
-		answer = string(buf[:n])
-	}
-	took := time.Since(began)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", network, addr, err)
-	}
-	if answer = strings.TrimSpace(answer); answer != want+" "+msg {
-		return 0, fmt.Errorf("%s %s: answer %q, want one from %s", network, addr, answer, want)
-	}
-	return took, nil
 }
 
 func rtt(d time.Duration) string {
