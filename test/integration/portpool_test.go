@@ -250,14 +250,25 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 	}
 
 	// Deleting the pool is refused while the binding exists, and touches
-	// nothing.
+	// nothing. Its load balancer a, deleted with it as a garbage collector
+	// deletes a composite's resources, waits for the pool.
 	writes := writeCalls()
 	if err := kube.Delete(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Delete(ctx, lbA); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, p, func() error {
 		c := p.GetCondition(xpv2.TypeSynced)
 		if c.Status != "False" || !strings.Contains(c.Message, "pool "+ns+"/game still has 1 bindings") {
+			return errors.Errorf("Synced=%s %q", c.Status, c.Message)
+		}
+		return nil
+	})
+	waitFor(t, lbA, func() error {
+		c := lbA.GetCondition(xpv2.TypeSynced)
+		if c.Status != "False" || !strings.Contains(c.Message, "the load balancer is still used by PortPool "+ns+"/game;") {
 			return errors.Errorf("Synced=%s %q", c.Status, c.Message)
 		}
 		return nil
@@ -271,18 +282,21 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 		}
 	}
 
-	// Once the PodAddress is gone the pool goes, with its listeners only.
+	// Once the PodAddress is gone the pool goes, with its listeners only,
+	// and then load balancer a.
 	if err := kube.Delete(ctx, pa); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
 	waitGone(t, p)
 	t.Logf("pool gone %s after its last binding", time.Since(start).Round(time.Millisecond))
-	for _, id := range ids {
-		lb, ok := inventoryLB(id)
-		if !ok || len(lb.Listeners) != 0 {
-			t.Errorf("%s after the pool's deletion: found %v, %d listeners", id, ok, len(lb.Listeners))
-		}
+	if lb, ok := inventoryLB(ids[1]); !ok || len(lb.Listeners) != 0 {
+		t.Errorf("%s after the pool's deletion: found %v, %d listeners; want it kept, empty", ids[1], ok, len(lb.Listeners))
+	}
+	waitGone(t, lbA)
+	t.Logf("load balancer a gone %s after the pool's last binding", time.Since(start).Round(time.Millisecond))
+	if _, ok := inventoryLB(ids[0]); ok {
+		t.Errorf("%s is still in the cloud after its LoadBalancer was deleted", ids[0])
 	}
 }
 

@@ -186,6 +186,13 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 		// Deletion is under way; the reconciler comes back to verify.
 		return managed.ExternalDelete{}, nil
 	}
+	users, err := e.users(ctx, cr)
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	if len(users) > 0 {
+		return managed.ExternalDelete{}, errInUse(users)
+	}
 	task, err := e.c.DeleteLoadBalancer(ctx, meta.GetExternalName(cr))
 	if clb.IsNotFound(err) {
 		return managed.ExternalDelete{}, nil
