@@ -26,8 +26,8 @@ func TestPoolUses(t *testing.T) {
 		"reference to another namespace's": {pool(func(p *v1alpha1.PortPool) {
 			p.Spec.ForProvider.LoadBalancerIDRefs = []xpv2.NamespacedReference{{Name: "lb", Namespace: "other"}}
 		}), false},
-		"id": {pool(func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = []string{"lb-1"} }), true},
-		"region:id": {pool(func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = []string{"ap-beijing:lb-1"} }), true},
+		"id":         {pool(func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = []string{"lb-1"} }), true},
+		"region:id":  {pool(func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = []string{"ap-beijing:lb-1"} }), true},
 		"another id": {pool(func(p *v1alpha1.PortPool) { p.Spec.ForProvider.LoadBalancerIDs = []string{"lb-2"} }), false},
 		"on it (status)": {pool(func(p *v1alpha1.PortPool) {
 			p.Status.AtProvider.LoadBalancers = []v1alpha1.PoolLoadBalancerStatus{{ID: "lb-1"}}
