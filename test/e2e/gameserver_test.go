@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
@@ -110,10 +114,48 @@ func TestGameServerStatefulSet(t *testing.T) {
 	recreatedKeepsAddress(t, 1)
 	providerFailover(t, 2)
 
+	// A Pod outside the composite's selector names its pool in its own
+	// annotation: deleting the composite cannot release it.
+	holdout := holdoutPod(sts)
+	if err := kube.Create(ctx, holdout); err != nil {
+		t.Fatal(err)
+	}
+	held := boundAddress(t, holdout.Name)
+	roundTrip(t, held.Address, holdout.Name)
+
 	// The real garbage collector deletes what the composite composed, all
-	// at once, while two Pods still hold addresses.
+	// at once, while three Pods still hold addresses. The pool waits for
+	// the Pod that still uses it, and the load balancer for the pool: the
+	// holdout's address keeps answering.
 	began := time.Now()
 	if err := kube.Delete(ctx, xr); err != nil {
+		t.Fatal(err)
+	}
+	poolKey := client.ObjectKey{Namespace: gameNamespace, Name: xr.GetName()}
+	lbKey := client.ObjectKey{Namespace: gameNamespace, Name: xr.GetName() + "-0"}
+	eventually(t, "the pool and its load balancer waiting for the holdout Pod", func() error {
+		pool := &clbv1alpha1.PortPool{}
+		if err := kube.Get(ctx, poolKey, pool); err != nil {
+			return err
+		}
+		if c := pool.GetCondition(xpv2.TypeSynced); pool.GetDeletionTimestamp() == nil || !strings.Contains(c.Message, "still has") {
+			return fmt.Errorf("PortPool deleting %t, Synced %q", pool.GetDeletionTimestamp() != nil, c.Message)
+		}
+		lb := &clbv1alpha1.LoadBalancer{}
+		if err := kube.Get(ctx, lbKey, lb); err != nil {
+			return err
+		}
+		if c := lb.GetCondition(xpv2.TypeSynced); lb.GetDeletionTimestamp() == nil || !strings.Contains(c.Message, "still used by PortPool "+poolKey.String()) {
+			return fmt.Errorf("LoadBalancer deleting %t, Synced %q", lb.GetDeletionTimestamp() != nil, c.Message)
+		}
+		return nil
+	})
+	if _, ok := cluster.Cloud.Inventory().LoadBalancer(held.LoadBalancerID); !ok {
+		t.Fatalf("load balancer %s deleted while the holdout Pod is bound to it", held.LoadBalancerID)
+	}
+	roundTrip(t, held.Address, holdout.Name)
+	t.Logf("composite deleted: the pool and its load balancer wait for the holdout Pod, whose address still answers (%s)", time.Since(began).Round(time.Millisecond))
+	if err := kube.Delete(ctx, holdout); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the cloud empty after the PodPublicAddress is deleted", func() error {
@@ -131,31 +173,54 @@ func TestGameServerStatefulSet(t *testing.T) {
 
 func podName(i int) string { return gameName + "-" + strconv.Itoa(i) }
 
-// checkGamePod waits until Pod i runs on the node's bridge, is bound and
-// Ready, and checks the kubelet made it Ready only once the address was
-// published. It returns the Pod's binding and IP.
-func checkGamePod(t *testing.T, i int) (networkv1alpha1.PortBinding, netip.Addr) {
+// holdoutPod is a Pod of the game server outside the StatefulSet's
+// selector that asks for the composite's pool by its own annotation.
+func holdoutPod(sts *appsv1.StatefulSet) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Namespace: gameNamespace, Name: "holdout", Labels: map[string]string{"app": "holdout"},
+		Annotations: map[string]string{podannotation.AnnotationPorts: fmt.Sprintf("%d/TCP_UDP %s", deployed.GamePort, gameName)},
+	}}
+	p.Spec = *sts.Spec.Template.Spec.DeepCopy()
+	return p
+}
+
+// boundAddress waits until Pod name of the game namespace is bound (one
+// binding) and Ready, and returns its binding.
+func boundAddress(t *testing.T, name string) networkv1alpha1.PortBinding {
 	t.Helper()
 	ctx := context.Background()
 	var b networkv1alpha1.PortBinding
-	pod := &corev1.Pod{}
-	eventually(t, podName(i)+" bound and Ready", func() error {
+	eventually(t, name+" bound and Ready", func() error {
 		pa := &networkv1alpha1.PodAddress{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, pa); err != nil {
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: name}, pa); err != nil {
 			return err
 		}
 		if pa.Status.State != networkv1alpha1.StateBound || len(pa.Status.Bindings) != 1 || pa.Status.Bindings[0].Address == "" {
 			return fmt.Errorf("PodAddress %s: %s %s", pa.Name, pa.Status.State, pa.Status.Message)
 		}
 		b = pa.Status.Bindings[0]
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, pod); err != nil {
+		pod := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: name}, pod); err != nil {
 			return err
 		}
 		if !isReady(pod) {
-			return fmt.Errorf("pod %s not Ready: %+v", pod.Name, pod.Status.Conditions)
+			return fmt.Errorf("pod %s not Ready: %+v", name, pod.Status.Conditions)
 		}
 		return nil
 	})
+	return b
+}
+
+// checkGamePod waits until Pod i runs on the node's bridge, is bound and
+// Ready, and checks the kubelet made it Ready only once the address was
+// published. It returns the Pod's binding and IP.
+func checkGamePod(t *testing.T, i int) (networkv1alpha1.PortBinding, netip.Addr) {
+	t.Helper()
+	b := boundAddress(t, podName(i))
+	pod := &corev1.Pod{}
+	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: gameNamespace, Name: podName(i)}, pod); err != nil {
+		t.Fatal(err)
+	}
 	ip, err := netip.ParseAddr(pod.Status.PodIP)
 	if err != nil || !node.NodePodCIDR().Contains(ip) {
 		t.Fatalf("%s: Pod IP %q is not on the node's bridge (%s)", pod.Name, pod.Status.PodIP, node.NodePodCIDR())
