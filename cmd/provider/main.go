@@ -252,6 +252,12 @@ func run(o options) error {
 		// miss a short renew deadline and lose leadership for no good reason.
 		LeaseDuration: &o.leaseDuration,
 		RenewDeadline: &o.renewDeadline,
+		// A leader stopped by SIGTERM (its Pod deleted, a rollout) hands
+		// the lease over once its controllers have stopped, so another
+		// replica leads within its retry period instead of waiting out the
+		// lease. Safe because run returns, and the process ends, right
+		// after the manager.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return fmt.Errorf("cannot create manager: %w", err)

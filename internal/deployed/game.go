@@ -73,25 +73,49 @@ func GameStatefulSet(ns, name, image string, replicas int32) *appsv1.StatefulSet
 // the round-trip times.
 func RoundTrip(ctx context.Context, addr, want string, wait time.Duration) (tcp, udp time.Duration, err error) {
 	err = testenv.Eventually(ctx, wait, func() error {
-		var err error
-		if tcp, err = exchange("tcp", addr, want); err != nil {
-			return err
+		for _, network := range []string{"tcp", "udp"} {
+			name, took, err := exchange(network, addr)
+			if err != nil {
+				return err
+			}
+			if name != want {
+				return fmt.Errorf("%s %s: answered by %s, want %s", network, addr, name, want)
+			}
+			if network == "tcp" {
+				tcp = took
+			} else {
+				udp = took
+			}
 		}
-		udp, err = exchange("udp", addr, want)
-		return err
+		return nil
 	})
 	return tcp, udp, err
 }
 
-func exchange(network, addr, want string) (time.Duration, error) {
+// Ask sends one message over network ("tcp" or "udp") through addr,
+// retried within wait, and returns the name of the Pod whose game server
+// answered.
+func Ask(ctx context.Context, network, addr string, wait time.Duration) (string, error) {
+	var name string
+	err := testenv.Eventually(ctx, wait, func() error {
+		var err error
+		name, _, err = exchange(network, addr)
+		return err
+	})
+	return name, err
+}
+
+// exchange sends one message and returns who answered it ("<Pod>: <msg>",
+// as cmd/gameserver answers) and the round-trip time.
+func exchange(network, addr string) (string, time.Duration, error) {
 	const msg = "join room 42"
 	c, err := net.DialTimeout(network, addr, time.Second)
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	defer func() { _ = c.Close() }()
 	if err := c.SetDeadline(time.Now().Add(2 * time.Second)); err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	began := time.Now()
 	var answer string
@@ -107,10 +131,11 @@ func exchange(network, addr, want string) (time.Duration, error) {
 	}
 	took := time.Since(began)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", network, addr, err)
+		return "", 0, fmt.Errorf("%s %s: %w", network, addr, err)
 	}
-	if answer = strings.TrimSpace(answer); answer != want+": "+msg {
-		return 0, fmt.Errorf("%s %s: answer %q, want %q", network, addr, answer, want+": "+msg)
+	name, echoed, ok := strings.Cut(strings.TrimSpace(answer), ": ")
+	if !ok || echoed != msg {
+		return "", 0, fmt.Errorf("%s %s: answer %q, want \"<name>: %s\"", network, addr, answer, msg)
 	}
-	return took, nil
+	return name, took, nil
 }

@@ -15,7 +15,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -51,9 +50,7 @@ func TestGameServerStatefulSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gameNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	ensureNamespace(t, gameNamespace)
 	// The demo's PodPublicAddress: Pods app=gameserver in namespace games
 	// get public port 7000+N for their port 7777, TCP and UDP.
 	gameServerYAML, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "cluster", "local", "demo", "gameserver.yaml"))
