@@ -140,7 +140,7 @@ func TestEndToEnd(t *testing.T) {
 	for i, ip := range ips {
 		setRunning(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: podNS, Name: fmt.Sprintf("room-%d", i)}}, ip, false)
 	}
-	addrs := served(t, ns, podNS, pods)
+	addrs, bound := served(t, ns, podNS, pods)
 	t.Logf("Pod IP to address on the workload Pod: %s for %d Pods (agent → hub → provider → cloud → hub → agent)", time.Since(start).Round(time.Millisecond), pods)
 	targetsAre(t, emu, "the Pods' targets", wantTargets)
 	roundTrips(t, addrs)
@@ -180,10 +180,11 @@ func TestEndToEnd(t *testing.T) {
 	targetsAre(t, emu, "no targets after the grace period", nil)
 	t.Logf("released %s after the last heartbeat (grace %s)", time.Since(wc.Status.LastHeartbeat.Time).Round(time.Millisecond), grace)
 
-	// The agent restarts with the token it kept: the Pods are served again.
+	// The agent restarts with the token it kept: the Pods are served again,
+	// by new PodAddresses (the released ones may not be gone yet).
 	agent.start(t)
 	before := addrs
-	addrs = served(t, ns, podNS, pods)
+	addrs, _ = served(t, ns, podNS, pods, bound...)
 	t.Logf("addresses before the release %v, after the agent came back %v", before, addrs)
 	targetsAre(t, emu, "the Pods' targets after the agent came back", wantTargets)
 	roundTrips(t, addrs)
@@ -485,47 +486,88 @@ func exampleAgentArgs(t *testing.T, local map[string]string) []string {
 	return args
 }
 
-// served waits until each Pod room-<i> of podNS carries the address its
+// served waits until every Pod room-<i> of podNS carries the address its
 // PodAddress in hub namespace ns is bound to (our annotation, status
-// Ready) and the address condition True, and returns the addresses. A
-// Pod's annotations outlive a release while its agent is away, so they
-// are compared with the hub's binding, not only read.
-func served(t *testing.T, ns, podNS string, n int) []string {
+// Ready) and the address condition True, and returns the addresses and
+// the PodAddresses. The PodAddress must be live and none of released,
+// those of before a release: a released one lingers, being deleted and
+// still Bound, until its targets are gone, and a Pod's annotations outlive
+// the release while its agent is away, so the two agree on the old
+// address until the agent tells the new one. All Pods are read in each
+// poll, so what is returned is one moment's; that no two of them hold one
+// address is then asserted, not waited for.
+func served(t *testing.T, ns, podNS string, n int, released ...*v1alpha1.PodAddress) ([]string, []*v1alpha1.PodAddress) {
 	t.Helper()
+	ctx := context.Background()
 	addrs := make([]string, n)
-	for i := range n {
-		p := &corev1.Pod{}
-		pa := &v1alpha1.PodAddress{}
-		poll(t, fmt.Sprintf("room-%d told its address", i), func() error {
+	pas := make([]*v1alpha1.PodAddress, n)
+	poll(t, fmt.Sprintf("%d Pods told their addresses", n), func() error {
+		for i := range n {
 			name := fmt.Sprintf("room-%d", i)
-			if err := hubKube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v1alpha1.RemotePodName(podNS, name)}, pa); err != nil {
+			pa := &v1alpha1.PodAddress{}
+			if err := hubKube.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.RemotePodName(podNS, name)}, pa); err != nil {
 				return err
 			}
-			if pa.Status.State != v1alpha1.StateBound || len(pa.Status.Bindings) != 1 {
-				return fmt.Errorf("PodAddress %s, bindings %+v", pa.Status.State, pa.Status.Bindings)
+			if slices.ContainsFunc(released, func(r *v1alpha1.PodAddress) bool { return r.UID == pa.UID }) || pa.DeletionTimestamp != nil {
+				return fmt.Errorf("%s: PodAddress %s is a released one (being deleted: %t)", name, pa.UID, pa.DeletionTimestamp != nil)
 			}
-			if err := workKube.Get(context.Background(), client.ObjectKey{Namespace: podNS, Name: name}, p); err != nil {
+			if pa.Status.State != v1alpha1.StateBound || len(pa.Status.Bindings) != 1 {
+				return fmt.Errorf("%s: PodAddress %s, bindings %+v", name, pa.Status.State, pa.Status.Bindings)
+			}
+			p := &corev1.Pod{}
+			if err := workKube.Get(ctx, client.ObjectKey{Namespace: podNS, Name: name}, p); err != nil {
 				return err
 			}
 			if s := p.Annotations[podannotation.AnnotationStatus]; s != "Ready" {
-				return fmt.Errorf("status annotation %q", s)
+				return fmt.Errorf("%s: status annotation %q", name, s)
 			}
 			var res []podannotation.Address
 			if err := json.Unmarshal([]byte(p.Annotations[podannotation.AnnotationAddresses]), &res); err != nil {
-				return fmt.Errorf("addresses annotation: %w", err)
+				return fmt.Errorf("%s: addresses annotation: %w", name, err)
 			}
 			if len(res) != 1 || res[0].Address != pa.Status.Bindings[0].Address {
-				return fmt.Errorf("addresses annotation %+v, want the binding's %s", res, pa.Status.Bindings[0].Address)
+				return fmt.Errorf("%s: addresses annotation %+v, want the binding's %s", name, res, pa.Status.Bindings[0].Address)
 			}
 			ci := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == podannotation.ConditionAddressReady })
 			if ci < 0 || p.Status.Conditions[ci].Status != corev1.ConditionTrue {
-				return fmt.Errorf("conditions %+v, want %s True", p.Status.Conditions, podannotation.ConditionAddressReady)
+				return fmt.Errorf("%s: conditions %+v, want %s True", name, p.Status.Conditions, podannotation.ConditionAddressReady)
 			}
-			addrs[i] = res[0].Address
-			return nil
-		})
+			addrs[i], pas[i] = res[0].Address, pa
+		}
+		return nil
+	})
+	for i := range addrs {
+		if j := slices.Index(addrs[:i], addrs[i]); j >= 0 {
+			t.Errorf("room-%d and room-%d are both told %s (PodAddresses %s and %s)", j, i, addrs[i], pas[j].UID, pas[i].UID)
+		}
 	}
-	return addrs
+	noSharedSlot(t, ns)
+	return addrs, pas
+}
+
+// noSharedSlot fails if two live PodAddresses of hub namespace ns record
+// the same port of a load balancer: the allocator never gives one to two.
+// A PodAddress being deleted is left out: its ports go back to the pool
+// before its finalizer does.
+func noSharedSlot(t *testing.T, ns string) {
+	t.Helper()
+	l := &v1alpha1.PodAddressList{}
+	if err := hubKube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	holder := map[string]string{}
+	for _, pa := range l.Items {
+		if pa.DeletionTimestamp != nil {
+			continue
+		}
+		for _, b := range pa.RecordedBindings() {
+			slot := fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port)
+			if h, ok := holder[slot]; ok {
+				t.Errorf("port %s is recorded by PodAddresses %s and %s", slot, h, pa.Name)
+			}
+			holder[slot] = pa.Name
+		}
+	}
 }
 
 // targetsAre waits until the emulator's targets, over every listener, are

@@ -84,7 +84,7 @@ func TestCutLink(t *testing.T) {
 	for i, ip := range ips {
 		setRunning(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: podNS, Name: fmt.Sprintf("room-%d", i)}}, ip, false)
 	}
-	served(t, ns, podNS, len(ips))
+	_, bound := served(t, ns, podNS, len(ips))
 	bcsSays(t, podNS, podannotation.StatusReady, corev1.ConditionTrue)
 	targetsAre(t, emu, "the Pods' targets", wantTargets)
 
@@ -164,7 +164,7 @@ func TestCutLink(t *testing.T) {
 	// PodAddresses say now.
 	link.restore(t)
 	restored := time.Now()
-	served(t, ns, podNS, len(ips))
+	served(t, ns, podNS, len(ips), bound...)
 	bcsSays(t, podNS, podannotation.StatusReady, corev1.ConditionTrue)
 	t.Logf("served again %s after the link came back", time.Since(restored).Round(time.Millisecond))
 	targetsAre(t, emu, "the Pods' targets after the link came back", wantTargets)
