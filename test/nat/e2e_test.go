@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -93,6 +94,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	onlyHub(t, prov.PID())
+	releaseAll(t, ns, podNS)
 
 	newCluster(t, ns, name, grace)
 	e2ePool(t, ns)
@@ -236,6 +238,54 @@ func e2ePool(t *testing.T, ns string) {
 			return fmt.Errorf("load balancers %+v", lbs)
 		}
 		return nil
+	})
+}
+
+// releaseAll, registered once the provider is ready (so run before it
+// stops and before the emulator closes, cleanups running last first, and
+// after the agents stop), deletes what the test made: the Pods and
+// StatefulSets of podNS, and in hub namespace ns the WorkloadCluster (which
+// releases its RemotePods), the PortPools and the LoadBalancers; and waits
+// until the provider let them all go. Left behind by a failed test they
+// follow ClusterProviderConfig "default" to the next test's emulator: the
+// next provider makes the load balancer again there and registers the old
+// Pods' targets among that test's own.
+func releaseAll(t *testing.T, ns, podNS string) {
+	t.Helper()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, o := range []client.Object{&corev1.Pod{}, &appsv1.StatefulSet{}} {
+			if err := workKube.DeleteAllOf(ctx, o, client.InNamespace(podNS)); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+		for _, o := range []client.Object{&v1alpha1.WorkloadCluster{}, &clbv1alpha1.PortPool{}, &clbv1alpha1.LoadBalancer{}} {
+			if err := hubKube.DeleteAllOf(ctx, o, client.InNamespace(ns)); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+		lists := map[string]client.ObjectList{
+			"Pods": &corev1.PodList{}, "StatefulSets": &appsv1.StatefulSetList{},
+			"WorkloadClusters": &v1alpha1.WorkloadClusterList{}, "RemotePods": &v1alpha1.RemotePodList{}, "PodAddresses": &v1alpha1.PodAddressList{},
+			"PortPools": &clbv1alpha1.PortPoolList{}, "LoadBalancers": &clbv1alpha1.LoadBalancerList{},
+		}
+		if err := testenv.Eventually(ctx, e2eWait, func() error {
+			for kind, l := range lists {
+				kube, in := hubKube, ns
+				if kind == "Pods" || kind == "StatefulSets" {
+					kube, in = workKube, podNS
+				}
+				if err := kube.List(ctx, l, client.InNamespace(in)); err != nil {
+					return err
+				}
+				if n := meta.LenList(l); n > 0 {
+					return fmt.Errorf("%d %s left in %s", n, kind, in)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
 	})
 }
 

@@ -52,6 +52,7 @@ func TestCutLink(t *testing.T) {
 	if err := prov.Ready(ctx, e2eWait); err != nil {
 		t.Fatal(err)
 	}
+	releaseAll(t, ns, podNS)
 	newCluster(t, ns, name, grace)
 	e2ePool(t, ns)
 
@@ -222,16 +223,18 @@ func bcsSays(t *testing.T, podNS, status string, cond corev1.ConditionStatus) {
 	})
 }
 
-// hubUnreachableEvents counts the HubUnreachable Warning Events on room-i.
+// hubUnreachableEvents counts the HubUnreachable Warning Events on room-i,
+// this Pod of the name only: an earlier run's Pod of the name left its own.
 func hubUnreachableEvents(t *testing.T, podNS string, i int) int {
 	t.Helper()
+	uid := workPod(t, podNS, i).UID
 	l := &corev1.EventList{}
 	if err := workKube.List(context.Background(), l, client.InNamespace(podNS)); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, e := range l.Items {
-		if e.InvolvedObject.Name == fmt.Sprintf("room-%d", i) && e.Reason == podannotation.ReasonHubUnreachable && e.Type == corev1.EventTypeWarning {
+		if e.InvolvedObject.UID == uid && e.Reason == podannotation.ReasonHubUnreachable && e.Type == corev1.EventTypeWarning {
 			n++
 		}
 	}
