@@ -45,34 +45,9 @@ for b in "${BINARIES[@]}"; do
 done
 if [ ${#need[@]} -gt 0 ]; then
   log "building ${need[*]} v$K8S_VERSION from the Go module proxy (a few minutes, once)"
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-  (
-    cd "$work"
-    go mod init local/kube-node-build >/dev/null 2>&1
-    {
-      echo 'package main'
-      echo
-      for b in "${need[@]}"; do echo "import _ \"k8s.io/kubernetes/cmd/$b/app\""; done
-      echo
-      echo 'func main() {}'
-    } > main.go
-    go mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
-    for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go \
-      cloud-provider cluster-bootstrap code-generator component-base component-helpers \
-      controller-manager cri-api cri-client csi-translation-lib dynamic-resource-allocation \
-      endpointslice externaljwt kms kube-aggregator kube-controller-manager kube-proxy \
-      kube-scheduler kubectl kubelet metrics mount-utils pod-security-admission \
-      sample-apiserver sample-cli-plugin sample-controller; do
-      go mod edit -replace="k8s.io/$m=k8s.io/$m@v$STAGING_VERSION"
-    done
-    GOFLAGS=-mod=mod go mod tidy >&2
-    mkdir out
-    pkgs=()
-    for b in "${need[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
-    GOFLAGS=-mod=mod go build -o out/ "${pkgs[@]}" >&2
-    for b in "${need[@]}"; do mv "out/$b" "$ASSETS/$b"; done
-  )
+  # shellcheck source=k8s-build.sh
+  . "$(dirname "$0")/k8s-build.sh"
+  k8s_build "$ASSETS" "${need[@]}"
 fi
 
 echo "$ASSETS"

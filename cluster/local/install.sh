@@ -36,36 +36,12 @@ if [ ! -x "$ASSETS/etcd" ]; then
   ln -sf "$(command -v etcd)" "$ASSETS/etcd"
 fi
 
-# kube-apiserver: k8s.io/kubernetes cannot be `go install`ed (its go.mod replaces
-# the staging modules with local paths), so build it from a scratch module.
+# kube-apiserver, built from the Kubernetes module (k8s-build.sh).
 if [ ! -x "$ASSETS/kube-apiserver" ]; then
   log "building kube-apiserver v$K8S_VERSION from the Go module proxy (a few minutes, once)"
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-  rm -f "$ASSETS/kube-apiserver.tmp"
-  (
-    cd "$work"
-    go mod init local/kube-apiserver-build >/dev/null 2>&1
-    cat > main.go <<'GO'
-package main
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver/app"
-
-func main() {}
-GO
-    go mod edit -require="k8s.io/kubernetes@v$K8S_VERSION"
-    for m in api apiextensions-apiserver apimachinery apiserver cli-runtime client-go \
-      cloud-provider cluster-bootstrap code-generator component-base component-helpers \
-      controller-manager cri-api cri-client csi-translation-lib dynamic-resource-allocation \
-      endpointslice externaljwt kms kube-aggregator kube-controller-manager kube-proxy \
-      kube-scheduler kubectl kubelet metrics mount-utils pod-security-admission \
-      sample-apiserver sample-cli-plugin sample-controller; do
-      go mod edit -replace="k8s.io/$m=k8s.io/$m@v$STAGING_VERSION"
-    done
-    GOFLAGS=-mod=mod go mod tidy >&2
-    GOFLAGS=-mod=mod go build -o "$ASSETS/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2
-    mv "$ASSETS/kube-apiserver.tmp" "$ASSETS/kube-apiserver"
-  )
+  # shellcheck source=k8s-build.sh
+  . "$(dirname "$0")/k8s-build.sh"
+  k8s_build "$ASSETS" kube-apiserver
 fi
 
 if [ ! -e "$ASSETS/kubectl" ] && command -v kubectl >/dev/null 2>&1; then

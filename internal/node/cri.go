@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -64,4 +65,21 @@ func removeSandboxes(ctx context.Context, socket string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// KillContainer kills the container of id (a Pod status's containerID,
+// "containerd://…", or the bare id) with SIGKILL, as a crash would: CRI's
+// StopContainer with no grace sends no SIGTERM. The kubelet restarts it as
+// the Pod's restart policy says.
+func (n *Node) KillContainer(ctx context.Context, id string) error {
+	c, err := dialCRI(ctx, n.socket())
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	id = strings.TrimPrefix(id, "containerd://")
+	if _, err := c.rt.StopContainer(ctx, &cri.StopContainerRequest{ContainerId: id, Timeout: 0}); err != nil {
+		return fmt.Errorf("cannot kill container %s: %w", id, err)
+	}
+	return nil
 }

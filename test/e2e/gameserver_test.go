@@ -110,6 +110,7 @@ func TestGameServerStatefulSet(t *testing.T) {
 
 	recreatedKeepsAddress(t, 1)
 	providerFailover(t, 2)
+	providerCrash(t, 2)
 
 	// A Pod outside the composite's selector names its pool in its own
 	// annotation: deleting the composite cannot release it.
@@ -121,7 +122,7 @@ func TestGameServerStatefulSet(t *testing.T) {
 	roundTrip(t, held.Address, holdout.Name)
 
 	// The real garbage collector deletes what the composite composed, all
-	// at once, while three Pods still hold addresses. The pool waits for
+	// at once, while four Pods still hold addresses. The pool waits for
 	// the Pod that still uses it, and the load balancer for the pool: the
 	// holdout's address keeps answering.
 	began := time.Now()
@@ -339,6 +340,77 @@ func providerFailover(t *testing.T, pods int) {
 		roundTrip(t, b.Address, podName(i))
 	}
 	checkTargets(t, pods)
+}
+
+// providerCrash kills the leader provider's container (SIGKILL through
+// the node's CRI, as a crash): the lease is not released, so the other
+// replica, or the restarted one, leads once it expires. A Pod added while
+// no replica leads gets its address then; the n Pods before keep theirs,
+// and every target is a bound Pod's. It leaves n+1 Pods.
+func providerCrash(t *testing.T, n int) {
+	t.Helper()
+	ctx := context.Background()
+	bound := map[int]networkv1alpha1.PortBinding{}
+	for i := range n {
+		bound[i], _ = checkGamePod(t, i)
+	}
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}
+	if err := kube.Get(ctx, key, lease); err != nil {
+		t.Fatal(err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	leader, _, _ := strings.Cut(holder, "_")
+	pod := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: xpcluster.Namespace, Name: leader}, pod); err != nil {
+		t.Fatalf("the leader's Pod %q: %v", leader, err)
+	}
+	if len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("leader Pod %s: container statuses %+v", pod.Name, pod.Status.ContainerStatuses)
+	}
+	restarts := pod.Status.ContainerStatuses[0].RestartCount
+	began := time.Now()
+	if err := cluster.Node.KillContainer(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
+		t.Fatal(err)
+	}
+	// A Pod that arrives while nobody leads.
+	sts := &appsv1.StatefulSet{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: gameName}, sts); err != nil {
+		t.Fatal(err)
+	}
+	sts.Spec.Replicas = ptr.To(int32(n + 1))
+	if err := kube.Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the killed container restarted by the kubelet", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if cs := pod.Status.ContainerStatuses; len(cs) != 1 || cs[0].RestartCount <= restarts || !isReady(pod) {
+			return fmt.Errorf("restarts %d (had %d), Ready %t", cs[0].RestartCount, restarts, isReady(pod))
+		}
+		return nil
+	})
+	var next string
+	eventually(t, "a new leader after the crash", func() error {
+		if err := kube.Get(ctx, key, lease); err != nil {
+			return err
+		}
+		if next = ptr.Deref(lease.Spec.HolderIdentity, ""); next == "" || next == holder {
+			return fmt.Errorf("still held by %s", holder)
+		}
+		return nil
+	})
+	t.Logf("leader container of %s killed (SIGKILL), restarted by the kubelet; %s leads %s after the kill", leader, next, time.Since(began).Round(time.Millisecond))
+	for i := range n + 1 {
+		b, _ := checkGamePod(t, i)
+		if old, ok := bound[i]; ok && b.Address != old.Address {
+			t.Errorf("%s moved from %s to %s across the crash", podName(i), old.Address, b.Address)
+		}
+		roundTrip(t, b.Address, podName(i))
+	}
+	t.Logf("%s, created while no replica led, bound and answering %s after the kill", podName(n), time.Since(began).Round(time.Millisecond))
+	checkTargets(t, n+1)
 }
 
 // checkTargets checks the cloud holds exactly one target per listener
