@@ -20,13 +20,20 @@ type APIRequest struct {
 	Verb        string
 	Resource    string
 	Subresource string
+	// Conflict is set for requests refused with 409 Conflict: a write
+	// from a stale read, which changed nothing and is retried.
+	Conflict bool
 }
 
 func (r APIRequest) String() string {
+	s := r.Verb + " " + r.Resource
 	if r.Subresource != "" {
-		return r.Verb + " " + r.Resource + "/" + r.Subresource
+		s += "/" + r.Subresource
 	}
-	return r.Verb + " " + r.Resource
+	if r.Conflict {
+		s += " (409 Conflict)"
+	}
+	return s
 }
 
 // Write reports whether the request changes state (the API server's
@@ -72,6 +79,8 @@ func ScrapeAPIRequests(ctx context.Context, cfg *rest.Config) (APIRequests, erro
 				k.Resource = l.GetValue()
 			case "subresource":
 				k.Subresource = l.GetValue()
+			case "code":
+				k.Conflict = l.GetValue() == "409"
 			}
 		}
 		out[k] += m.GetCounter().GetValue()
@@ -103,9 +112,15 @@ func (a APIRequests) Count(keep func(APIRequest) bool) float64 {
 }
 
 // Of counts requests of verb on resource (and subresource, "" for the
-// object itself).
+// object itself) that were not refused as conflicts.
 func (a APIRequests) Of(verb, resource, subresource string) float64 {
 	return a[APIRequest{Verb: verb, Resource: resource, Subresource: subresource}]
+}
+
+// Conflicts counts requests of verb on resource (and subresource) refused
+// with 409 Conflict.
+func (a APIRequests) Conflicts(verb, resource, subresource string) float64 {
+	return a[APIRequest{Verb: verb, Resource: resource, Subresource: subresource, Conflict: true}]
 }
 
 // String lists the counts, one kind a line, sorted.
