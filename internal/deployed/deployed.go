@@ -154,7 +154,10 @@ func (c *Cluster) startCloud(o Options) (err error) {
 }
 
 func (c *Cluster) installCrossplane(ctx context.Context, wait time.Duration) error {
-	if _, err := xpcluster.Install(ctx, c.Env.Config, xpcluster.InstallOptions{Registry: c.Node.Registry()}); err != nil {
+	// No default activation policy: the provider's kinds are activated as
+	// docs/install.md says (examples/provider/activationpolicy.yaml).
+	o := xpcluster.InstallOptions{Registry: c.Node.Registry(), Options: xpcluster.Options{Activations: []string{}}}
+	if _, err := xpcluster.Install(ctx, c.Env.Config, o); err != nil {
 		return err
 	}
 	return WaitDeploymentsAvailable(ctx, c.Kube, xpcluster.Namespace, wait, "crossplane", "crossplane-rbac-manager")
@@ -166,9 +169,10 @@ func (c *Cluster) installCrossplane(ctx context.Context, wait time.Duration) err
 func (c *Cluster) installPackages(ctx context.Context, o Options) error {
 	// What the provider needs beyond the role Crossplane's RBAC manager
 	// gives every provider: applied as docs/install.md tells users to.
-	rbac := filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")
-	if _, err := testenv.Apply(ctx, c.Kube, rbac); err != nil {
-		return err
+	for _, f := range []string{"rbac.yaml", "activationpolicy.yaml"} {
+		if _, err := testenv.Apply(ctx, c.Kube, filepath.Join(testenv.RepoRoot(), "examples", "provider", f)); err != nil {
+			return err
+		}
 	}
 	if err := xplocal.InstallPackages(ctx, c.Kube, c.Node.Registry(), o.Version); err != nil {
 		return err

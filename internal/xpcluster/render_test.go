@@ -75,6 +75,13 @@ func TestRenderForTheNode(t *testing.T) {
 	if find(objs, "Service", "crossplane-webhooks") == nil {
 		t.Error("no webhook Service")
 	}
+
+	// No activations: core init installs no default policy (the chart's
+	// default is "*").
+	core = deployments(t, render(t, Options{Activations: []string{}}))["crossplane"].Spec.Template.Spec
+	if !slices.Equal(core.InitContainers[0].Args, []string{"core", "init"}) {
+		t.Errorf("init args without activations %v", core.InitContainers[0].Args)
+	}
 }
 
 func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
