@@ -157,7 +157,7 @@ func TestSafeStartActivation(t *testing.T) {
 	}
 	eventually(t, "the EIP released", func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(eip), eip); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("Address still there (%v)", err)
+			return fmt.Errorf("Address still there (%w)", err)
 		}
 		if n := len(cluster.Cloud.Inventory().EIPs); n != 0 {
 			return fmt.Errorf("%d EIPs in the cloud", n)
