@@ -46,11 +46,7 @@ const (
 // collector, leaves nothing in the cloud.
 func TestGameServerStatefulSet(t *testing.T) {
 	ctx := context.Background()
-	image, err := cluster.PushGameServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureNamespace(t, gameNamespace)
+	image := gameServer(t, gameNamespace)
 	// The demo's PodPublicAddress: Pods app=gameserver in namespace games
 	// get public port 7000+N for their port 7777, TCP and UDP.
 	gameServerYAML, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "cluster", "local", "demo", "gameserver.yaml"))

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
@@ -37,11 +36,7 @@ import (
 func TestDedicatedCLBServiceExample(t *testing.T) {
 	ctx := context.Background()
 	const ns, tcpPort, udpPort = "demo", 9000, 8000
-	image, err := cluster.PushGameServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureNamespace(t, ns)
+	image := gameServer(t, ns)
 	// The example's existing load balancers, made in its region.
 	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "composition", "dedicatedclbservice.yaml"))
 	if err != nil {
@@ -128,11 +123,7 @@ func TestDedicatedCLBServiceExample(t *testing.T) {
 func TestIngressDirectToPods(t *testing.T) {
 	ctx := context.Background()
 	const ns, servicePort = "web", 28080
-	image, err := cluster.PushGameServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureNamespace(t, ns)
+	image := gameServer(t, ns)
 	lb := existingLB(t, "ap-guangzhou", "ingress-s2")
 
 	sts := deployed.GameStatefulSet(ns, "test-svc", image, 2)
@@ -242,6 +233,18 @@ func TestIngressDirectToPods(t *testing.T) {
 	deleteLBs(t, "ap-guangzhou", []string{lb})
 }
 
+// gameServer pushes cmd/gameserver's image to the node's registry, makes
+// namespace ns, and returns the image.
+func gameServer(t *testing.T, ns string) string {
+	t.Helper()
+	image, err := cluster.PushGameServer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensureNamespace(t, ns)
+	return image
+}
+
 func ensureNamespace(t *testing.T, ns string) {
 	t.Helper()
 	if err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
@@ -253,25 +256,7 @@ func ensureNamespace(t *testing.T, ns string) {
 // has, and returns its id once it is up.
 func existingLB(t *testing.T, region, name string) string {
 	t.Helper()
-	c := emulatortest.NewSDKClient(t, cluster.Cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
-	var id string
-	eventually(t, "create load balancer "+name, func() error {
-		resp, err := c.CreateLoadBalancer(req)
-		if err != nil {
-			return err
-		}
-		id = *resp.Response.LoadBalancerIds[0]
-		return nil
-	})
-	eventually(t, "load balancer "+name+" up", func() error {
-		if lb, ok := cluster.Cloud.Inventory().LoadBalancer(id); !ok || lb.Status != 1 {
-			return fmt.Errorf("%+v", lb)
-		}
-		return nil
-	})
-	return id
+	return emulatortest.ExistingLB(t, cluster.Cloud, region, name, wait)
 }
 
 // deleteLBs deletes the load balancers existingLB made, leaving the cloud

@@ -40,11 +40,7 @@ const (
 // serves a scale-down.
 func TestPackageUpgrade(t *testing.T) {
 	ctx := context.Background()
-	image, err := cluster.PushGameServer(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureNamespace(t, upgradeNamespace)
+	image := gameServer(t, upgradeNamespace)
 	// Three load balancers of 25 TCP and 25 UDP listeners each (the
 	// emulator's quota is 50 listeners): 75 addresses for 50 Pods.
 	xr := &unstructured.Unstructured{Object: map[string]any{

@@ -4,6 +4,7 @@
 package emulatortest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	vpc "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc/v20170312"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
 )
 
 // Start serves a new emulator on a loopback port for the duration of the
@@ -156,6 +158,36 @@ func AddENI(t testing.TB, e *emulator.Emulator, instanceID string, ips ...string
 	id, err := e.AddENI("", instanceID, ips...)
 	if err != nil {
 		t.Fatalf("add ENI: %v", err)
+	}
+	return id
+}
+
+// ExistingLB creates an OPEN load balancer named name in region of e
+// through the SDK, as one a user already has, and returns its id once it
+// is up; each step is retried within wait.
+func ExistingLB(t testing.TB, e *emulator.Emulator, region, name string, wait time.Duration) string {
+	t.Helper()
+	c := NewSDKClient(t, e.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
+	req := clb.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.LoadBalancerName = common.StringPtr("OPEN"), common.StringPtr(name)
+	var id string
+	if err := testenv.Eventually(context.Background(), wait, func() error {
+		resp, err := c.CreateLoadBalancer(req)
+		if err != nil {
+			return err
+		}
+		id = *resp.Response.LoadBalancerIds[0]
+		return nil
+	}); err != nil {
+		t.Fatalf("create load balancer %s: %v", name, err)
+	}
+	if err := testenv.Eventually(context.Background(), wait, func() error {
+		if lb, ok := e.Inventory().LoadBalancer(id); !ok || lb.Status != 1 {
+			return fmt.Errorf("%+v", lb)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("load balancer %s up: %v", name, err)
 	}
 	return id
 }

@@ -12,13 +12,11 @@ import (
 	"testing"
 	"time"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
@@ -133,25 +131,7 @@ func (s *Suite) Namespace(t testing.TB, ns string) {
 // already has, waits until it is up and returns its id.
 func (s *Suite) ExistingLB(t testing.TB, region, name string) string {
 	t.Helper()
-	c := emulatortest.NewSDKClient(t, s.Cloud.Endpoint(), emulator.DefaultSecretID, emulator.DefaultSecretKey, region)
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
-	var id string
-	Eventually(t, "create load balancer "+name, func() error {
-		resp, err := c.CreateLoadBalancer(req)
-		if err != nil {
-			return err
-		}
-		id = *resp.Response.LoadBalancerIds[0]
-		return nil
-	})
-	Eventually(t, "load balancer "+name+" up", func() error {
-		if lb, ok := s.InventoryLB(id); !ok || lb.Status != 1 {
-			return fmt.Errorf("%+v", lb)
-		}
-		return nil
-	})
-	return id
+	return emulatortest.ExistingLB(t, s.Cloud, region, name, Wait)
 }
 
 // InventoryLB is the emulator's load balancer id, if it has it.
