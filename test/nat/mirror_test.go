@@ -275,9 +275,15 @@ func TestWriteBack(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	events := warnings(t, pod)
-	if len(events) != 1 || events[0].Reason != "PoolNearlyFull" || events[0].Message != "pool rooms has 2 free ports" {
-		t.Fatalf("warning events %+v, want the one PoolNearlyFull", events)
+	// The agent records the Warning after it patches the Pod.
+	if err := testenv.Eventually(ctx, wait, func() error {
+		events := warnings(t, pod)
+		if len(events) != 1 || events[0].Reason != "PoolNearlyFull" || events[0].Message != "pool rooms has 2 free ports" {
+			return fmt.Errorf("warning events %+v, want the one PoolNearlyFull", events)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 
 	// A later status change is applied too; what was applied is not
