@@ -63,8 +63,10 @@ func run(m *testing.M) int {
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
 	// Slow enough creations that a poll sees the objects while they are
-	// being created.
-	cfg.ActionTaskDuration = map[string]time.Duration{"CreateLoadBalancer": 3 * time.Second, "CreateListener": time.Second}
+	// being created, on a busy machine too: a pool's listeners took 1 s
+	// once, and the capture of a pool creating them missed that window
+	// in a CI run sharing two cores with other suites.
+	cfg.ActionTaskDuration = map[string]time.Duration{"CreateLoadBalancer": 3 * time.Second, "CreateListener": 5 * time.Second}
 	// The Address example binds to a private IP no test registers.
 	cfg.AutoENI = true
 	emu, host, err := emulator.Start(cfg)
