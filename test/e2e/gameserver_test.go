@@ -294,7 +294,7 @@ func providerFailover(t *testing.T, pods int) {
 		bound[i], _ = checkGamePod(t, i)
 	}
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}
+	key := leaseKey
 	var leader string
 	eventually(t, "the provider's leader Lease", func() error {
 		if err := kube.Get(ctx, key, lease); err != nil {
@@ -351,7 +351,7 @@ func providerCrash(t *testing.T, n int) {
 		bound[i], _ = checkGamePod(t, i)
 	}
 	lease := &coordinationv1.Lease{}
-	key := client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}
+	key := leaseKey
 	if err := kube.Get(ctx, key, lease); err != nil {
 		t.Fatal(err)
 	}

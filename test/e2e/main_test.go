@@ -15,6 +15,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpcluster"
 )
 
 // version tags the packages the suite installs.
@@ -23,6 +24,9 @@ const version = "v0.1.0"
 // wait bounds every poll: the suite shares two cores with the control
 // plane, the node, Crossplane, the provider and the function.
 const wait = 3 * time.Minute
+
+// leaseKey is the provider's leader Lease (its default --leader-election-id).
+var leaseKey = client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}
 
 var (
 	cluster *deployed.Cluster

@@ -251,7 +251,7 @@ func providerRolled(t *testing.T) string {
 			return errors.New("no provider Pod")
 		}
 		lease := &coordinationv1.Lease{}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: xpcluster.Namespace, Name: "crossplane-leader-election-provider-tencentcloud-network"}, lease); err != nil {
+		if err := kube.Get(ctx, leaseKey, lease); err != nil {
 			return err
 		}
 		if lease.Spec.HolderIdentity != nil {
