@@ -336,6 +336,13 @@ func capture(t *testing.T, apiVersion, kind, namespace, name, moment, want strin
 		t.Errorf("%s %s %s: health %s (%q), want %s; object:\n%s", kind, name, moment, got.Status, got.Message, want, b)
 		return
 	}
+	// Users who paste no snippet get Argo CD's built-in check for
+	// crossplane.io groups: it must say the same, Suspended aside (only a
+	// script can say that).
+	if b := argocdhealth.BuiltIn(u.Object); want != argocdhealth.Suspended && b.Status != want {
+		t.Errorf("%s %s %s: Argo CD's built-in check says %s (%q), want %s", kind, name, moment, b.Status, b.Message, want)
+		return
+	}
 	if *update {
 		record(t, k, u, want+"-"+moment)
 	}
