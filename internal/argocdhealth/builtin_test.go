@@ -30,11 +30,11 @@ func TestBuiltInOnRecordedObjects(t *testing.T) {
 		counted++
 		got := BuiltIn(u.Object)
 		rel, _ := filepath.Rel(filepath.Join(root(t), "internal", "argocdhealth", "testdata"), f)
-		if why, known := notYetRight[filepath.ToSlash(rel)]; known {
+		if why, known := BuiltInNotYetRight()[filepath.ToSlash(rel)]; known {
 			// Kept failing loudly the day it turns right, so the list
 			// only shrinks.
 			if got.Status == want {
-				t.Errorf("%s: the built-in check is right now; take it off notYetRight", rel)
+				t.Errorf("%s: the built-in check is right now; take it off BuiltInNotYetRight", rel)
 			} else {
 				t.Logf("%s: NOT YET RIGHT: built-in says %s, want %s: %s", rel, got.Status, want, why)
 			}
@@ -47,19 +47,6 @@ func TestBuiltInOnRecordedObjects(t *testing.T) {
 		right++
 	}
 	t.Logf("built-in check right on %d of %d recorded objects that are not Suspended", right, counted)
-}
-
-// notYetRight are the recorded objects the built-in check still gets
-// wrong, with why. Issue 24's acceptance allows only Suspended here: this
-// list is unfinished work, not accepted exceptions.
-var notYetRight = map[string]string{
-	"network.tencentcloud.m.crossplane.io_NetIPClaim/Healthy-bound.yaml": "a NetIPClaim has only status.phase, no conditions: it needs a Ready condition (API change)",
-	"network.tencentcloud.m.crossplane.io_RemotePod/Degraded-invalid-request.yaml": "status.conditions of a RemotePod are the Pod conditions the agent copies onto the remote Pod; " +
-		"Ready/Synced there need the agent to copy only the address condition first",
-	"network.tencentcloud.m.crossplane.io_RemotePod/Healthy-bound.yaml":                  "as above: no Ready condition on a RemotePod yet",
-	"network.tencentcloud.m.crossplane.io_RemotePod/Progressing-waiting-for-pod-ip.yaml": "no status at all until the Pod has an IP, which the built-in check reads as Healthy",
-	"workload.tencentcloud.crossplane.io_DedicatedCLBService/Progressing-not-composed-yet.yaml": "an XR before Crossplane core's first reconcile has no status, which the built-in check reads as Healthy; " +
-		"the API server drops status on create and Crossplane's CRD renderer does not carry a default for status, so nothing of ours can set one",
 }
 
 // TestBuiltInRules pins each rule of the built-in check on small objects.

@@ -339,7 +339,18 @@ func capture(t *testing.T, apiVersion, kind, namespace, name, moment, want strin
 	// Users who paste no snippet get Argo CD's built-in check for
 	// crossplane.io groups: it must say the same, Suspended aside (only a
 	// script can say that).
-	if b := argocdhealth.BuiltIn(u.Object); want != argocdhealth.Suspended && b.Status != want {
+	// Objects still on BuiltInNotYetRight are logged, not failed (and
+	// recorded), until the built-in check turns right for them.
+	b := argocdhealth.BuiltIn(u.Object)
+	why, known := argocdhealth.BuiltInNotYetRight()[argocdhealth.RecordedName(k, want, moment)]
+	switch {
+	case want == argocdhealth.Suspended:
+	case known && b.Status == want:
+		t.Errorf("%s %s %s: Argo CD's built-in check is right now (%s); take it off BuiltInNotYetRight", kind, name, moment, b.Status)
+		return
+	case known:
+		t.Logf("%s %s %s: NOT YET RIGHT: built-in check says %s, want %s: %s", kind, name, moment, b.Status, want, why)
+	case b.Status != want:
 		t.Errorf("%s %s %s: Argo CD's built-in check says %s (%q), want %s", kind, name, moment, b.Status, b.Message, want)
 		return
 	}
