@@ -94,11 +94,6 @@ func hasHookFinalizer(meta map[string]any) bool {
 // Suspended: this list is unfinished work, not accepted exceptions.
 func BuiltInNotYetRight() map[string]string {
 	return map[string]string{
-		"network.tencentcloud.m.crossplane.io_NetIPClaim/Healthy-bound.yaml": "a NetIPClaim has only status.phase, no conditions: it needs a Ready condition (API change)",
-		"network.tencentcloud.m.crossplane.io_RemotePod/Degraded-invalid-request.yaml": "status.conditions of a RemotePod are the Pod conditions the agent copies onto the remote Pod; " +
-			"Ready/Synced there need the agent to copy only the address condition first",
-		"network.tencentcloud.m.crossplane.io_RemotePod/Healthy-bound.yaml":                  "as above: no Ready condition on a RemotePod yet",
-		"network.tencentcloud.m.crossplane.io_RemotePod/Progressing-waiting-for-pod-ip.yaml": "no status at all until the Pod has an IP, which the built-in check reads as Healthy",
 		"workload.tencentcloud.crossplane.io_DedicatedCLBService/Progressing-not-composed-yet.yaml": "an XR before Crossplane core's first reconcile has no status, which the built-in check reads as Healthy; " +
 			"the API server drops status on create and Crossplane's CRD renderer does not carry a default for status, so nothing of ours can set one",
 	}

@@ -265,7 +265,7 @@ func (r *poolReconciler) expire(ctx context.Context, ip *v1alpha1.NetIP, now tim
 		return 0, err
 	}
 	if s.IPClaimKey != "" && !claimGone {
-		return 0, setClaim(ctx, r.kube, s.IPClaimKey, v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
+		return 0, setClaim(ctx, r.kube, s.IPClaimKey, v1alpha1.ClaimExpired, "")
 	}
 	return 0, nil
 }

@@ -102,7 +102,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		conditioned = setPodCondition(pod, c) || conditioned
 	}
 	if x := r.remote.of(pod); x != nil {
-		return r.tellRemote(ctx, x, orig, pod, v1alpha1.WaitsOnSomeone(state))
+		return r.tellRemote(ctx, x, orig, pod, c, v1alpha1.WaitsOnSomeone(state))
 	}
 	// Asked before the early return: it also drops a spent entry, so that
 	// a Pod told its addresses keeps none.
