@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,7 +124,7 @@ func (m *mirror) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 			return reconcile.Result{}, err
 		}
 	}
-	if back && len(rp.Status.Annotations) == 0 && len(rp.Status.Conditions) == 0 {
+	if back && len(rp.Status.Annotations) == 0 && len(podConditions(rp.Status)) == 0 {
 		// A withdrawn Pod stays so until the provider serves it anew.
 		return retellIf(back), nil
 	}
@@ -263,7 +264,7 @@ func (m *mirror) writeBack(ctx context.Context, pod *corev1.Pod, st v1alpha1.Rem
 	}
 
 	var conds []corev1.PodCondition
-	for _, want := range st.Conditions {
+	for _, want := range podConditions(st) {
 		if cur := condition(pod, want.Type); cur != nil && cur.Status == want.Status && cur.Reason == want.Reason && cur.Message == want.Message {
 			continue
 		}
@@ -288,6 +289,19 @@ func (m *mirror) writeBack(ctx context.Context, pod *corev1.Pod, st v1alpha1.Rem
 		return m.warn(ctx, pod, w)
 	}
 	return nil
+}
+
+// podConditions are the conditions of st the Pod is told: the address
+// conditions. The RemotePod's own (Healthy, Synced) stay on it, and a
+// Ready there would replace the kubelet's on the Pod.
+func podConditions(st v1alpha1.RemotePodStatus) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	for _, c := range st.Conditions {
+		if slices.Contains(addressConditions(), c.Type) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func condition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

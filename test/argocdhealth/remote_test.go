@@ -11,6 +11,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 const remoteNS = "health-remote"
@@ -111,13 +112,30 @@ func addressOf(want string) func(*unstructured.Unstructured) error {
 			return errors.Errorf("PodAddress state %q (%s), want %s", pa.Status.State, pa.Status.Message, want)
 		}
 		cs, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		var told []any
+		var healthy map[string]any
+		for _, c := range cs {
+			m, _ := c.(map[string]any)
+			switch m["type"] {
+			case podannotation.ConditionAddressReady:
+				told = append(told, m)
+			case string(v1alpha1.RemotePodHealthy):
+				healthy = m
+			}
+		}
+		// The RemotePod's own Healthy is there from the first status
+		// write, so that Argo CD's built-in check never reads a RemotePod
+		// without status as Healthy.
+		if healthy == nil {
+			return errors.Errorf("no Healthy condition yet: %v", cs)
+		}
 		if want == v1alpha1.StateWaitBackend {
-			if len(cs) > 0 {
-				return errors.Errorf("told %v while it waits for its IP", cs)
+			if len(told) > 0 {
+				return errors.Errorf("told %v while it waits for its IP", told)
 			}
 			return nil
 		}
-		for _, c := range cs {
+		for _, c := range told {
 			m, _ := c.(map[string]any)
 			if m["status"] == "True" && want == v1alpha1.StateBound || m["reason"] == want {
 				return nil

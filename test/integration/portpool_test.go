@@ -249,6 +249,33 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 		t.Errorf("the blacklisted load balancer holds %d pool listeners, want %d", n, slots)
 	}
 
+	// With no load balancer left to take bindings the pool needs a person:
+	// Synced=False (the Observe error), which Argo CD's built-in check reads
+	// as Degraded. Taking a load balancer off the blacklist brings it back.
+	p.Spec.ForProvider.Blacklist = []string{ids[0], ids[1]}
+	if err := kube.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, p, func() error {
+		r, s := p.GetCondition(xpv2.TypeReady), p.GetCondition(xpv2.TypeSynced)
+		if r.Status != "False" || s.Status != "False" || !strings.Contains(s.Message, "no load balancer of the pool can take bindings") {
+			return errors.Errorf("Ready=%s (%s) Synced=%s (%s)", r.Status, r.Message, s.Status, s.Message)
+		}
+		return nil
+	})
+	p.Spec.ForProvider.Blacklist = []string{ids[1]}
+	if err := kube.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitPool(t, p, func() error {
+		if s, _ := poolLB(p, ids[0]); s.State != v1alpha1.PoolLBReady {
+			return errors.Errorf("%s: state %s", ids[0], s.State)
+		}
+		return nil
+	})
+	t.Logf("pool Ready and Synced again %s after a load balancer left the blacklist", time.Since(start).Round(time.Millisecond))
+
 	// Deleting the pool is refused while the binding exists, and touches
 	// nothing. Its load balancer a, deleted with it as a garbage collector
 	// deletes a composite's resources, waits for the pool.

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
@@ -130,7 +132,7 @@ func TestFixedIPClaim(t *testing.T) {
 	req := ippool.Request{Host: "10.37.255.1", ContainerID: "first", PodName: "game-db-0", PodNamespace: "ippool-example"}
 	first := allocate(t, base, req)
 	c := &v1alpha1.NetIPClaim{}
-	if err := kube.Get(ctx, claim, c); err != nil || c.Status != (v1alpha1.NetIPClaimStatus{BoundedIP: first.IPAddr, Phase: v1alpha1.ClaimBound}) {
+	if err := kube.Get(ctx, claim, c); err != nil || claimIs(c, v1alpha1.ClaimBound, first.IPAddr) != nil {
 		t.Fatalf("claim %+v %v", c.Status, err)
 	}
 	if s := netIP(t, first.IPAddr).Status; s.IPClaimKey != "ippool-example/game-db" || !s.Fixed {
@@ -147,10 +149,7 @@ func TestFixedIPClaim(t *testing.T) {
 		if err := kube.Get(ctx, claim, c); err != nil {
 			return err
 		}
-		if c.Status != (v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired}) {
-			return fmt.Errorf("claim status %+v", c.Status)
-		}
-		return nil
+		return claimIs(c, v1alpha1.ClaimExpired, "")
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,40 +192,36 @@ func TestClaimStatusMirrorsNetIP(t *testing.T) {
 	if err := kube.Create(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
-	waitClaim := func(want v1alpha1.NetIPClaimStatus) {
+	waitClaim := func(phase, ip string) {
 		t.Helper()
 		if err := testenv.Eventually(ctx, time.Minute, func() error {
 			if err := kube.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
 				return err
 			}
-			if claim.Status != want {
-				return fmt.Errorf("claim status %+v, want %+v", claim.Status, want)
-			}
-			return nil
+			return claimIs(claim, phase, ip)
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending})
+	waitClaim(v1alpha1.ClaimPending, "")
 
 	if err := kube.Create(ctx, pod("ippool-mirror", "db-0", map[string]string{v1alpha1.AnnotationIPClaim: "db"})); err != nil {
 		t.Fatal(err)
 	}
 	req := ippool.Request{Host: "10.38.255.1", ContainerID: "c1", PodName: "db-0", PodNamespace: "ippool-mirror"}
 	l := allocate(t, base, req)
-	bound := v1alpha1.NetIPClaimStatus{BoundedIP: l.IPAddr, Phase: v1alpha1.ClaimBound}
-	waitClaim(bound)
+	waitClaim(v1alpha1.ClaimBound, l.IPAddr)
 
 	// The claim's status lost: the NetIP still says whose it is.
 	claim.Status = v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending}
 	if err := kube.Status().Update(ctx, claim); err != nil {
 		t.Fatal(err)
 	}
-	waitClaim(bound)
+	waitClaim(v1alpha1.ClaimBound, l.IPAddr)
 
 	release(t, base, req)
 	waitIP(t, l.IPAddr, func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPAvailable })
-	waitClaim(v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
+	waitClaim(v1alpha1.ClaimExpired, "")
 	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-mirror"))
 }
 
@@ -258,4 +253,17 @@ func TestFixedIPRemovedFromPool(t *testing.T) {
 	waitCounts(t, "fixed-removed", 2, 1, 1, 0)
 	release(t, base, req)
 	_ = kube.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace("ippool-removed"))
+}
+
+// claimIs checks a claim's phase, its IP and the Ready condition that says
+// the same (True only while Bound), which Argo CD's built-in check reads.
+func claimIs(c *v1alpha1.NetIPClaim, phase, ip string) error {
+	ready := corev1.ConditionFalse
+	if phase == v1alpha1.ClaimBound {
+		ready = corev1.ConditionTrue
+	}
+	if r := c.Status.GetCondition(xpv2.TypeReady); c.Status.Phase != phase || c.Status.BoundedIP != ip || r.Status != ready {
+		return fmt.Errorf("claim %s %q Ready=%s (%s), want %s %q Ready=%s", c.Status.Phase, c.Status.BoundedIP, r.Status, r.Reason, phase, ip, ready)
+	}
+	return nil
 }

@@ -69,10 +69,7 @@ func TestLeastPrivilege(t *testing.T) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(claim), claim); err != nil {
 			return err
 		}
-		if claim.Status != (v1alpha1.NetIPClaimStatus{BoundedIP: claimed.IPAddr, Phase: v1alpha1.ClaimBound}) {
-			return fmt.Errorf("claim status %+v", claim.Status)
-		}
-		return nil
+		return claimIs(claim, v1alpha1.ClaimBound, claimed.IPAddr)
 	}); err != nil {
 		t.Fatal(err)
 	}

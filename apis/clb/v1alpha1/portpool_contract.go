@@ -28,6 +28,12 @@ const (
 	PoolLBRemoved = "Removed"
 )
 
+// ReasonMovingBindings is the reason of a PortPool's Ready=False while
+// bindings move off a load balancer that left the pool (Removed or
+// Draining) or the pool's listeners there are being deleted: work under
+// way, not a fault.
+const ReasonMovingBindings = "MovingBindings"
+
 // TakesBindings reports whether bindings may stay on a load balancer in
 // state s. Those on one that does not are moved elsewhere.
 func TakesBindings(s string) bool {

@@ -1,7 +1,11 @@
 package v1alpha1
 
 import (
+	"errors"
+
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
 // Protocols a Pod port can ask for. TCP_UDP binds the same public port for
@@ -79,4 +83,16 @@ type PortRequest struct {
 	// annotation is removed when the port has no address.
 	// +optional
 	AddressAnnotation string `json:"addressAnnotation,omitempty"`
+}
+
+// SyncedCondition is the Synced condition of a status whose Ready says the
+// rest: ReconcileError with msg (the message users see on Ready) when the
+// object waits on a person, else ReconcileSuccess. Argo CD's built-in
+// check for crossplane.io groups reads Synced=False as Degraded and
+// Ready=False alone as Progressing.
+func SyncedCondition(waitsOnSomeone bool, msg string) xpv2.Condition {
+	if !waitsOnSomeone {
+		return xpv2.ReconcileSuccess()
+	}
+	return xpv2.ReconcileError(errors.New(msg))
 }

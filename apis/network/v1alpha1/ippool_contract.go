@@ -1,7 +1,11 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
 // LabelNetPool on a NetIP names its pool, for kubectl get netips -l.
@@ -98,4 +102,34 @@ var NetIPIndexes = map[string]client.IndexerFunc{
 		}
 		return nil
 	},
+}
+
+// SetPhase sets the phase, the IP (kept only while Bound) and the Ready
+// condition that says the same; it reports whether anything changed, so
+// that writers skip a write that changes nothing.
+func (s *NetIPClaimStatus) SetPhase(phase, ip string) bool {
+	if phase != ClaimBound {
+		ip = ""
+	}
+	c := claimReady(phase, ip)
+	if s.Phase == phase && s.BoundedIP == ip && s.GetCondition(xpv2.TypeReady).Equal(c) {
+		return false
+	}
+	s.Phase, s.BoundedIP = phase, ip
+	s.SetConditions(c)
+	return true
+}
+
+// claimReady is the Ready condition of a claim in phase.
+func claimReady(phase, ip string) xpv2.Condition {
+	c := xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: xpv2.ConditionReason(phase), LastTransitionTime: metav1.Now()}
+	switch phase {
+	case ClaimBound:
+		c.Status, c.Reason, c.Message = corev1.ConditionTrue, xpv2.ReasonAvailable, "Bound to "+ip
+	case ClaimExpired:
+		c.Message = "The IP was returned to its pool after expiredDuration; the next Pod naming the claim gets an IP again"
+	default:
+		c.Reason, c.Message = ClaimPending, "Waiting for a Pod that names the claim to get an IP"
+	}
+	return c
 }

@@ -252,6 +252,12 @@ type NetIPClaimStatus struct {
 	// Phase is Pending, Bound or Expired.
 	// +optional
 	Phase string `json:"phase,omitempty"`
+
+	// Conditions: Ready is True while Bound, else False with the phase as
+	// its reason, for tools that read Crossplane's conditions (Argo CD's
+	// built-in health check for crossplane.io groups). Written with the
+	// phase by SetPhase.
+	xpv2.ConditionedStatus `json:",inline"`
 }
 
 // +kubebuilder:object:root=true

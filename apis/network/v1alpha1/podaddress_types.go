@@ -44,6 +44,19 @@ const (
 // its Pod: Bound, or bound to the fallback pool's ports.
 func Serving(state string) bool { return state == StateBound || state == StateFallbackPort }
 
+// WaitsOnSomeone reports whether a PodAddress in state stays unbound until
+// a person acts: more ports, a pool that exists, a valid request, a higher
+// EIP quota. Such states set Synced=False, which Argo CD's built-in check
+// for crossplane.io groups reads as Degraded; every other state is work
+// under way (or done) and keeps Synced=True.
+func WaitsOnSomeone(state string) bool {
+	switch state {
+	case StateNoPortAvailable, StatePoolNotFound, StateInvalid, StateQuotaExceeded:
+		return true
+	}
+	return false
+}
+
 // PodAddressSpec is what one Pod asked for: ports from PortPools, or one
 // elastic public IP (eip).
 // +kubebuilder:validation:XValidation:rule="has(self.eip) != (has(self.ports) && size(self.ports) > 0)",message="ask for ports or for an eip, exactly one of them"

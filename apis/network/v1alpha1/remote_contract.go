@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
@@ -56,4 +58,18 @@ const (
 	// ReasonAgentDisconnected: the agent's last renewal has expired; its
 	// Pods keep their addresses until the disconnect grace period ends.
 	ReasonAgentDisconnected xpv2.ConditionReason = "AgentDisconnected"
+)
+
+// Conditions of a RemotePod's status that say its own health to tools
+// that read Crossplane's conditions (Argo CD's built-in check) and that the
+// agent does not copy onto the Pod: it copies only the address conditions.
+// Healthy, not Ready: an agent from before this rule copies every
+// condition, and a Ready would replace the kubelet's own on the Pod.
+const (
+	// RemotePodHealthy is True while the Pod is served (told Bound), else
+	// False with the state as its reason.
+	RemotePodHealthy corev1.PodConditionType = "Healthy"
+	// RemotePodSynced is False while the Pod's request waits on a person
+	// (no free port, no pool, invalid), with the message it is told.
+	RemotePodSynced corev1.PodConditionType = "Synced"
 )

@@ -167,7 +167,9 @@ type RemotePodStatus struct {
 	// +optional
 	RemoveAnnotations []string `json:"removeAnnotations,omitempty"`
 
-	// Conditions to set on the Pod (the address readiness condition).
+	// Conditions to set on the Pod (the address readiness conditions), and
+	// Healthy and Synced, the RemotePod's own health, which the agent
+	// leaves off the Pod.
 	// +optional
 	Conditions []corev1.PodCondition `json:"conditions,omitempty"`
 

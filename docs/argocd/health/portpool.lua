@@ -34,6 +34,9 @@ if ready.status ~= "True" then
   if ready.reason == "Creating" then
     return {status = "Progressing", message = creating or ready.message or "Creating the pool's load balancers"}
   end
+  if ready.reason == "MovingBindings" then
+    return {status = "Progressing", message = ready.message}
+  end
   return {status = "Degraded", message = ready.message or ready.reason}
 end
 for _, lb in ipairs(at.loadBalancers or {}) do

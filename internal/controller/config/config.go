@@ -106,7 +106,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if meta.WasDeleted(pc) {
-		return res, nil
+		// Being deleted (waiting for its users) is not Ready.
+		if pc.GetCondition(xpv2.TypeReady).Equal(xpv2.Deleting()) {
+			return res, nil
+		}
+		pc.SetConditions(xpv2.Deleting())
+		return res, client.IgnoreNotFound(r.kube.Status().Update(ctx, pc))
 	}
 
 	cond := xpv2.Available()
@@ -115,13 +120,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		cond = xpv2.Unavailable().WithMessage(verr.Error())
 		res.RequeueAfter = recheckInvalid
 	}
-	if pc.GetCondition(xpv2.TypeReady).Equal(cond) {
+	// Unreadable credentials need a person: Synced=False with the same
+	// message, Degraded for Argo CD's built-in check.
+	synced := xpv2.ReconcileSuccess()
+	if verr != nil {
+		synced = xpv2.ReconcileError(verr)
+	}
+	if pc.GetCondition(xpv2.TypeReady).Equal(cond) && pc.GetCondition(xpv2.TypeSynced).Equal(synced) {
 		return res, nil
 	}
-	if verr != nil {
+	if verr != nil && !pc.GetCondition(xpv2.TypeReady).Equal(cond) {
 		r.record.Event(pc, event.Warning(reasonCredentials, verr))
 	}
-	pc.SetConditions(cond)
+	pc.SetConditions(cond, synced)
 	return res, client.IgnoreNotFound(r.kube.Status().Update(ctx, pc))
 }
 

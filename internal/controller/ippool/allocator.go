@@ -313,7 +313,7 @@ func (a *Allocator) seen(ctx context.Context, name, read string) error {
 // bound records a claim's IP on the claim; the NetIP already says so.
 func (a *Allocator) bound(ctx context.Context, ip *v1alpha1.NetIP, fixed *fixedFor) (*Lease, error) {
 	if fixed != nil && fixed.claim != nil {
-		if err := setClaim(ctx, a.kube, ip.Status.IPClaimKey, v1alpha1.NetIPClaimStatus{BoundedIP: ip.Name, Phase: v1alpha1.ClaimBound}); err != nil {
+		if err := setClaim(ctx, a.kube, ip.Status.IPClaimKey, v1alpha1.ClaimBound, ip.Name); err != nil {
 			a.log.Info("Cannot record the bound IP on its claim", "claim", ip.Status.IPClaimKey, "ip", ip.Name, "error", err)
 		}
 	}
@@ -499,17 +499,16 @@ func poolNames(pools []v1alpha1.NetPool) string {
 }
 
 // setClaim writes a claim's status; a claim that is gone needs none.
-func setClaim(ctx context.Context, kube client.Client, key string, s v1alpha1.NetIPClaimStatus) error {
+func setClaim(ctx context.Context, kube client.Client, key, phase, ip string) error {
 	ns, name, _ := strings.Cut(key, "/")
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		c := &v1alpha1.NetIPClaim{}
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, c); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		if c.Status == s {
+		if !c.Status.SetPhase(phase, ip) {
 			return nil
 		}
-		c.Status = s
 		return client.IgnoreNotFound(kube.Status().Update(ctx, c))
 	})
 }

@@ -59,23 +59,23 @@ func (r *claimReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	if err := r.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPFixedIndex: key}); err != nil {
 		return reconcile.Result{}, err
 	}
-	want := claimStatus(claim.Status, ips.Items)
-	if claim.Status == want {
+	// A claim written before it had a Ready condition gets one here too.
+	if !claim.Status.SetPhase(claimPhase(claim.Status.Phase, ips.Items)) {
 		return reconcile.Result{}, nil
 	}
-	claim.Status = want
 	return reconcile.Result{}, client.IgnoreNotFound(r.kube.Status().Update(ctx, claim))
 }
 
-// claimStatus is what a claim's status says, given the NetIPs fixed for it.
-func claimStatus(had v1alpha1.NetIPClaimStatus, ips []v1alpha1.NetIP) v1alpha1.NetIPClaimStatus {
-	for _, ip := range ips {
-		if ip.DeletionTimestamp == nil && (ip.Status.Status == v1alpha1.NetIPActive || ip.Status.Status == v1alpha1.NetIPReserved) {
-			return v1alpha1.NetIPClaimStatus{BoundedIP: ip.Name, Phase: v1alpha1.ClaimBound}
+// claimPhase is a claim's phase and IP, given the phase it had and the
+// NetIPs fixed for it.
+func claimPhase(had string, ips []v1alpha1.NetIP) (phase, ip string) {
+	for _, n := range ips {
+		if n.DeletionTimestamp == nil && (n.Status.Status == v1alpha1.NetIPActive || n.Status.Status == v1alpha1.NetIPReserved) {
+			return v1alpha1.ClaimBound, n.Name
 		}
 	}
-	if had.Phase == v1alpha1.ClaimBound || had.Phase == v1alpha1.ClaimExpired {
-		return v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired}
+	if had == v1alpha1.ClaimBound || had == v1alpha1.ClaimExpired {
+		return v1alpha1.ClaimExpired, ""
 	}
-	return v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimPending}
+	return v1alpha1.ClaimPending, ""
 }

@@ -213,7 +213,10 @@ func (r *poolReconciler) reconcile(ctx context.Context, req reconcile.Request) (
 		want.Status.Status = v1alpha1.NetPoolInitializing
 		c.Status, c.Reason, c.Message = corev1.ConditionFalse, v1alpha1.ReasonIPConflict, "IPs already in another NetPool: "+strings.Join(conflicts, ", ")
 	}
-	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation), xpv2.ReconcileSuccess().WithObservedGeneration(pool.Generation))
+	// An IP listed in two pools needs a person: Synced=False with the Ready
+	// message, Degraded for Argo CD's built-in check.
+	synced := v1alpha1.SyncedCondition(len(conflicts) > 0, c.Message)
+	want.Status.SetConditions(c.WithObservedGeneration(pool.Generation), synced.WithObservedGeneration(pool.Generation))
 	return reconcile.Result{RequeueAfter: requeue}, r.writeStatus(ctx, pool, want, now)
 }
 
@@ -262,7 +265,7 @@ func (r *poolReconciler) expire(ctx context.Context, ip *v1alpha1.NetIP, now tim
 		return 0, err
 	}
 	if s.IPClaimKey != "" && !claimGone {
-		return 0, setClaim(ctx, r.kube, s.IPClaimKey, v1alpha1.NetIPClaimStatus{Phase: v1alpha1.ClaimExpired})
+		return 0, setClaim(ctx, r.kube, s.IPClaimKey, v1alpha1.ClaimExpired, "")
 	}
 	return 0, nil
 }

@@ -78,7 +78,7 @@ func setPodCondition(pod *corev1.Pod, c corev1.PodCondition) bool {
 // write per Pod for a NotReady that lasts a second.
 func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, state, msg string) error {
 	ready := v1alpha1.Serving(state)
-	always := ready || waitsOnOthers(state) || state == v1alpha1.StateIsolated
+	always := ready || v1alpha1.WaitsOnSomeone(state) || state == v1alpha1.StateIsolated
 	orig := pod.DeepCopy()
 	annotated := (always || toldBefore(pod)) && annotate(pod, a, pa, ready)
 	// The condition is written for Pods that wait on it (those with our
@@ -102,7 +102,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		conditioned = setPodCondition(pod, c) || conditioned
 	}
 	if x := r.remote.of(pod); x != nil {
-		return r.tellRemote(ctx, x, orig, pod, waitsOnOthers(state))
+		return r.tellRemote(ctx, x, orig, pod, c, v1alpha1.WaitsOnSomeone(state))
 	}
 	// Asked before the early return: it also drops a spent entry, so that
 	// a Pod told its addresses keeps none.
@@ -127,16 +127,6 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		return client.IgnoreNotFound(errors.Wrap(err, "cannot tell the Pod its addresses"))
 	}
 	return nil
-}
-
-// waitsOnOthers reports whether a PodAddress in state waits for something
-// the provider cannot do by itself: a free port, a pool, a valid request.
-func waitsOnOthers(state string) bool {
-	switch state {
-	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid, v1alpha1.StateQuotaExceeded:
-		return true
-	}
-	return false
 }
 
 // toldBefore reports whether the Pod carries a status annotation of ours.

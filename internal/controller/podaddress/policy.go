@@ -193,9 +193,14 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 
 	want := pol.Status.DeepCopy()
 	want.MatchedPods, want.BoundPods = t.matched, t.bound
-	want.SetConditions(t.ready().WithObservedGeneration(pol.GetGeneration()))
+	ready := t.ready().WithObservedGeneration(pol.GetGeneration())
+	// Pods that cannot bind as things stand need a person: Synced=False,
+	// Degraded for Argo CD's built-in check.
+	synced := v1alpha1.SyncedCondition(ready.Reason == v1alpha1.ReasonBindFailed, ready.Message).WithObservedGeneration(pol.GetGeneration())
+	want.SetConditions(ready, synced)
 	if want.MatchedPods == pol.Status.MatchedPods && want.BoundPods == pol.Status.BoundPods &&
-		want.GetCondition(xpv2.TypeReady).Equal(pol.Status.GetCondition(xpv2.TypeReady)) {
+		want.GetCondition(xpv2.TypeReady).Equal(pol.Status.GetCondition(xpv2.TypeReady)) &&
+		want.GetCondition(xpv2.TypeSynced).Equal(pol.Status.GetCondition(xpv2.TypeSynced)) {
 		return reconcile.Result{}, nil
 	}
 	// At most one write per policy per policyWriteInterval: a burst of
@@ -276,16 +281,6 @@ func (t *tally) add(pod *corev1.Pod, pa *v1alpha1.PodAddress) {
 	}
 }
 
-// failed reports the states in which a Pod stays unbound until someone
-// acts: more ports, a pool that exists, a valid request.
-func failed(state string) bool {
-	switch state {
-	case v1alpha1.StateNoPortAvailable, v1alpha1.StatePoolNotFound, v1alpha1.StateInvalid, v1alpha1.StateQuotaExceeded:
-		return true
-	}
-	return false
-}
-
 // ready is the policy's Ready condition: True when every matched Pod is
 // Bound; otherwise False, saying how many are not and why, with reason
 // BindFailed when some cannot bind as things stand and Binding when the
@@ -299,7 +294,7 @@ func (t *tally) ready() xpv2.Condition {
 	c.Status, c.Reason = corev1.ConditionFalse, v1alpha1.ReasonBinding
 	parts := make([]string, 0, len(t.notBound))
 	for _, s := range slices.Sorted(maps.Keys(t.notBound)) {
-		if failed(s) {
+		if v1alpha1.WaitsOnSomeone(s) {
 			c.Reason = v1alpha1.ReasonBindFailed
 		}
 		p := fmt.Sprintf("%d %s", t.notBound[s], s)

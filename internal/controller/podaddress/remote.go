@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
@@ -168,11 +169,13 @@ func (x *remote) warn(e event.Event) {
 // tellRemote writes what the Pod is to be told into its RemotePod's
 // status: the annotations that changed from orig to pod (both views made
 // by podOf, pod as the Pod path changed it), the conditions the Pod path
-// set, and a pending Warning. A Warning stays while the Pod waits on
-// others (failing), and goes once it does not, so that status.warning
-// says what is wrong now. It writes only when the status changes, and not
-// from a copy older than its own last write (see toldMemo).
-func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev1.Pod, failing bool) error {
+// set, the RemotePod's own Healthy and Synced (from told, the address
+// condition the Pod path made, whether or not the Pod carries it), and a
+// pending Warning. A Warning stays while the Pod waits on others
+// (failing), and goes once it does not, so that status.warning says what
+// is wrong now. It writes only when the status changes, and not from a
+// copy older than its own last write (see toldMemo).
+func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev1.Pod, told corev1.PodCondition, failing bool) error {
 	st := x.rp.Status.DeepCopy()
 	for k, v := range pod.Annotations {
 		if ov, ok := orig.Annotations[k]; !ok || ov != v {
@@ -192,10 +195,10 @@ func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev
 		}
 	}
 	// The Ready condition is the agent's (spec.ready); the others are ours.
-	st.Conditions = slices.DeleteFunc(slices.Clone(pod.Status.Conditions), func(c corev1.PodCondition) bool { return c.Type == corev1.PodReady })
-	if len(st.Conditions) == 0 {
-		st.Conditions = nil
-	}
+	st.Conditions = slices.DeleteFunc(slices.Clone(pod.Status.Conditions), func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady || c.Type == v1alpha1.RemotePodHealthy || c.Type == v1alpha1.RemotePodSynced
+	})
+	st.Conditions = append(st.Conditions, remoteHealth(x.rp.Status.Conditions, told, failing)...)
 	switch w := x.warning; {
 	case !failing:
 		st.Warning = nil
@@ -218,6 +221,39 @@ func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev
 	x.rp = rp
 	x.warning = nil
 	return nil
+}
+
+// remoteHealth is a RemotePod's Healthy and Synced, which Argo CD's
+// built-in check reads: Healthy as told says, Synced False while the
+// request waits on a person. As for a Pod (tellPod), a state on the way to
+// Bound that lasts a second (Pending, Allocated) adds no write of its own:
+// it gets none until the RemotePod has them. WaitBackend, which lasts
+// until the Pod has an IP, gets them, so that such a RemotePod has a
+// status and is not taken for Healthy. The states on the way share one
+// Healthy=False, so they cost one write, not one each. A condition keeps
+// its time from had while its status stays.
+func remoteHealth(had []corev1.PodCondition, told corev1.PodCondition, failing bool) []corev1.PodCondition {
+	h := corev1.PodCondition{Type: v1alpha1.RemotePodHealthy, Status: told.Status, Reason: told.Reason, Message: told.Message}
+	if told.Status != corev1.ConditionTrue && !failing {
+		if told.Reason != v1alpha1.StateWaitBackend && !slices.ContainsFunc(had, func(c corev1.PodCondition) bool { return c.Type == v1alpha1.RemotePodHealthy }) {
+			return nil
+		}
+		h.Reason, h.Message = string(v1alpha1.ReasonBinding), "The Pod's addresses are being bound"
+	}
+	sy := corev1.PodCondition{Type: v1alpha1.RemotePodSynced, Status: corev1.ConditionTrue, Reason: string(xpv2.ReasonReconcileSuccess)}
+	if failing {
+		sy.Status, sy.Reason, sy.Message = corev1.ConditionFalse, string(xpv2.ReasonReconcileError), told.Message
+	}
+	out := []corev1.PodCondition{h, sy}
+	for i := range out {
+		out[i].LastTransitionTime = metav1.Now()
+		for _, c := range had {
+			if c.Type == out[i].Type && c.Status == out[i].Status {
+				out[i].LastTransitionTime = c.LastTransitionTime
+			}
+		}
+	}
+	return out
 }
 
 // nodeInstance is the CVM instance of the node pod runs on: from the Node

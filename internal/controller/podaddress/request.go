@@ -97,7 +97,7 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 	orig := pod.DeepCopy()
 	setPodCondition(pod, c)
 	if x := r.remote.of(pod); x != nil {
-		if perr := r.tellRemote(ctx, x, orig, pod, true); perr != nil {
+		if perr := r.tellRemote(ctx, x, orig, pod, c, true); perr != nil {
 			r.log.Debug("cannot set the address condition of a RemotePod", "remotePod", client.ObjectKeyFromObject(pod), "error", perr)
 		}
 		return

@@ -25,7 +25,9 @@ func setReady(pa *v1alpha1.PodAddress, ready bool, reason xpv2.ConditionReason, 
 	if ready {
 		c.Status = corev1.ConditionTrue
 	}
-	pa.Status.SetConditions(c)
+	// A state that waits on a person is also Synced=False, so that Argo
+	// CD's built-in check says Degraded rather than Progressing forever.
+	pa.Status.SetConditions(c, v1alpha1.SyncedCondition(v1alpha1.WaitsOnSomeone(string(reason)), msg))
 }
 
 // setState records the state of a PodAddress (and its bindings) when it
@@ -48,9 +50,10 @@ func (r *Reconciler) setState(ctx context.Context, pa *v1alpha1.PodAddress, stat
 // equalStatus compares statuses ignoring condition timestamps, so that an
 // unchanged state is not written again.
 func equalStatus(a, b v1alpha1.PodAddressStatus) bool {
-	ca, cb := a.GetCondition(xpv2.TypeReady), b.GetCondition(xpv2.TypeReady)
-	if !ca.Equal(cb) {
-		return false
+	for _, t := range []xpv2.ConditionType{xpv2.TypeReady, xpv2.TypeSynced} {
+		if !a.GetCondition(t).Equal(b.GetCondition(t)) {
+			return false
+		}
 	}
 	a.Conditions, b.Conditions = nil, nil
 	return equality(a, b)

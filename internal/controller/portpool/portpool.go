@@ -21,6 +21,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -214,13 +215,29 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 		ready = ready || l.status.State == v1alpha1.PoolLBReady
 		creating = creating || l.status.State == v1alpha1.PoolLBCreating
 	}
+	var needsPerson string
 	switch {
 	case ready:
-		cr.SetConditions(xpv2.Available())
+		if msg := moving(cr.Status.AtProvider); msg != "" {
+			// Work under way: not Ready, so that a composite waits and
+			// Argo CD's built-in check says Progressing, not Healthy.
+			cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse,
+				Reason: xpv2.ConditionReason(v1alpha1.ReasonMovingBindings), Message: msg, LastTransitionTime: metav1.Now()})
+		} else {
+			cr.SetConditions(xpv2.Available())
+		}
 	case creating:
 		cr.SetConditions(xpv2.Creating())
 	default:
-		cr.SetConditions(xpv2.Unavailable().WithMessage("no load balancer of the pool can take bindings: each is missing or blacklisted"))
+		needsPerson = "no load balancer of the pool can take bindings: each is missing or blacklisted"
+		cr.SetConditions(xpv2.Unavailable().WithMessage(needsPerson))
+	}
+	if needsPerson != "" && upToDate {
+		// A load balancer only a person can bring back: Synced=False
+		// (the reconciler's ReconcileError, with the status above still
+		// written), which Argo CD's built-in check reads as Degraded. Only
+		// when Update has nothing to do, so no work waits behind it.
+		return managed.ExternalObservation{}, errors.New(needsPerson)
 	}
 	return managed.ExternalObservation{
 		ResourceExists:          meta.GetExternalName(cr) != "",
@@ -504,4 +521,18 @@ func holdsUp(ctx context.Context, kube client.Reader, b networkv1alpha1.PortBind
 		return false
 	}
 	return true // a load balancer the status no longer lists
+}
+
+// moving says which load balancer that left the pool still has bindings
+// or listeners of the pool (as the pool's Lua script words it), or "".
+func moving(at v1alpha1.PortPoolObservation) string {
+	for _, lb := range at.LoadBalancers {
+		switch {
+		case (lb.State == v1alpha1.PoolLBRemoved || lb.State == v1alpha1.PoolLBDraining) && lb.Allocated > 0:
+			return fmt.Sprintf("load balancer %s (%s): %d bindings moving", lb.ID, lb.State, lb.Allocated)
+		case lb.State == v1alpha1.PoolLBRemoved:
+			return fmt.Sprintf("load balancer %s left the pool: deleting its listeners", lb.ID)
+		}
+	}
+	return ""
 }

@@ -200,6 +200,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.events.Event(wc, event.Warning(reasonReleased, fmt.Errorf("no heartbeat since %s (grace period %s): deleted %d RemotePods, which releases their addresses", hb.renewed.Format(time.RFC3339), grace, n)))
 		}
 	}
+	// A cluster whose agent stopped renewing needs a person: Synced=False
+	// with the Ready message, Degraded for Argo CD's built-in check.
+	rc := want.Status.GetCondition(xpv2.TypeReady)
+	want.Status.SetConditions(v1alpha1.SyncedCondition(rc.Reason == v1alpha1.ReasonAgentDisconnected, rc.Message))
 	if err := r.count(ctx, want); err != nil {
 		return reconcile.Result{}, err
 	}
