@@ -27,6 +27,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
@@ -71,7 +72,7 @@ func controllers(po podaddress.Options) []kindController {
 	}
 	// The PodAddress controllers serve RemotePods once that kind is served
 	// too; they run without it.
-	rps := &podaddress.RemotePods{}
+	rps := &pods.Remote{}
 	po.RemotePods = rps
 	return []kindController{
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return config.Setup(m, o) }, needs: configKinds},

@@ -23,6 +23,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
@@ -69,7 +70,7 @@ type Options struct {
 	PodEvents PodEvents
 	// RemotePods serves the Pods of other clusters once its Served is
 	// called (the RemotePod kind is served); nil serves them at once.
-	RemotePods *RemotePods
+	RemotePods *pods.Remote
 }
 
 // PodEvents says which Events the controller writes on Pods.

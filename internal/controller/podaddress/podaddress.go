@@ -42,6 +42,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
@@ -91,7 +93,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
 		return nil, err
 	}
-	if err := setupPolicyStatus(mgr, o, r.remotePods); err != nil {
+	if err := policy.Setup(mgr, o, r.remotePods); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(r.binder); err != nil {
@@ -118,7 +120,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		// A Pod and its PodAddress share a name, so a Pod event is a
 		// request for its PodAddress.
 		Watches(&corev1.Pod{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.Funcs{
-			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return pods.Changed(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
@@ -132,28 +134,27 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	// A RemotePod and its PodAddress share a name too.
-	return r, r.remotePods.watch(func() error {
+	return r, r.remotePods.Watch(func() error {
 		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{}))
 	})
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.
 type Reconciler struct {
-	kube     client.Client
-	clients  *clb.Pool
-	pools    *pools
-	binder   *binder
-	repairs  *repairs
-	record   event.Recorder
-	log      logging.Logger
-	clock    func() time.Time
-	metrics  *recorder
-	policies *policies
-	told     *toldMemo
-	wrote    *writeMemo
-	remote   *remotes
+	kube    client.Client
+	clients *clb.Pool
+	pools   *pools
+	binder  *binder
+	repairs *repairs
+	record  event.Recorder
+	log     logging.Logger
+	clock   func() time.Time
+	metrics *recorder
+	told    *toldMemo
+	wrote   *writeMemo
+	remote  *remotes
 	// remotePods says whether RemotePods are served yet.
-	remotePods *RemotePods
+	remotePods *pods.Remote
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
@@ -175,11 +176,10 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		log:        log,
 		clock:      time.Now,
 		metrics:    newRecorder(metrics.Registry),
-		policies:   &policies{kube: kube},
 		told:       &toldMemo{rv: map[types.UID]string{}},
 		wrote:      newWriteMemo(),
 		remote:     &remotes{},
-		remotePods: &RemotePods{},
+		remotePods: &pods.Remote{},
 		eipRetry:   &eipRetry{},
 	}
 	// Every load balancer's usage is exported when its pool is loaded or

@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -53,7 +53,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			readinessGate: req.ReadinessGate,
 		}
 	} else {
-		pol, err := r.policies.match(ctx, pod)
+		pol, err := policy.Match(ctx, r.kube, pod)
 		if err != nil || pol == nil {
 			return nil, err
 		}
@@ -107,21 +107,6 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 	}
 }
 
-// policies finds the PodAddressPolicy that selects a Pod.
-type policies struct {
-	kube client.Reader
-}
-
-// match returns the first policy of the Pod's namespace (by name) whose
-// selector matches it.
-func (p *policies) match(ctx context.Context, pod *corev1.Pod) (*v1alpha1.PodAddressPolicy, error) {
-	l := &v1alpha1.PodAddressPolicyList{}
-	if err := p.kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
-		return nil, errors.Wrap(err, "cannot list PodAddressPolicies")
-	}
-	return servingPolicy(l.Items, pod), nil
-}
-
 // podsOfPolicy maps a policy to the Pods of its namespace it selects, and
 // to the existing PodAddresses it may have stopped selecting.
 func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
@@ -137,7 +122,7 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 			}
 		}
-		remote, _ := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
+		remote, _ := r.remotePods.Matching(ctx, r.kube, pol.GetNamespace(), sel)
 		for _, p := range remote {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 		}
