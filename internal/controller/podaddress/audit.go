@@ -63,7 +63,7 @@ type Options struct {
 	// them (a PodAddress asking for an EIP says so).
 	VPC *vpc.Pool
 	// EIPWarmInterval is how often the warm EIP pools are refilled;
-	// DefaultEIPWarmInterval when zero.
+	// eip.DefaultWarmInterval when zero.
 	EIPWarmInterval time.Duration
 	// PodEvents says which Events are written on Pods; warnings only when
 	// empty.

@@ -41,7 +41,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
@@ -100,11 +100,11 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	if po.VPC != nil {
-		r.vpc = po.VPC
-		r.warm = newWarmer(r, mgr.GetAPIReader(), cmp.Or(po.EIPWarmInterval, DefaultEIPWarmInterval))
-		if err := mgr.Add(r.warm); err != nil {
+		warm := eip.NewWarmer(r.kube, mgr.GetAPIReader(), po.VPC, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
+		if err := mgr.Add(warm); err != nil {
 			return nil, err
 		}
+		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
 		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
@@ -158,9 +158,10 @@ type Reconciler struct {
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
-	vpc      *vpc.Pool
-	warm     *warmer
-	eipRetry *eipRetry
+	// eip moves per-Pod EIPs; without a VPC client it says they cannot
+	// be managed.
+	eip      *eip.Machine
+	eipRetry *eip.Retry
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -180,8 +181,9 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		wrote:      newWriteMemo(),
 		remote:     &remotes{},
 		remotePods: &pods.Remote{},
-		eipRetry:   &eipRetry{},
+		eipRetry:   &eip.Retry{},
 	}
+	r.eip = eip.NewMachine(kube, nil, nil, r.now, r.writeStatus)
 	// Every load balancer's usage is exported when its pool is loaded or
 	// its status changes; an allocation then updates only its own.
 	r.pools.applied = r.metrics.usage
@@ -280,6 +282,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	return r.bind(ctx, pa, pod, want)
 }
+
+// now is the reconciler's clock, for the parts it hands it to.
+func (r *Reconciler) now() time.Time { return r.clock() }
 
 // podEvent records e on pod: a Warning always, a Normal Event only when
 // every Pod event was asked for (one per Pod of a burst otherwise). A Pod
@@ -429,14 +434,14 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 			return reconcile.Result{}, err
 		}
 		// The gone Pod's IP may go to another Pod: the EIP leaves it.
-		done, wait, err := r.detachEIP(ctx, pa)
+		done, wait, err := r.eip.Detach(ctx, pa)
 		if !done || err != nil {
 			return reconcile.Result{RequeueAfter: wait}, err
 		}
 		now := r.clock()
 		pa.Status.State = v1alpha1.StateHeld
 		pa.Status.Message = "the Pod is gone; its ports are kept for a Pod of the same name"
-		if eipActive(pa) {
+		if eip.Active(pa) {
 			pa.Status.Message = "the Pod is gone; its EIP is kept, not associated, for a Pod of the same name"
 		}
 		pa.Status.ReleaseAt = nil
@@ -473,11 +478,11 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
-	done, wait, err := r.releaseEIP(ctx, pa)
+	done, wait, err := r.eip.Release(ctx, pa)
 	if !done || err != nil {
 		return reconcile.Result{RequeueAfter: wait}, err
 	}
-	r.eipRetry.reset(client.ObjectKeyFromObject(pa))
+	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
 	if err := r.pools.release(ctx, pa, r.metrics.usage); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -2,13 +2,16 @@ package podaddress
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -153,4 +156,41 @@ func portsOf(req *podannotation.Request) []v1alpha1.PortRequest {
 		ports[i] = pr
 	}
 	return ports
+}
+
+// portRequests are the ports a PodAddress binds: its own, or, for a Pod
+// that fell back from an EIP, one port of the fallback pool per container
+// port the Pod declares (with its protocol).
+func portRequests(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]v1alpha1.PortRequest, error) {
+	e := pa.Status.EIP
+	if pa.Spec.EIP == nil || e == nil || e.State != v1alpha1.EIPFallback {
+		return pa.Spec.Ports, nil
+	}
+	fb := pa.Spec.EIP.FallbackPool
+	if fb == nil {
+		return nil, errors.New("the Pod fell back from an EIP to ports, but its request names no fallbackPool any more")
+	}
+	var out []v1alpha1.PortRequest
+	seen := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = v1alpha1.ProtocolTCP
+			}
+			if proto != v1alpha1.ProtocolTCP && proto != v1alpha1.ProtocolUDP {
+				continue // SCTP: no load balancer forwards it
+			}
+			k := fmt.Sprintf("%d/%s", p.ContainerPort, proto)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, v1alpha1.PortRequest{Port: intstr.FromInt32(p.ContainerPort), Protocol: proto, Pools: []v1alpha1.PoolRef{*fb}})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Errorf("no EIP (%s), and the Pod declares no TCP or UDP container port to give a port of fallback pool %s", e.Reason, fb.Key(pa.GetNamespace()))
+	}
+	return out, nil
 }
