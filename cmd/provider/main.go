@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +19,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -42,6 +41,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
@@ -116,7 +116,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
 	fs.DurationVar(&o.targetBatchMaxWait, "target-batch-max-wait", clb.DefaultTargetBatchMaxWait, "How long a burst of target changes keeps one load balancer's batch open: about one call per load balancer per this long while Pods keep coming.")
 	fs.StringVar(&o.cloudCallMode, "cloud-call-mode", clb.CallsBatched, "batched: target changes of many Pods share calls; naive: one register call per Pod, waited inline by its reconcile (a measuring aid for benchmarks, not for production).")
-	fs.DurationVar(&o.targetAudit, "target-audit-interval", podaddress.DefaultTargetAuditInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
+	fs.DurationVar(&o.targetAudit, "target-audit-interval", audit.DefaultInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
 	certDir := os.Getenv(webhookCertDirEnv)
 	webhookAddr := ""
 	if certDir != "" {

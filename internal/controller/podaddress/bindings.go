@@ -3,44 +3,32 @@ package podaddress
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
-	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
-
-// ordinalSuffix is the ordinal of a StatefulSet Pod name.
-var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
 
 // want is one address a PodAddress needs: a container port in a pool,
 // and what its targets are (backend, and the hostPort or nodePort it
 // uses).
 type want struct {
-	pool          string
-	containerPort int32
-	protocol      string
-	backend       string
-	hostPort      int32
-	nodePort      int32
+	allocation.Port
+	backend  string
+	hostPort int32
+	nodePort int32
 }
 
 // wants resolves a PodAddress's port requests against its Pod. A port
@@ -71,7 +59,7 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		}
 		for _, p := range pr.Pools {
 			out = append(out, want{
-				pool: p.Key(pa.GetNamespace()), containerPort: port, protocol: proto,
+				Port:    allocation.Port{Pool: p.Key(pa.GetNamespace()), ContainerPort: port, Protocol: proto},
 				backend: backend, hostPort: hostPort, nodePort: nodePort,
 			})
 		}
@@ -79,16 +67,13 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 	return out, nil
 }
 
-func (w want) matches(b v1alpha1.PortBinding) bool {
-	return b.Pool == w.pool && b.ContainerPort == w.containerPort && b.Protocol == w.protocol
-}
-
-// listenerProtocols are the listeners a requested protocol binds to.
-func listenerProtocols(protocol string) []string {
-	if protocol == v1alpha1.ProtocolTCPUDP {
-		return []string{"TCP", "UDP"}
+// ports are the slots ws hold.
+func ports(ws []want) []allocation.Port {
+	out := make([]allocation.Port, len(ws))
+	for i, w := range ws {
+		out[i] = w.Port
 	}
-	return []string{protocol}
+	return out
 }
 
 // bind brings a live Pod's PodAddress to Bound: allocate what is missing,
@@ -96,7 +81,7 @@ func listenerProtocols(protocol string) []string {
 func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
 	if err == nil {
-		err = r.servable(ctx, pa, ws)
+		err = r.pools.Servable(ctx, pa, ports(ws))
 	}
 	if err != nil {
 		return r.invalid(ctx, pa, pod, a, err)
@@ -111,20 +96,20 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	for _, b := range pa.Status.Bindings {
 		asked := false
 		for _, w := range ws {
-			asked = asked || w.matches(b)
+			asked = asked || w.Of(b)
 		}
 		switch {
-		case asked && r.hasLeft(ctx, b):
+		case asked && r.pools.HasLeft(ctx, b):
 			moved = append(moved, b)
 			drop = append(drop, b)
-		case asked && r.owns(ctx, key, b):
+		case asked && r.pools.Owns(ctx, key, b):
 			keep = append(keep, b)
 		default:
 			drop = append(drop, b)
 		}
 	}
 	if len(drop) > 0 {
-		done, err := r.runOps(ctx, pa, deregisterOps(drop))
+		done, err := r.binder.Run(ctx, pa, targets.Deregister(drop))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -132,11 +117,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			r.podEvent(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
 				b.LoadBalancerID, b.Pool, b.Protocol, b.ContainerPort, cmp.Or(b.Address, "(none)"))))
 		}
-		for _, b := range drop {
-			if al, ok := r.pools.loaded(b.Pool); ok {
-				al.Release(owner(key, b.ContainerPort, b.Protocol))
-			}
-		}
+		r.pools.ReleaseBindings(pa, drop)
 		pa.Status.Bindings = keep
 	}
 
@@ -155,14 +136,14 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	}
 
 	// Allocate what is missing, and record it before any cloud call.
-	var fresh []want
+	var fresh []allocation.Port
 	for _, w := range ws {
-		if hasBinding(pa.Status.Bindings, w) {
+		if w.In(pa.Status.Bindings) {
 			continue
 		}
-		b, isNew, state, err := r.allocate(ctx, pa, w)
+		b, isNew, state, err := r.pools.Allocate(ctx, pa, w.Port)
 		if isNew {
-			fresh = append(fresh, w)
+			fresh = append(fresh, w.Port)
 		}
 		if err != nil {
 			if state == v1alpha1.StateNoPortAvailable {
@@ -170,7 +151,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			}
 			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 			if uerr != nil {
-				r.undo(pa, fresh)
+				r.pools.Undo(pa, fresh)
 				return res, uerr
 			}
 			return res, r.tellPod(ctx, pod, a, pa, state, err.Error())
@@ -191,7 +172,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
 		if uerr != nil {
-			r.undo(pa, fresh)
+			r.pools.Undo(pa, fresh)
 			return res, uerr
 		}
 		return res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg)
@@ -209,7 +190,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			msg = "the Pod's targets changed; deregistering the old ones"
 		}
 		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
-			r.undo(pa, fresh)
+			r.pools.Undo(pa, fresh)
 			return reconcile.Result{}, err
 		}
 		if err := r.tellPod(ctx, pod, a, pa, v1alpha1.StateAllocated, msg); err != nil {
@@ -217,7 +198,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(stale) > 0 {
-		done, err := r.runOps(ctx, pa, deregisterOps(stale))
+		done, err := r.binder.Run(ctx, pa, targets.Deregister(stale))
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
@@ -225,7 +206,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 			b := &pa.Status.Bindings[i]
 			for _, s := range stale {
 				if s.Pool == b.Pool && s.ContainerPort == b.ContainerPort && s.Protocol == b.Protocol {
-					clearTarget(b)
+					targets.Clear(b)
 				}
 			}
 		}
@@ -240,7 +221,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		}
 	}
 	if len(toRegister) > 0 {
-		done, err := r.runOps(ctx, pa, registerOps(toRegister))
+		done, err := r.binder.Run(ctx, pa, targets.Register(toRegister))
 		if !done || err != nil {
 			if _, notYet := clb.NotYet(err); err != nil && !notYet {
 				_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
@@ -270,7 +251,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		if _, err := r.setState(ctx, pa, boundState, boundMsg, reconcile.Result{}); err != nil {
 			return reconcile.Result{}, err
 		}
-		r.binder.forget(key)
+		r.binder.Forget(key)
 		r.metrics.bound(pa, pod, now.Time)
 		r.podEvent(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
@@ -296,35 +277,35 @@ func (r *Reconciler) invalid(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 // and registers nothing while the Pod stays isolated. Once the Pod is no
 // longer isolated, bind records and registers its targets again. fresh
 // are the slots this reconcile allocated.
-func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, fresh []want) (reconcile.Result, error) {
+func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, fresh []allocation.Port) (reconcile.Result, error) {
 	const msg = "isolated: no target is registered; the ports and addresses are kept"
 	key := client.ObjectKeyFromObject(pa)
-	if ops := deregisterOps(pa.Status.Bindings); len(ops) > 0 {
+	if ops := targets.Deregister(pa.Status.Bindings); len(ops) > 0 {
 		if len(fresh) > 0 {
 			// New slots are recorded before any cloud call.
 			if _, err := r.setState(ctx, pa, pa.Status.State, pa.Status.Message, reconcile.Result{}); err != nil {
-				r.undo(pa, fresh)
+				r.pools.Undo(pa, fresh)
 				return reconcile.Result{}, err
 			}
 			fresh = nil
 		}
-		done, err := r.runOps(ctx, pa, ops)
+		done, err := r.binder.Run(ctx, pa, ops)
 		if !done || err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	for i := range pa.Status.Bindings {
 		b := &pa.Status.Bindings[i]
-		clearTarget(b)
+		targets.Clear(b)
 		b.Address = address(*b)
 	}
 	was := pa.Status.State
 	if _, err := r.setState(ctx, pa, v1alpha1.StateIsolated, msg, reconcile.Result{}); err != nil {
-		r.undo(pa, fresh)
+		r.pools.Undo(pa, fresh)
 		return reconcile.Result{}, err
 	}
 	// The deregistration is recorded; its answer is spent.
-	r.binder.forget(key)
+	r.binder.Forget(key)
 	if was != v1alpha1.StateIsolated {
 		r.podEvent(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}
@@ -338,7 +319,7 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1.PortBinding, recorded bool) {
 	for i := range pa.Status.Bindings {
 		b := &pa.Status.Bindings[i]
-		j := slices.IndexFunc(ws, func(w want) bool { return w.matches(*b) })
+		j := slices.IndexFunc(ws, func(w want) bool { return w.Of(*b) })
 		if j < 0 {
 			continue // not asked for any more; bind drops it first
 		}
@@ -346,7 +327,7 @@ func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1
 		if b.TargetIP == d.ip && b.TargetPort == d.port && b.InstanceID == d.instance {
 			continue
 		}
-		if hasTarget(*b) {
+		if targets.Recorded(*b) {
 			stale = append(stale, *b)
 			continue
 		}
@@ -354,152 +335,6 @@ func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1
 		recorded = true
 	}
 	return stale, recorded
-}
-
-// servable refuses a port whose protocol its pool has no listeners for
-// (TCP_UDP on a TCP pool): it could never be registered. It is checked for
-// every port not yet bound before any takes a slot. A pool that cannot be
-// read is left to the allocation, which reports it.
-func (r *Reconciler) servable(ctx context.Context, pa *v1alpha1.PodAddress, ws []want) error {
-	for _, w := range ws {
-		if hasBinding(pa.Status.Bindings, w) {
-			continue
-		}
-		_, pp, err := r.pools.get(ctx, w.pool)
-		if err != nil {
-			continue
-		}
-		if err := unserved(pp, w.protocol); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// owns reports whether the allocator agrees that b's slot is pa's. It
-// records the slot if nobody holds it (a binding written by an earlier
-// provider after this one loaded the pool) and says no if another owner
-// does.
-func (r *Reconciler) owns(ctx context.Context, pa client.ObjectKey, b v1alpha1.PortBinding) bool {
-	al, _, err := r.pools.get(ctx, b.Pool)
-	if err != nil {
-		return true // cannot tell; keep it until the pool is back
-	}
-	slot := portalloc.Slot{LB: b.LoadBalancerID, Port: b.Port}
-	o := owner(pa, b.ContainerPort, b.Protocol)
-	if have, ok := al.Lookup(o); ok {
-		return have == slot
-	}
-	return al.Assign(o, slot) == nil
-}
-
-// hasLeft reports whether b's load balancer has left its pool (see
-// departed). A pool that cannot be read says nothing: b stays.
-func (r *Reconciler) hasLeft(ctx context.Context, b v1alpha1.PortBinding) bool {
-	_, pp, err := r.pools.get(ctx, b.Pool)
-	if err != nil {
-		return false
-	}
-	return departed(pp, b)
-}
-
-func hasBinding(bs []v1alpha1.PortBinding, w want) bool {
-	for _, b := range bs {
-		if w.matches(b) {
-			return true
-		}
-	}
-	return false
-}
-
-// undo returns the slots this reconcile allocated whose record failed; a
-// retry allocates them again. Slots an owner already held are kept: a
-// failed write from a stale copy does not mean the slot was never recorded.
-func (r *Reconciler) undo(pa *v1alpha1.PodAddress, ws []want) {
-	key := client.ObjectKeyFromObject(pa)
-	for _, w := range ws {
-		if al, ok := r.pools.loaded(w.pool); ok {
-			al.Release(owner(key, w.containerPort, w.protocol))
-		}
-	}
-}
-
-// allocate takes a slot for w and describes the binding. isNew is true
-// when the owner held no slot before.
-func (r *Reconciler) allocate(ctx context.Context, pa *v1alpha1.PodAddress, w want) (b v1alpha1.PortBinding, isNew bool, state string, err error) {
-	al, pp, err := r.pools.get(ctx, w.pool)
-	if kerrors.IsNotFound(errors.Cause(err)) {
-		return b, false, v1alpha1.StatePoolNotFound, errors.Errorf("PortPool %s does not exist", w.pool)
-	}
-	if err != nil {
-		return b, false, v1alpha1.StatePending, err
-	}
-	o := owner(client.ObjectKeyFromObject(pa), w.containerPort, w.protocol)
-	_, held := al.Lookup(o)
-	var slot portalloc.Slot
-	if pa.Spec.Strategy == v1alpha1.StrategyOrdinal {
-		m := ordinalSuffix.FindStringSubmatch(pa.GetName())
-		if m == nil {
-			return b, false, v1alpha1.StateInvalid, errors.Errorf("the Ordinal strategy needs a StatefulSet Pod name ending in -<ordinal>, not %q", pa.GetName())
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 32)
-		seg := int64(1)
-		if pp.Spec.ForProvider.SegmentLength != nil {
-			seg = *pp.Spec.ForProvider.SegmentLength
-		}
-		slot, err = al.AllocateAt(o, int32(pp.Spec.ForProvider.StartPort+n*seg)) //nolint:gosec // G115: ports are validated to 1-65535.
-	} else {
-		slot, err = al.Allocate(o)
-	}
-	if errors.Is(err, portalloc.ErrNoPortAvailable) || errors.Is(err, portalloc.ErrTaken) {
-		return b, false, v1alpha1.StateNoPortAvailable, errors.Wrapf(err, "pool %s", w.pool)
-	}
-	if err != nil {
-		return b, false, v1alpha1.StatePending, err
-	}
-	b = binding(pp, w, slot)
-	if departed(pp, b) {
-		// A slot without its listeners could never be registered; the
-		// allocator only hands out slots whose listeners exist, so this is
-		// a status read between two writes. Try again shortly.
-		al.Release(o)
-		return v1alpha1.PortBinding{}, false, v1alpha1.StatePending, errors.Errorf("pool %s: the listeners of %s port %d are not in its status yet", w.pool, slot.LB, slot.Port)
-	}
-	// Only slot's load balancer changed.
-	if st, ok := al.LBStats(slot.LB); ok {
-		r.metrics.lbUsage(w.pool, st)
-	}
-	return b, !held, "", nil
-}
-
-// binding describes the address slot gives w.
-func binding(pp *clbv1alpha1.PortPool, w want, slot portalloc.Slot) v1alpha1.PortBinding {
-	b := v1alpha1.PortBinding{
-		Pool:           w.pool,
-		Protocol:       w.protocol,
-		ContainerPort:  w.containerPort,
-		LoadBalancerID: slot.LB,
-		Port:           slot.Port,
-		ListenerIDs:    map[string]string{},
-	}
-	if seg := pp.Spec.ForProvider.SegmentLength; seg != nil && *seg > 1 {
-		b.EndPort = slot.Port + int32(*seg) - 1 //nolint:gosec // G115: segments are at most 1000 ports.
-	}
-	if pp.Spec.ForProvider.External != nil {
-		b.External = *pp.Spec.ForProvider.External
-	}
-	for _, lb := range pp.Status.AtProvider.LoadBalancers {
-		if lb.ID != slot.LB {
-			continue
-		}
-		// pp is the cache's: the binding gets its own VIPs.
-		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, slices.Clone(lb.VIPs)
-		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
-		for _, proto := range listenerProtocols(w.protocol) {
-			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
-		}
-	}
-	return b
 }
 
 // A dest is where the targets of one want forward to.
@@ -537,7 +372,7 @@ func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]d
 			if pod.Status.PodIP == "" {
 				return nil, false, nil
 			}
-			ds[i] = dest{ip: pod.Status.PodIP, port: w.containerPort}
+			ds[i] = dest{ip: pod.Status.PodIP, port: w.ContainerPort}
 		}
 	}
 	return ds, true, nil
@@ -572,83 +407,6 @@ func addresses(bs []v1alpha1.PortBinding) string {
 	return strings.Join(out, ", ")
 }
 
-// cloudTargets lists the targets of a binding, in the order of the
-// listeners' protocols, so that the same binding always gives the same
-// list (and so the same operation generation).
-func cloudTargets(b v1alpha1.PortBinding) []clb.Target {
-	var ts []clb.Target
-	for _, proto := range slices.Sorted(maps.Keys(b.ListenerIDs)) {
-		t := clb.Target{ListenerID: b.ListenerIDs[proto], Port: int64(b.TargetPort)}
-		if b.InstanceID != "" {
-			t.InstanceID = b.InstanceID
-		} else {
-			t.EniIP = b.TargetIP
-		}
-		ts = append(ts, t)
-	}
-	return ts
-}
-
-// opsFor groups bindings' targets into one operation per pool, region
-// and load balancer. Operations and their targets are sorted: an
-// operation's generation must depend only on what it does, or an unchanged
-// registration would look new and be sent again while the first is in
-// flight.
-func opsFor(bs []v1alpha1.PortBinding, register bool) []op {
-	type key struct{ pool, region, lb string }
-	byKey := map[key]*op{}
-	var order []key
-	for _, b := range bs {
-		k := key{pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
-		o, ok := byKey[k]
-		if !ok {
-			o = &op{register: register, pool: b.Pool, region: b.Region, lb: b.LoadBalancerID}
-			byKey[k] = o
-			order = append(order, k)
-		}
-		o.targets = append(o.targets, cloudTargets(b)...)
-	}
-	slices.SortFunc(order, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.lb, b.lb), cmp.Compare(a.region, b.region), cmp.Compare(a.pool, b.pool))
-	})
-	out := make([]op, 0, len(order))
-	for _, k := range order {
-		o := byKey[k]
-		slices.SortFunc(o.targets, compareTargets)
-		o.targets = slices.CompactFunc(o.targets, func(a, b clb.Target) bool { return compareTargets(a, b) == 0 })
-		out = append(out, *o)
-	}
-	return out
-}
-
-func compareTargets(a, b clb.Target) int {
-	return cmp.Or(
-		cmp.Compare(a.ListenerID, b.ListenerID), cmp.Compare(a.LocationID, b.LocationID),
-		cmp.Compare(a.EniIP, b.EniIP), cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.Port, b.Port))
-}
-
-func registerOps(bs []v1alpha1.PortBinding) []op { return opsFor(bs, true) }
-
-// deregisterOps removes every target recorded in bs: those confirmed and
-// those whose registration was sent (or may have been) but not answered.
-func deregisterOps(bs []v1alpha1.PortBinding) []op {
-	var recorded []v1alpha1.PortBinding
-	for _, b := range bs {
-		if hasTarget(b) {
-			recorded = append(recorded, b)
-		}
-	}
-	return opsFor(recorded, false)
-}
-
-// hasTarget reports whether a target is recorded for b: it may be
-// registered.
-func hasTarget(b v1alpha1.PortBinding) bool { return b.TargetIP != "" || b.InstanceID != "" }
-
-func clearTarget(b *v1alpha1.PortBinding) {
-	b.TargetIP, b.TargetPort, b.InstanceID, b.Address = "", 0, "", ""
-}
-
 // deregister removes every recorded target of pa; done is false while
 // the cloud call, or an earlier one for pa (a registration sent before the
 // Pod was deleted), runs in the background. With record, the status then
@@ -656,13 +414,13 @@ func clearTarget(b *v1alpha1.PortBinding) {
 // otherwise, for the caller to forget once its own write is made.
 func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, record bool) (bool, error) {
 	key := client.ObjectKeyFromObject(pa)
-	ops := deregisterOps(pa.Status.Bindings)
+	ops := targets.Deregister(pa.Status.Bindings)
 	if len(ops) == 0 {
 		// Nothing recorded, so nothing was sent; still, never let go while
 		// an operation for pa runs.
-		return r.binder.idle(key), nil
+		return r.binder.Idle(key), nil
 	}
-	done, err := r.runOps(ctx, pa, ops)
+	done, err := r.binder.Run(ctx, pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
@@ -670,71 +428,13 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, re
 		return true, nil
 	}
 	for i := range pa.Status.Bindings {
-		clearTarget(&pa.Status.Bindings[i])
+		targets.Clear(&pa.Status.Bindings[i])
 	}
 	// Record that nothing is registered any more, so a restart does not
 	// deregister again.
 	if err := r.writeStatus(ctx, pa); err != nil {
 		return false, errors.Wrap(err, "cannot record the deregistered targets")
 	}
-	r.binder.forget(key)
+	r.binder.Forget(key)
 	return true, nil
-}
-
-// runOps gives each op the cloud client of its pool's provider config and
-// its load balancer's region, and hands them to the binder under a
-// generation that identifies them. A deregistration from a pool that is
-// gone is dropped: its listeners went with it, and their targets.
-func (r *Reconciler) runOps(ctx context.Context, pa *v1alpha1.PodAddress, ops []op) (bool, error) {
-	send := make([]op, 0, len(ops))
-	for _, o := range ops {
-		c, err := r.clientFor(ctx, o.pool, o.region)
-		if kerrors.IsNotFound(errors.Cause(err)) && !o.register {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		o.c = c
-		send = append(send, o)
-	}
-	if len(send) == 0 {
-		return true, nil
-	}
-	if send[0].c.Naive() {
-		return true, runInline(ctx, send)
-	}
-	return r.binder.start(client.ObjectKeyFromObject(pa), generation(send), send)
-}
-
-// generation identifies an op set by what it does, region included: the
-// same targets in another region are another operation.
-func generation(ops []op) string {
-	h := sha256.New()
-	for _, o := range ops {
-		_, _ = fmt.Fprintf(h, "%v|%s|%s|%s|", o.register, o.pool, o.region, o.lb)
-		for _, t := range o.targets {
-			_, _ = fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-// clientFor returns the cloud client of the provider config of pool, in
-// region (a load balancer the pool names as region:lb-…); an empty region
-// is the config's own.
-func (r *Reconciler) clientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
-	pp, err := readPool(ctx, r.kube, pool)
-	if err != nil {
-		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
-	}
-	cfg, err := clients.ResolveManaged(ctx, r.kube, pp)
-	if err != nil {
-		return nil, err
-	}
-	if region != "" {
-		cfg.Region = region
-	}
-	c, err := r.clients.Client(cfg)
-	return c, errors.Wrapf(err, "cannot build a client for region %s", cfg.Region)
 }

@@ -41,10 +41,12 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 )
 
 const (
@@ -107,7 +109,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
-		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
+		a := audit.NewAuditor(r.kube, mgr.GetAPIReader(), r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
+		if err := mgr.Add(a); err != nil {
 			return nil, err
 		}
 	}
@@ -124,8 +127,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
-		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
-		WatchesRawSource(source.Channel(r.repairs.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
@@ -143,9 +146,9 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 type Reconciler struct {
 	kube    client.Client
 	clients *clb.Pool
-	pools   *pools
-	binder  *binder
-	repairs *repairs
+	pools   *allocation.Pools
+	binder  *targets.Binder
+	repairs *audit.Repairs
 	record  event.Recorder
 	log     logging.Logger
 	clock   func() time.Time
@@ -170,9 +173,8 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	r := &Reconciler{
 		kube:       kube,
 		clients:    clients,
-		pools:      newPools(kube, portalloc.NewRegistry()),
-		binder:     newBinder(),
-		repairs:    newRepairs(),
+		binder:     targets.NewBinder(kube, clients),
+		repairs:    audit.NewRepairs(metrics.Registry),
 		record:     rec,
 		log:        log,
 		clock:      time.Now,
@@ -186,7 +188,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	r.eip = eip.NewMachine(kube, nil, nil, r.now, r.writeStatus)
 	// Every load balancer's usage is exported when its pool is loaded or
 	// its status changes; an allocation then updates only its own.
-	r.pools.applied = r.metrics.usage
+	r.pools = allocation.NewPools(kube, r.metrics.usage)
 	return r
 }
 
@@ -336,7 +338,7 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	if err != nil {
 		// Not recorded: the slots go back (an AlreadyExists PodAddress
 		// holds its own).
-		r.undo(pa, fresh)
+		r.pools.Undo(pa, fresh)
 	}
 	if kerrors.IsAlreadyExists(err) {
 		return nil, 0, nil
@@ -359,12 +361,12 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 // Anything else in the way (an invalid request, a full or missing pool,
 // an EIP) leaves pa without bindings: bind allocates and says why, as it
 // does for every PodAddress.
-func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, time.Duration) {
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]allocation.Port, time.Duration) {
 	if pa.Spec.EIP != nil || pa.Spec.Isolated {
 		return nil, 0
 	}
 	ws, err := wants(pa, pod)
-	if err != nil || len(ws) == 0 || r.servable(ctx, pa, ws) != nil {
+	if err != nil || len(ws) == 0 || r.pools.Servable(ctx, pa, ports(ws)) != nil {
 		return nil, 0
 	}
 	ds, ready, err := r.dests(ctx, pod, ws)
@@ -374,22 +376,22 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 	if !ready {
 		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
 	}
-	var fresh []want
+	var fresh []allocation.Port
 	bs := make([]v1alpha1.PortBinding, 0, len(ws))
 	for i, w := range ws {
-		b, isNew, _, err := r.allocate(ctx, pa, w)
+		b, isNew, _, err := r.pools.Allocate(ctx, pa, w.Port)
 		if isNew {
-			fresh = append(fresh, w)
+			fresh = append(fresh, w.Port)
 		}
 		if err != nil {
-			r.undo(pa, fresh)
+			r.pools.Undo(pa, fresh)
 			return nil, 0
 		}
 		b.TargetIP, b.TargetPort, b.InstanceID = ds[i].ip, ds[i].port, ds[i].instance
 		bs = append(bs, b)
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
-		r.undo(pa, fresh)
+		r.pools.Undo(pa, fresh)
 		return nil, 0
 	}
 	return fresh, 0
@@ -483,16 +485,16 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 		return reconcile.Result{RequeueAfter: wait}, err
 	}
 	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
-	if err := r.pools.release(ctx, pa, r.metrics.usage); err != nil {
+	if err := r.pools.Release(ctx, pa); err != nil {
 		return reconcile.Result{}, err
 	}
 	r.told.forget(types.UID(pa.Spec.PodUID))
 	r.metrics.forget(pa)
-	r.repairs.drop(client.ObjectKeyFromObject(pa))
+	r.repairs.Drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
 	err = r.write(ctx, pa)
 	if err == nil || kerrors.IsNotFound(err) {
-		r.binder.forget(client.ObjectKeyFromObject(pa))
+		r.binder.Forget(client.ObjectKeyFromObject(pa))
 	}
 	return reconcile.Result{}, client.IgnoreNotFound(err)
 }

@@ -18,6 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -161,7 +162,7 @@ func (a *Admission) allocate(ctx context.Context, r *Reconciler, pod *corev1.Pod
 	pa.Spec = asked.spec
 	ws, err := wants(pa, pod)
 	if err == nil {
-		err = r.servable(ctx, pa, ws)
+		err = r.pools.Servable(ctx, pa, ports(ws))
 	}
 	if err != nil {
 		return nil, nil // invalid: the controller says why once the Pod exists
@@ -175,14 +176,14 @@ func (a *Admission) allocate(ctx context.Context, r *Reconciler, pod *corev1.Pod
 	// From here on the PodAddress exists: if anything fails, it is left
 	// for the controller, which binds it once the Pod exists or deletes
 	// it after the grace.
-	var fresh []want
+	var fresh []allocation.Port
 	for _, w := range ws {
-		b, isNew, _, err := r.allocate(ctx, pa, w)
+		b, isNew, _, err := r.pools.Allocate(ctx, pa, w.Port)
 		if isNew {
-			fresh = append(fresh, w)
+			fresh = append(fresh, w.Port)
 		}
 		if err != nil {
-			r.undo(pa, fresh)
+			r.pools.Undo(pa, fresh)
 			return nil, err
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
@@ -191,7 +192,7 @@ func (a *Admission) allocate(ctx context.Context, r *Reconciler, pod *corev1.Pod
 	pa.Status.State, pa.Status.Message = v1alpha1.StateAllocated, msg
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StateAllocated), msg)
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
-		r.undo(pa, fresh)
+		r.pools.Undo(pa, fresh)
 		return nil, errors.Wrap(err, "cannot record the bindings allocated at admission")
 	}
 	r.metrics.state(pa)
@@ -205,7 +206,7 @@ func covers(pa *v1alpha1.PodAddress, pod *corev1.Pod) bool {
 		return false
 	}
 	for _, w := range ws {
-		if !hasBinding(pa.Status.Bindings, w) {
+		if !w.In(pa.Status.Bindings) {
 			return false
 		}
 	}

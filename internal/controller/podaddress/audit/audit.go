@@ -1,4 +1,9 @@
-package podaddress
+// Package audit compares, every interval, the targets the PodAddresses
+// recorded with what their load balancers' listeners hold, and repairs the
+// difference: it resets weights and deregisters foreign targets itself,
+// and hands missing targets to the PodAddress reconciles (Repairs), which
+// register them again through their Binder.
+package audit
 
 import (
 	"cmp"
@@ -10,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,13 +24,13 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 )
 
 // The drift label values of podaddress_target_drift_total.
@@ -35,58 +41,20 @@ const (
 )
 
 const (
-	reasonTargetRepaired       = "TargetRepaired"
+	// ReasonTargetRepaired is the Event of a target put right.
+	ReasonTargetRepaired       = "TargetRepaired"
 	reasonForeignTargetRemoved = "ForeignTargetRemoved"
 
 	// boundWeight is the weight of every target the provider registers:
 	// it sends none, so the API gives its default.
 	boundWeight = 10
 
-	// DefaultTargetAuditInterval is how often bound targets are compared
-	// with the cloud unless configured otherwise.
-	DefaultTargetAuditInterval = 5 * time.Minute
+	// DefaultInterval is how often bound targets are compared with the
+	// cloud unless configured otherwise.
+	DefaultInterval = 5 * time.Minute
 )
 
-// Options configure the PodAddress controller beyond crossplane-runtime's
-// controller options.
-type Options struct {
-	// TargetAuditInterval is how often the targets of bound PodAddresses
-	// and the pools' listeners are compared with the cloud; 0 disables the
-	// audit.
-	TargetAuditInterval time.Duration
-	// Admission is the Pod admission webhook, nil when it is not served.
-	Admission *Admission
-	// RandHostPort is the random hostPort webhook, served on the same
-	// webhook server; nil when it is not served.
-	RandHostPort *randhostport.Webhook
-	// VPC hands out the VPC (EIP) clients of per-Pod EIPs; nil disables
-	// them (a PodAddress asking for an EIP says so).
-	VPC *vpc.Pool
-	// EIPWarmInterval is how often the warm EIP pools are refilled;
-	// eip.DefaultWarmInterval when zero.
-	EIPWarmInterval time.Duration
-	// PodEvents says which Events are written on Pods; warnings only when
-	// empty.
-	PodEvents PodEvents
-	// RemotePods serves the Pods of other clusters once its Served is
-	// called (the RemotePod kind is served); nil serves them at once.
-	RemotePods *pods.Remote
-}
-
-// PodEvents says which Events the controller writes on Pods.
-type PodEvents string
-
-const (
-	// PodEventsWarnings writes only Warning Events on Pods: what needs a
-	// look (an invalid request, no free port). A burst of Pods then costs
-	// no Event write per Pod bound.
-	PodEventsWarnings PodEvents = "warnings"
-	// PodEventsAll also writes a Normal Event per Pod bound, isolated or
-	// moved to another load balancer.
-	PodEventsAll PodEvents = "all"
-)
-
-// An auditor compares, every interval, what the PodAddresses recorded with
+// An Auditor compares, every interval, what the PodAddresses recorded with
 // what the pools' listeners hold, and repairs the difference: a recorded
 // target of a Bound PodAddress that is missing is re-registered (by the
 // PodAddress's own reconcile, through the binder, as any registration), a
@@ -97,8 +65,12 @@ const (
 //
 // It is a manager Runnable that needs the leader, like the binder: only
 // the provider that registers targets audits them.
-type auditor struct {
-	r        *Reconciler
+type Auditor struct {
+	kube     client.Reader
+	binder   *targets.Binder
+	repairs  *Repairs
+	record   event.Recorder
+	log      logging.Logger
 	api      client.Reader // uncached: what confirms a target is foreign
 	interval time.Duration
 
@@ -129,11 +101,11 @@ const (
 )
 
 // NeedLeaderElection: only the leader audits.
-func (a *auditor) NeedLeaderElection() bool { return true }
+func (a *Auditor) NeedLeaderElection() bool { return true }
 
 // Start audits every interval until the manager stops. A round runs under
 // the manager's context, so a shutdown cuts its calls short.
-func (a *auditor) Start(ctx context.Context) error {
+func (a *Auditor) Start(ctx context.Context) error {
 	t := time.NewTicker(a.interval)
 	defer t.Stop()
 	for {
@@ -143,9 +115,9 @@ func (a *auditor) Start(ctx context.Context) error {
 		case <-t.C:
 		}
 		if err := a.round(ctx); err != nil && ctx.Err() == nil {
-			a.r.log.Info("Target audit incomplete", "error", err)
+			a.log.Info("Target audit incomplete", "error", err)
 		}
-		a.r.metrics.audits.Inc()
+		a.repairs.metrics.audits.Inc()
 	}
 }
 
@@ -177,14 +149,13 @@ func (s suspect) key() string {
 
 // round audits once: one DescribeTargets per 20 listeners of each load
 // balancer that holds a pool's listeners or a bound target.
-func (a *auditor) round(ctx context.Context) error {
-	r := a.r
+func (a *Auditor) round(ctx context.Context) error {
 	pps := &clbv1alpha1.PortPoolList{}
-	if err := r.kube.List(ctx, pps); err != nil {
+	if err := a.kube.List(ctx, pps); err != nil {
 		return errors.Wrap(err, "cannot list PortPools")
 	}
 	pas := &v1alpha1.PodAddressList{}
-	if err := r.kube.List(ctx, pas); err != nil {
+	if err := a.kube.List(ctx, pas); err != nil {
 		return errors.Wrap(err, "cannot list PodAddresses")
 	}
 
@@ -200,8 +171,8 @@ func (a *auditor) round(ctx context.Context) error {
 		c, ok := clientsOf[ck]
 		if !ok {
 			var err error
-			if c, err = r.clientFor(ctx, pool, region); err != nil {
-				r.log.Debug("Target audit skips a pool whose cloud client cannot be built", "pool", pool, "error", err)
+			if c, err = a.binder.ClientFor(ctx, pool, region); err != nil {
+				a.log.Debug("Target audit skips a pool whose cloud client cannot be built", "pool", pool, "error", err)
 			}
 			clientsOf[ck] = c
 		}
@@ -240,14 +211,14 @@ func (a *auditor) round(ctx context.Context) error {
 			continue
 		}
 		for _, b := range pa.Status.Bindings {
-			if !hasTarget(b) {
+			if !targets.Recorded(b) {
 				continue
 			}
 			g := group(b.Pool, b.Region, b.LoadBalancerID)
 			if g == nil {
 				continue
 			}
-			for _, t := range cloudTargets(b) {
+			for _, t := range targets.Of(b) {
 				if t.ListenerID == "" {
 					continue
 				}
@@ -259,7 +230,7 @@ func (a *auditor) round(ctx context.Context) error {
 		}
 	}
 
-	missing := map[types.NamespacedName]*repair{}
+	missing := map[types.NamespacedName]*Repair{}
 	next := map[string]bool{}
 	var foreign []suspect
 	var errs []error
@@ -309,16 +280,16 @@ func (a *auditor) round(ctx context.Context) error {
 			if l == nil {
 				continue // the listener is gone; not a target's drift
 			}
-			be := findBackend(l.Targets, e.t)
+			be := targets.FindBackend(l.Targets, e.t)
 			switch {
 			case be == nil:
 				key := client.ObjectKeyFromObject(e.pa)
 				rp := missing[key]
 				if rp == nil {
-					rp = &repair{boundAt: *e.pa.Status.BoundAt, seenAt: seenAt}
+					rp = &Repair{BoundAt: *e.pa.Status.BoundAt, seenAt: seenAt}
 					missing[key] = rp
 				}
-				rp.targets = append(rp.targets, e.t)
+				rp.Targets = append(rp.Targets, e.t)
 			case be.Weight != nil && *be.Weight != boundWeight:
 				reweigh = append(reweigh, e)
 			}
@@ -350,7 +321,7 @@ func (a *auditor) round(ctx context.Context) error {
 	a.suspects = next
 
 	for key, rp := range missing {
-		r.repairs.add(ctx, key, *rp)
+		a.repairs.add(ctx, key, *rp)
 	}
 	if len(foreign) > 0 {
 		if err := a.removeForeign(ctx, foreign, pools); err != nil {
@@ -362,8 +333,8 @@ func (a *auditor) round(ctx context.Context) error {
 
 // reweigh resets the weight of bound targets, in calls within the API's
 // limits per load balancer.
-func (a *auditor) reweigh(ctx context.Context, g *lbAudit, es []expected) {
-	slices.SortFunc(es, func(x, y expected) int { return compareTargets(x.t, y.t) })
+func (a *Auditor) reweigh(ctx context.Context, g *lbAudit, es []expected) {
+	slices.SortFunc(es, func(x, y expected) int { return targets.Compare(x.t, y.t) })
 	for _, chunk := range weightChunks(es) {
 		ts := make([]clb.Target, len(chunk))
 		for i, e := range chunk {
@@ -371,13 +342,13 @@ func (a *auditor) reweigh(ctx context.Context, g *lbAudit, es []expected) {
 			ts[i].Weight = ptrTo(int64(boundWeight))
 		}
 		if _, err := g.c.ModifyTargetWeight(ctx, g.lb, ts); err != nil {
-			a.r.log.Info("Target audit cannot reset target weights", "loadBalancer", g.lb, "error", err)
+			a.log.Info("Target audit cannot reset target weights", "loadBalancer", g.lb, "error", err)
 			continue // the next round tries again
 		}
-		a.r.metrics.drift.WithLabelValues(driftWeight).Add(float64(len(chunk)))
+		a.repairs.metrics.drift.WithLabelValues(driftWeight).Add(float64(len(chunk)))
 		for _, e := range chunk {
-			a.r.record.Event(e.pa, event.Normal(reasonTargetRepaired,
-				fmt.Sprintf("reset the weight of target %s on listener %s to %d: it was changed behind the provider's back", targetString(e.t), e.t.ListenerID, boundWeight)))
+			a.record.Event(e.pa, event.Normal(ReasonTargetRepaired,
+				fmt.Sprintf("reset the weight of target %s on listener %s to %d: it was changed behind the provider's back", targets.String(e.t), e.t.ListenerID, boundWeight)))
 		}
 	}
 }
@@ -412,7 +383,7 @@ func weightChunks(es []expected) [][]expected {
 // PodAddress confirms nobody recorded. A target is recorded before its
 // registration is sent, and the read comes after the describe that saw it,
 // so a target of ours in flight is always in the read.
-func (a *auditor) removeForeign(ctx context.Context, ss []suspect, pools map[string]*clbv1alpha1.PortPool) error {
+func (a *Auditor) removeForeign(ctx context.Context, ss []suspect, pools map[string]*clbv1alpha1.PortPool) error {
 	pas := &v1alpha1.PodAddressList{}
 	if err := a.api.List(ctx, pas); err != nil {
 		return errors.Wrap(err, "cannot confirm foreign targets")
@@ -420,7 +391,7 @@ func (a *auditor) removeForeign(ctx context.Context, ss []suspect, pools map[str
 	recorded := recordedTargets(pas.Items)
 	byLB := map[*lbAudit][]suspect{}
 	for _, s := range ss {
-		ours := slices.ContainsFunc(recorded[s.t.ListenerID], func(t clb.Target) bool { return compareTargets(t, s.t) == 0 })
+		ours := slices.ContainsFunc(recorded[s.t.ListenerID], func(t clb.Target) bool { return targets.Compare(t, s.t) == 0 })
 		if !ours {
 			byLB[s.g] = append(byLB[s.g], s)
 		}
@@ -435,12 +406,12 @@ func (a *auditor) removeForeign(ctx context.Context, ss []suspect, pools map[str
 			errs = append(errs, errors.Wrapf(err, "cannot deregister foreign targets from load balancer %s", g.lb))
 			continue
 		}
-		a.r.metrics.drift.WithLabelValues(driftForeign).Add(float64(len(ss)))
+		a.repairs.metrics.drift.WithLabelValues(driftForeign).Add(float64(len(ss)))
 		for _, s := range ss {
 			delete(a.suspects, s.key())
 			if pp := pools[s.pool]; pp != nil {
-				a.r.record.Event(pp, event.Warning(reasonForeignTargetRemoved, errors.Errorf(
-					"deregistered target %s from listener %s of load balancer %s: no PodAddress recorded it", targetString(s.t), s.t.ListenerID, g.lb)))
+				a.record.Event(pp, event.Warning(reasonForeignTargetRemoved, errors.Errorf(
+					"deregistered target %s from listener %s of load balancer %s: no PodAddress recorded it", targets.String(s.t), s.t.ListenerID, g.lb)))
 			}
 		}
 	}
@@ -453,10 +424,10 @@ func recordedTargets(pas []v1alpha1.PodAddress) map[string][]clb.Target {
 	out := map[string][]clb.Target{}
 	for _, pa := range pas {
 		for _, b := range pa.RecordedBindings() {
-			if !hasTarget(b) {
+			if !targets.Recorded(b) {
 				continue
 			}
-			for _, t := range cloudTargets(b) {
+			for _, t := range targets.Of(b) {
 				out[t.ListenerID] = append(out[t.ListenerID], t)
 			}
 		}
@@ -464,34 +435,8 @@ func recordedTargets(pas []v1alpha1.PodAddress) map[string][]clb.Target {
 	return out
 }
 
-// matchesBackend reports whether be is the binding of t (on its listener):
-// the same port and the same instance, or the same private IP.
-func matchesBackend(t clb.Target, be *clbsdk.Backend) bool {
-	if be == nil || be.Port == nil || *be.Port != t.Port {
-		return false
-	}
-	if t.InstanceID != "" {
-		return be.InstanceId != nil && *be.InstanceId == t.InstanceID
-	}
-	for _, ip := range be.PrivateIpAddresses {
-		if ip != nil && *ip == t.EniIP {
-			return true
-		}
-	}
-	return false
-}
-
-func findBackend(bes []*clbsdk.Backend, t clb.Target) *clbsdk.Backend {
-	for _, be := range bes {
-		if matchesBackend(t, be) {
-			return be
-		}
-	}
-	return nil
-}
-
 func findTarget(ts []clb.Target, be *clbsdk.Backend) bool {
-	return slices.ContainsFunc(ts, func(t clb.Target) bool { return matchesBackend(t, be) })
+	return slices.ContainsFunc(ts, func(t clb.Target) bool { return targets.Matches(t, be) })
 }
 
 // backendTarget is the target to deregister be with: by instance for a
@@ -514,36 +459,36 @@ func backendTarget(listenerID string, be *clbsdk.Backend) (clb.Target, bool) {
 	return clb.Target{}, false
 }
 
-func targetString(t clb.Target) string {
-	return fmt.Sprintf("%s:%d", cmp.Or(t.InstanceID, t.EniIP), t.Port)
-}
-
 func ptrTo[T any](v T) *T { return &v }
 
-// A repair is the targets the audit found missing from a Bound
+// A Repair is the targets the audit found missing from a Bound
 // PodAddress. It holds while the PodAddress stays bound as it was
 // (boundAt): bound anew, its targets were registered since.
-type repair struct {
-	boundAt metav1.Time
+type Repair struct {
+	BoundAt metav1.Time
 	// seenAt is when the cloud was read: a finding read before the last
 	// repair of the PodAddress ended may predate that repair.
 	seenAt  time.Time
-	targets []clb.Target
+	Targets []clb.Target
 }
 
-// repairs hands the audit's findings to the PodAddress reconciles, which
+// Repairs hands the audit's findings to the PodAddress reconciles, which
 // re-register the targets through the binder, so that a repair never races
 // the PodAddress's own registrations and deregistrations.
-type repairs struct {
+type Repairs struct {
+	metrics *metrics
+
 	mu   sync.Mutex
-	m    map[types.NamespacedName]repair
+	m    map[types.NamespacedName]Repair
 	done map[types.NamespacedName]time.Time // when each last repair ended
 	wake chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
-func newRepairs() *repairs {
-	return &repairs{
-		m: map[types.NamespacedName]repair{}, done: map[types.NamespacedName]time.Time{},
+// NewRepairs returns an empty Repairs whose drift is counted in reg.
+func NewRepairs(reg prometheus.Registerer) *Repairs {
+	return &Repairs{
+		metrics: newMetrics(reg),
+		m:       map[types.NamespacedName]Repair{}, done: map[types.NamespacedName]time.Time{},
 		wake: make(chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress], 1024),
 	}
 }
@@ -553,7 +498,7 @@ func newRepairs() *repairs {
 // may have put the targets back after the read (a round that overlaps
 // the repair of the round before on a busy machine), and counting it again
 // would report drift that is not there.
-func (rs *repairs) add(ctx context.Context, key types.NamespacedName, rp repair) {
+func (rs *Repairs) add(ctx context.Context, key types.NamespacedName, rp Repair) {
 	rs.mu.Lock()
 	if rp.seenAt.Before(rs.done[key]) {
 		rs.mu.Unlock()
@@ -575,80 +520,56 @@ func (rs *repairs) add(ctx context.Context, key types.NamespacedName, rp repair)
 	}
 }
 
-func (rs *repairs) get(key types.NamespacedName) (repair, bool) {
+// Get returns the repair waiting for key.
+func (rs *Repairs) Get(key types.NamespacedName) (Repair, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rp, ok := rs.m[key]
 	return rp, ok
 }
 
-// finish drops the repair of key and records when it ended.
-func (rs *repairs) finish(key types.NamespacedName) {
+// Finish drops the repair of key, records when it ended and counts the n
+// targets it registered again.
+func (rs *Repairs) Finish(key types.NamespacedName, n int) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	delete(rs.m, key)
 	rs.done[key] = time.Now()
+	rs.metrics.drift.WithLabelValues(driftMissing).Add(float64(n))
 }
 
-func (rs *repairs) drop(key types.NamespacedName) {
+// Drop drops the repair of key unperformed.
+func (rs *Repairs) Drop(key types.NamespacedName) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	delete(rs.m, key)
 }
 
-// repair re-registers the targets the audit found missing from a Bound
-// PodAddress, as one more operation of its binder; done is false while it
-// runs.
-func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
-	key := client.ObjectKeyFromObject(pa)
-	rp, ok := r.repairs.get(key)
-	if !ok {
-		return true, nil
-	}
-	if !v1alpha1.Serving(pa.Status.State) || !pa.Status.BoundAt.Equal(&rp.boundAt) {
-		r.repairs.drop(key) // bound anew since, or on its way out
-		return true, nil
-	}
-	ops := missingOps(pa.Status.Bindings, rp.targets)
-	if len(ops) == 0 {
-		r.repairs.drop(key)
-		return true, nil
-	}
-	done, err := r.runOps(ctx, pa, ops)
-	if !done || err != nil {
-		return false, err
-	}
-	r.binder.forget(key)
-	r.repairs.finish(key)
-	var ts []string
-	for _, o := range ops {
-		for _, t := range o.targets {
-			ts = append(ts, targetString(t)+" on listener "+t.ListenerID)
-		}
-	}
-	r.metrics.drift.WithLabelValues(driftMissing).Add(float64(len(ts)))
-	r.record.Event(pa, event.Normal(reasonTargetRepaired,
-		"re-registered targets removed behind the provider's back: "+strings.Join(ts, ", ")))
-	return true, nil
+// Wake carries the PodAddresses that have a repair waiting.
+func (rs *Repairs) Wake() <-chan ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress] { return rs.wake }
+
+// NewAuditor returns an Auditor that reads PortPools and PodAddresses from
+// kube, confirms foreign targets through api (uncached), describes and
+// repairs through binder's clients, and hands missing targets to repairs.
+func NewAuditor(kube, api client.Reader, binder *targets.Binder, repairs *Repairs, record event.Recorder, log logging.Logger, interval time.Duration) *Auditor {
+	return &Auditor{kube: kube, api: api, binder: binder, repairs: repairs, record: record, log: log, interval: interval}
 }
 
-// missingOps are the registrations of the targets among want that bs
-// still record; those no longer recorded are not the binding's any more.
-func missingOps(bs []v1alpha1.PortBinding, want []clb.Target) []op {
-	var recorded []v1alpha1.PortBinding
-	for _, b := range bs {
-		if hasTarget(b) {
-			recorded = append(recorded, b)
-		}
+// metrics count the audit's rounds and the drift it repaired.
+type metrics struct {
+	drift  *prometheus.CounterVec
+	audits prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	return &metrics{
+		drift: tcapi.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "podaddress_target_drift_total",
+			Help: "Targets the audit found changed behind the provider's back and repaired, by drift: missing (re-registered), weight (reset) or foreign (deregistered).",
+		}, []string{"drift"})),
+		audits: tcapi.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "podaddress_target_audits_total",
+			Help: "Target audit rounds completed.",
+		})),
 	}
-	var out []op
-	for _, o := range registerOps(recorded) {
-		o.targets = slices.DeleteFunc(o.targets, func(t clb.Target) bool {
-			return !slices.ContainsFunc(want, func(w clb.Target) bool { return compareTargets(t, w) == 0 })
-		})
-		if len(o.targets) > 0 {
-			out = append(out, o)
-		}
-	}
-	return out
 }

@@ -1,4 +1,10 @@
-package podaddress
+// Package targets registers and deregisters the targets of PodAddresses
+// on their load balancers' listeners. A Binder runs each PodAddress's
+// operations in the background, one set at a time, and wakes its reconcile
+// with the answer; concurrent registrations coalesce into batches in the
+// cloud client. It also says which targets a binding stands for, so that
+// the audit and the reconcile compare the same things.
+package targets
 
 import (
 	"context"
@@ -6,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,11 +25,11 @@ import (
 // keep a binding from being retried.
 const bindTimeout = 2 * time.Minute
 
-// An op is a registration or deregistration of one PodAddress's targets on
+// An Op is a registration or deregistration of one PodAddress's targets on
 // one load balancer of one pool. Load balancers of a pool may be in other
 // regions than its provider config's, so each op carries the client of its
 // pool's config and its load balancer's region.
-type op struct {
+type Op struct {
 	register bool
 	pool     string
 	region   string
@@ -42,7 +49,7 @@ type result struct {
 	err error
 }
 
-// A binder runs target registrations in the background, so that no
+// A Binder runs target registrations in the background, so that no
 // reconcile waits on the cloud. Concurrent registrations coalesce in the
 // cloud client into BatchRegisterTargets calls of up to 500 targets per load
 // balancer; the binder only tracks which PodAddress is waiting on what and
@@ -55,7 +62,10 @@ type result struct {
 // The binder is a manager Runnable: its operations run under a context
 // that ends when the manager stops, and the manager waits for them, so a
 // shutdown is prompt and leaves nothing running.
-type binder struct {
+type Binder struct {
+	kube    client.Reader
+	clients *clb.Pool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	ops    sync.WaitGroup
@@ -67,9 +77,13 @@ type binder struct {
 	wake    chan event.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
-func newBinder() *binder {
+// NewBinder returns a Binder that sends through the clients of clients,
+// resolved from each pool's provider config in kube.
+func NewBinder(kube client.Reader, clients *clb.Pool) *Binder {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &binder{
+	return &Binder{
+		kube:    kube,
+		clients: clients,
 		ctx:     ctx,
 		cancel:  cancel,
 		running: map[types.NamespacedName]string{},
@@ -84,7 +98,7 @@ func newBinder() *binder {
 // and waits for them. A registration cut short either was not sent (the
 // cloud client sends only callers still waiting) or is recorded in the
 // PodAddress status, which the next provider deregisters or confirms.
-func (b *binder) Start(ctx context.Context) error {
+func (b *Binder) Start(ctx context.Context) error {
 	<-ctx.Done()
 	b.mu.Lock()
 	b.stopped = true
@@ -95,12 +109,12 @@ func (b *binder) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection: only the leader binds.
-func (b *binder) NeedLeaderElection() bool { return true }
+func (b *Binder) NeedLeaderElection() bool { return true }
 
 // start sends ops for pa unless the same gen is already answered, or an
 // operation for pa is running (the same, or an older one that must end
 // first; its end wakes pa). It returns the answer once there is one.
-func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
+func (b *Binder) start(pa types.NamespacedName, gen string, ops []Op) (done bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r, ok := b.results[pa]; ok && r.gen == gen {
@@ -127,22 +141,22 @@ func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool
 	return false, nil
 }
 
-// idle reports whether no operation for pa is running.
-func (b *binder) idle(pa types.NamespacedName) bool {
+// Idle reports whether no operation for pa is running.
+func (b *Binder) Idle(pa types.NamespacedName) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	_, ok := b.running[pa]
 	return !ok
 }
 
-// forget drops the answer for pa once it has been acted on.
-func (b *binder) forget(pa types.NamespacedName) {
+// Forget drops the answer for pa once it has been acted on.
+func (b *Binder) Forget(pa types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.results, pa)
 }
 
-func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
+func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	defer b.ops.Done()
 	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
 	defer cancel()
@@ -167,7 +181,7 @@ func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
 
 // send sends o and returns its task id; a refusal the cloud's state
 // already answers (see confirm) is success.
-func (o op) send(ctx context.Context) (string, error) {
+func (o Op) send(ctx context.Context) (string, error) {
 	call := o.c.DeregisterTargets
 	if o.register {
 		call = o.c.RegisterTargets
@@ -186,7 +200,7 @@ const taskPoll = 100 * time.Millisecond
 // ops itself, one call each, and waits for each task to end, as a
 // straightforward per-Pod controller does. It exists to measure what
 // the binder and the batches save, not for production.
-func runInline(ctx context.Context, ops []op) error {
+func runInline(ctx context.Context, ops []Op) error {
 	ctx, cancel := context.WithTimeout(ctx, bindTimeout)
 	defer cancel()
 	for _, o := range ops {
@@ -226,7 +240,7 @@ func runInline(ctx context.Context, ops []op) error {
 // confirm turns a refused (de)registration into success when the cloud
 // already is as wanted: a target registered before a restart, or one that
 // is already gone. The API refuses a whole listener's group in both cases.
-func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
+func confirm(ctx context.Context, o Op, wantBound bool, orig error) error {
 	if !clb.IsInvalid(orig) && !clb.IsNotFound(orig) {
 		return orig
 	}
@@ -238,9 +252,15 @@ func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
 		if err != nil {
 			return orig
 		}
-		if bound := findBackend(backend.Targets, t) != nil; bound != wantBound {
+		if bound := FindBackend(backend.Targets, t) != nil; bound != wantBound {
 			return orig
 		}
 	}
 	return nil
 }
+
+// Wake carries the PodAddresses whose operations were answered.
+func (b *Binder) Wake() <-chan event.TypedGenericEvent[*v1alpha1.PodAddress] { return b.wake }
+
+// Targets are the targets of o.
+func (o Op) Targets() []clb.Target { return o.targets }
