@@ -8,16 +8,10 @@ package eip
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -386,125 +380,6 @@ func (m *Machine) allocate(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.
 	return false, 0, m.recordEIP(ctx, pa)
 }
 
-// AllocateRequest is the AllocateAddresses call of pa's recorded
-// allocation (status.eip Allocating): the attributes recorded with it, not
-// the request's now, so that a call sent again (its answer lost, or a
-// killed provider's call landing late) has the same ClientToken and
-// parameters and returns the same EIP rather than being refused or
-// allocating a second one. The token derives from the owner tag and those
-// attributes, so a later allocation of other attributes under the same
-// owner tag (a replacement) is a new call.
-func AllocateRequest(pa *v1alpha1.PodAddress) vpc.AllocateRequest {
-	e := pa.Status.EIP
-	isp, charge, bw := e.ISP, e.ChargeType, e.Bandwidth
-	if bw == 0 { // recorded before attributes were: the request's
-		isp, charge, bw = attributes(pa.Spec.EIP)
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{e.OwnerTag, isp, charge, strconv.FormatInt(bw, 10)}, "|")))
-	return vpc.AllocateRequest{
-		Count: 1, Name: pa.GetNamespace() + "/" + pa.GetName(),
-		ISP: isp, ChargeType: charge, Bandwidth: bw,
-		Tags:        map[string]string{TagOwner: e.OwnerTag},
-		ClientToken: hex.EncodeToString(sum[:16]),
-	}
-}
-
-// attributes are the ISP, charge type and bandwidth an EIP request asks
-// for, with the API's defaults filled in.
-func attributes(req *v1alpha1.EIPRequest) (isp, charge string, bw int64) {
-	isp, charge, bw = "BGP", "TRAFFIC_POSTPAID_BY_HOUR", 1
-	if req == nil {
-		return isp, charge, bw
-	}
-	if req.ISP != "" {
-		isp = req.ISP
-	}
-	if req.InternetChargeType != "" {
-		charge = req.InternetChargeType
-	}
-	if req.Bandwidth != nil {
-		bw = *req.Bandwidth
-	}
-	return isp, charge, bw
-}
-
-// requested records in e the attributes of the allocation it starts.
-func requested(e *v1alpha1.EIPBinding, req *v1alpha1.EIPRequest) {
-	e.ISP, e.ChargeType, e.Bandwidth = attributes(req)
-}
-
-// stale reports whether the EIP of e, allocated (or taken warm) with the
-// attributes e records, is not what req asks for now.
-func stale(e *v1alpha1.EIPBinding, req *v1alpha1.EIPRequest) bool {
-	if e.Bandwidth == 0 {
-		return false // recorded before attributes were
-	}
-	isp, charge, bw := attributes(req)
-	return e.ISP != isp || e.ChargeType != charge || e.Bandwidth != bw
-}
-
-// newOwnerTag is the owner tag of an allocation made again for pa: its
-// UID and the time, unique per allocation, at most 64 characters (the
-// client token's limit).
-func (m *Machine) newOwnerTag(pa *v1alpha1.PodAddress) string {
-	return fmt.Sprintf("%s-%d", pa.GetUID(), m.clock().UnixNano())
-}
-
-func (m *Machine) recordEIP(ctx context.Context, pa *v1alpha1.PodAddress) error {
-	return errors.Wrap(m.record(ctx, pa), "cannot record the EIP's state")
-}
-
-// describe reads one EIP; found is false when it does not exist.
-func describe(ctx context.Context, c *vpc.Client, id string) (vpc.Address, bool, error) {
-	as, err := c.Describe(ctx, []string{id})
-	if vpc.IsNotFound(err) {
-		return vpc.Address{}, false, nil
-	}
-	if err != nil {
-		return vpc.Address{}, false, errors.Wrapf(err, "cannot describe EIP %s", id)
-	}
-	for _, ad := range as {
-		if ad.ID == id {
-			return ad, true, nil
-		}
-	}
-	return vpc.Address{}, false, nil
-}
-
-// busy: the address is in a transient state; calls on it are refused.
-func busy(status string) bool {
-	switch status {
-	case "CREATING", "BINDING", "UNBINDING", "OFFLINING":
-		return true
-	}
-	return false
-}
-
-func bound(ad vpc.Address) bool {
-	return ad.ENIID != "" || ad.InstanceID != "" || ad.PrivateIP != "" || ad.Status == "BIND" || ad.Status == "BIND_ENI"
-}
-
-func fill(e *v1alpha1.EIPBinding, ad vpc.Address) {
-	e.PublicIP, e.ISP, e.Bandwidth, e.ChargeType = ad.PublicIP, ad.ISP, ad.Bandwidth, ad.ChargeType
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // Release disassociates and releases a PodAddress's EIP (deletion, or
 // a held EIP whose time is up); done once it is gone.
 func (m *Machine) Release(ctx context.Context, pa *v1alpha1.PodAddress) (bool, time.Duration, error) {
@@ -529,42 +404,4 @@ func (m *Machine) Detach(ctx context.Context, pa *v1alpha1.PodAddress) (bool, ti
 		return false, 0, err
 	}
 	return m.Drive(ctx, pa, c, Goal{}, false)
-}
-
-// A Retry spaces the allocation attempts of PodAddresses that cannot
-// get an EIP: 1 s, doubling, up to maxBackoff. The wait is per attempt:
-// reconciles in between (the PodAddress's own status write wakes one) ask
-// pending and wait out the rest instead of trying, and doubling, again.
-type Retry struct {
-	mu   sync.Mutex
-	last map[types.NamespacedName]time.Duration
-	due  map[types.NamespacedName]time.Time
-}
-
-// Next records a failed attempt of k now and returns the wait before the
-// next one.
-func (b *Retry) Next(k types.NamespacedName, now time.Time) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.last == nil {
-		b.last, b.due = map[types.NamespacedName]time.Duration{}, map[types.NamespacedName]time.Time{}
-	}
-	d := min(max(2*b.last[k], time.Second), maxBackoff)
-	b.last[k], b.due[k] = d, now.Add(d)
-	return d
-}
-
-// Pending returns how long k must still wait before its next attempt.
-func (b *Retry) Pending(k types.NamespacedName, now time.Time) (time.Duration, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d := b.due[k].Sub(now)
-	return d, d > 0
-}
-
-func (b *Retry) Reset(k types.NamespacedName) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.last, k)
-	delete(b.due, k)
 }
