@@ -44,6 +44,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 type options struct {
@@ -124,7 +125,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
-	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
+	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", pwebhook.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
 	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
@@ -293,8 +294,14 @@ func run(o options) error {
 		TargetBatchMaxWait: o.targetBatchMaxWait, CallMode: o.cloudCallMode, Registerer: metrics.Registry})
 	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents)}
 	if webhookServer != nil {
-		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
-		po.RandHostPort = randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath))
+		wo := pwebhook.Options{
+			Admission:    pwebhook.NewAdmission(o.admissionGrace, log.WithValues("webhook", pwebhook.AdmissionPath)),
+			RandHostPort: randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath)),
+		}
+		if err := pwebhook.Setup(mgr, wo); err != nil {
+			return fmt.Errorf("cannot set up the webhooks: %w", err)
+		}
+		po.Admission = wo.Admission
 	}
 	if err := pcontroller.Setup(mgr, copts, pools, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)

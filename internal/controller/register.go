@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
@@ -32,7 +31,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 // A kindController is one controller and every kind of ours it reads or
@@ -128,20 +126,8 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, Pools) e
 // Without a gate every controller is added now.
 //
 // po configures the PodAddress controller: the target audit, and the Pod
-// admission webhook, which is registered on the manager's webhook server at
-// once when po.Admission is set; until the PodAddress controller starts
-// (safe-start) it only adds readiness gates. po.RandHostPort, when set, is
-// served on the same webhook server.
+// admission webhook it allocates for (see webhook.Setup, which serves it).
 func Setup(mgr ctrl.Manager, o controller.Options, pool Pools, po podaddress.Options) error {
-	if po.Admission != nil {
-		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: po.Admission})
-	}
-	if po.RandHostPort != nil {
-		// Pods only: it needs no CRD, so it starts at once, safe-start or not.
-		if err := randhostport.Setup(mgr, po.RandHostPort); err != nil {
-			return err
-		}
-	}
 	for _, c := range controllers(po) {
 		if err := add(mgr, o, pool, c); err != nil {
 			return err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 // Options configure the PodAddress controller beyond crossplane-runtime's
@@ -15,11 +15,9 @@ type Options struct {
 	// and the pools' listeners are compared with the cloud; 0 disables the
 	// audit.
 	TargetAuditInterval time.Duration
-	// Admission is the Pod admission webhook, nil when it is not served.
-	Admission *Admission
-	// RandHostPort is the random hostPort webhook, served on the same
-	// webhook server; nil when it is not served.
-	RandHostPort *randhostport.Webhook
+	// Admission is the Pod admission webhook, which allocates with this
+	// controller once it runs; nil when it is not served.
+	Admission *webhook.Admission
 	// VPC hands out the VPC (EIP) clients of per-Pod EIPs; nil disables
 	// them (a PodAddress asking for an EIP says so).
 	VPC *vpc.Pool

@@ -81,7 +81,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) e
 	if err != nil || po.Admission == nil {
 		return err
 	}
-	po.Admission.state.Store(&admissionState{r: r, elected: mgr.Elected()})
+	po.Admission.Serve(r, mgr.Elected())
 	return nil
 }
 
