@@ -59,18 +59,19 @@ type result struct {
 // deregistration of a Pod deleted while it was being registered) starts
 // only once the running one has ended, so it can never be overtaken by it.
 //
-// The binder is a manager Runnable: its operations run under a context
-// that ends when the manager stops, and the manager waits for them, so a
-// shutdown is prompt and leaves nothing running.
+// The binder is a manager Runnable: its operations run under the
+// manager's context, so a shutdown ends them, and the manager waits for
+// them, so it leaves nothing running. Operations asked for before the
+// manager starts it wait for Start.
 type Binder struct {
 	kube    client.Reader
 	clients *clb.Pool
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	ops    sync.WaitGroup
+	ops sync.WaitGroup
 
 	mu      sync.Mutex
+	ctx     context.Context // the manager's, once started
+	queued  []func()        // operations asked for before Start
 	stopped bool
 	running map[types.NamespacedName]string // PodAddress → gen running
 	results map[types.NamespacedName]result
@@ -80,12 +81,9 @@ type Binder struct {
 // NewBinder returns a Binder that sends through the clients of clients,
 // resolved from each pool's provider config in kube.
 func NewBinder(kube client.Reader, clients *clb.Pool) *Binder {
-	ctx, cancel := context.WithCancel(context.Background())
 	return &Binder{
 		kube:    kube,
 		clients: clients,
-		ctx:     ctx,
-		cancel:  cancel,
 		running: map[types.NamespacedName]string{},
 		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'
@@ -99,11 +97,17 @@ func NewBinder(kube client.Reader, clients *clb.Pool) *Binder {
 // cloud client sends only callers still waiting) or is recorded in the
 // PodAddress status, which the next provider deregisters or confirms.
 func (b *Binder) Start(ctx context.Context) error {
+	b.mu.Lock()
+	b.ctx = ctx
+	for _, run := range b.queued {
+		go run()
+	}
+	b.queued = nil
+	b.mu.Unlock()
 	<-ctx.Done()
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
-	b.cancel()
 	b.ops.Wait()
 	return nil
 }
@@ -137,7 +141,12 @@ func (b *Binder) start(pa types.NamespacedName, gen string, ops []Op) (done bool
 	delete(b.results, pa) // the answer to an older request
 	b.running[pa] = gen
 	b.ops.Add(1)
-	go b.run(pa, gen, ops)
+	run := func() { b.run(pa, gen, ops) }
+	if b.ctx == nil {
+		b.queued = append(b.queued, run)
+		return false, nil
+	}
+	go run()
 	return false, nil
 }
 
@@ -158,7 +167,10 @@ func (b *Binder) Forget(pa types.NamespacedName) {
 
 func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	defer b.ops.Done()
-	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
+	b.mu.Lock()
+	base := b.ctx
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(base, bindTimeout)
 	defer cancel()
 	var err error
 	for _, o := range ops {
@@ -175,7 +187,7 @@ func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	obj.SetName(pa.Name)
 	select {
 	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
-	case <-b.ctx.Done(): // nobody reads the channel any more
+	case <-base.Done(): // nobody reads the channel any more
 	}
 }
 

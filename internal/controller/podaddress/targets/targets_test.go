@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -53,6 +54,15 @@ func TestBinderRetriesAfterAFailure(t *testing.T) {
 // registration cannot land after the deregistration.
 func TestBinderRunsOneOperationAtATime(t *testing.T) {
 	b := NewBinder(nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	}()
 	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
 	b.running[key] = "register" // a registration in flight
 	if done, err := b.start(key, "deregister", nil); done || err != nil {
