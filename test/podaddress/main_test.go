@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -26,7 +26,6 @@ import (
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
-	"k8s.io/client-go/rest"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
@@ -34,6 +33,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 // Shared by the tests of this package, set once in TestMain.
@@ -136,11 +136,24 @@ func startProviderClients(t testing.TB, cfg *rest.Config, workers int, co clb.Op
 	return startProviderOpts(t, cfg, workers, co, nil, podaddress.Options{})
 }
 
+// webhooks are the webhooks a test provider serves, and its server.
+type webhooks struct {
+	srv  webhook.Server
+	opts pwebhook.Options
+}
+
+func (w *webhooks) server() webhook.Server {
+	if w == nil {
+		return nil
+	}
+	return w.srv
+}
+
 // startProviderOpts is startProviderClients with PodAddress options: the
 // target audit (off unless po sets it, so that no other test has its cloud
 // state repaired behind its back) and the Pod admission webhook
 // (po.Admission, served on ws).
-func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, ws webhook.Server, po podaddress.Options) (stop func()) {
+func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Options, wh *webhooks, po podaddress.Options) (stop func()) {
 	t.Helper()
 	if po.EIPWarmInterval == 0 {
 		po.EIPWarmInterval = 300 * time.Millisecond
@@ -152,10 +165,16 @@ func startProviderOpts(t testing.TB, cfg *rest.Config, workers int, co clb.Optio
 		// The provider's own cache: slim Pods, as the binary runs.
 		Cache:         pcontroller.CacheOptions(nil),
 		Controller:    config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
-		WebhookServer: ws,
+		WebhookServer: wh.server(),
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wh != nil {
+		if err := pwebhook.Setup(mgr, wh.opts); err != nil {
+			t.Fatal(err)
+		}
+		po.Admission = wh.opts.Admission
 	}
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)
