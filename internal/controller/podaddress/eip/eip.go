@@ -245,8 +245,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		case err != nil:
 			return false, 0, err
 		case !found:
-			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", m.newOwnerTag(pa)
-			requested(e, pa.Spec.EIP)
+			m.reallocate(pa)
 			return false, 0, m.recordEIP(ctx, pa)
 		case ad.ENIID == e.ENIID && ad.PrivateIP == e.PrivateIP && !busy(ad.Status):
 			e.State = v1alpha1.EIPAssociated
@@ -259,14 +258,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 			return false, 0, m.recordEIP(ctx, pa)
 		}
 		task, err := c.Associate(ctx, e.AddressID, e.ENIID, e.PrivateIP)
-		if vpc.IsBusy(err) {
-			return false, TaskPoll, nil
-		}
-		if err != nil {
-			return false, 0, errors.Wrapf(err, "cannot associate EIP %s with %s", e.AddressID, e.PrivateIP)
-		}
-		e.TaskID = task
-		return false, 0, m.recordEIP(ctx, pa)
+		return m.sent(ctx, pa, task, err, fmt.Sprintf("associate EIP %s with %s", e.AddressID, e.PrivateIP))
 
 	case v1alpha1.EIPAssociated:
 		if !goal.Release && goal.IP == e.PrivateIP {
@@ -281,8 +273,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		case err != nil:
 			return false, 0, err
 		case !found:
-			e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", m.newOwnerTag(pa)
-			requested(e, pa.Spec.EIP)
+			m.reallocate(pa)
 			if goal.Release {
 				pa.Status.EIP = nil
 			}
@@ -294,14 +285,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 			return false, 0, m.recordEIP(ctx, pa)
 		}
 		task, err := c.Disassociate(ctx, e.AddressID)
-		if vpc.IsBusy(err) {
-			return false, TaskPoll, nil
-		}
-		if err != nil {
-			return false, 0, errors.Wrapf(err, "cannot disassociate EIP %s", e.AddressID)
-		}
-		e.TaskID = task
-		return false, 0, m.recordEIP(ctx, pa)
+		return m.sent(ctx, pa, task, err, "disassociate EIP "+e.AddressID)
 
 	case v1alpha1.EIPReleasing:
 		ad, found, err := describe(ctx, c, e.AddressID)
@@ -331,6 +315,28 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		return false, 0, m.recordEIP(ctx, pa)
 	}
 	return false, 0, errors.Errorf("unknown EIP state %q", e.State)
+}
+
+// sent records the task of a call on pa's EIP; a busy EIP is asked again
+// shortly.
+func (m *Machine) sent(ctx context.Context, pa *v1alpha1.PodAddress, task string, err error, what string) (bool, time.Duration, error) {
+	if vpc.IsBusy(err) {
+		return false, TaskPoll, nil
+	}
+	if err != nil {
+		return false, 0, errors.Wrap(err, "cannot "+what)
+	}
+	pa.Status.EIP.TaskID = task
+	return false, 0, m.recordEIP(ctx, pa)
+}
+
+// reallocate starts pa's EIP over: the one it had is gone, so another is
+// allocated, under a new owner tag (the old one's client token names the
+// old EIP).
+func (m *Machine) reallocate(pa *v1alpha1.PodAddress) {
+	e := pa.Status.EIP
+	e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", m.newOwnerTag(pa)
+	requested(e, pa.Spec.EIP)
 }
 
 // allocate serves state Allocating before an id is known. Unless this
