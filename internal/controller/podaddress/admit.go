@@ -12,7 +12,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
@@ -76,18 +75,11 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	// From here on the PodAddress exists: if anything fails, it is left
 	// for the controller, which binds it once the Pod exists or deletes
 	// it after the grace.
-	var fresh []allocation.Port
-	for _, w := range ws {
-		b, isNew, _, err := r.pools.Allocate(ctx, pa, w.Port)
-		if isNew {
-			fresh = append(fresh, w.Port)
-		}
-		if err != nil {
-			r.pools.Undo(pa, fresh)
-			return nil, err
-		}
-		pa.Status.Bindings = append(pa.Status.Bindings, b)
+	bs, fresh, err := r.pools.AllocateAll(ctx, pa, ports(ws))
+	if err != nil {
+		return nil, err
 	}
+	pa.Status.Bindings = bs
 	msg := "allocated at admission; waiting for the Pod to be created"
 	pa.Status.State, pa.Status.Message = v1alpha1.StateAllocated, msg
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StateAllocated), msg)

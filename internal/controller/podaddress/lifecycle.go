@@ -79,19 +79,12 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 	if !ready {
 		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
 	}
-	var fresh []allocation.Port
-	bs := make([]v1alpha1.PortBinding, 0, len(ws))
-	for i, w := range ws {
-		b, isNew, _, err := r.pools.Allocate(ctx, pa, w.Port)
-		if isNew {
-			fresh = append(fresh, w.Port)
-		}
-		if err != nil {
-			r.pools.Undo(pa, fresh)
-			return nil, 0
-		}
-		b.TargetIP, b.TargetPort, b.InstanceID = ds[i].ip, ds[i].port, ds[i].instance
-		bs = append(bs, b)
+	bs, fresh, err := r.pools.AllocateAll(ctx, pa, ports(ws))
+	if err != nil {
+		return nil, 0
+	}
+	for i := range bs {
+		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = ds[i].ip, ds[i].port, ds[i].instance
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
 		r.pools.Undo(pa, fresh)

@@ -15,6 +15,24 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
+// AllocateAll allocates a slot for each of ps, in order, and returns their
+// bindings and the slots that were new to pa; on a failure it gives the
+// new ones back and returns the error.
+func (p *Pools) AllocateAll(ctx context.Context, pa *v1alpha1.PodAddress, ps []Port) (bs []v1alpha1.PortBinding, fresh []Port, err error) {
+	for _, w := range ps {
+		b, isNew, _, err := p.Allocate(ctx, pa, w)
+		if isNew {
+			fresh = append(fresh, w)
+		}
+		if err != nil {
+			p.Undo(pa, fresh)
+			return nil, nil, err
+		}
+		bs = append(bs, b)
+	}
+	return bs, fresh, nil
+}
+
 // ReleaseBindings returns the slots of bs that pa held.
 func (p *Pools) ReleaseBindings(pa *v1alpha1.PodAddress, bs []v1alpha1.PortBinding) {
 	key := client.ObjectKeyFromObject(pa)

@@ -13,6 +13,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 )
 
 // A Repair is the targets the audit found missing from a Bound
@@ -65,13 +66,7 @@ func (rs *Repairs) add(ctx context.Context, key types.NamespacedName, rp Repair)
 	}
 	rs.m[key] = rp
 	rs.mu.Unlock()
-	obj := &v1alpha1.PodAddress{}
-	obj.SetNamespace(key.Namespace)
-	obj.SetName(key.Name)
-	select {
-	case rs.wake <- ctrlevent.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
-	case <-ctx.Done():
-	}
+	targets.Notify(ctx, rs.wake, key)
 }
 
 // Get returns the repair waiting for key.

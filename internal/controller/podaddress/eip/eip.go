@@ -237,8 +237,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 
 	case v1alpha1.EIPAssociating:
 		if goal.Release || goal.IP != e.PrivateIP {
-			e.State = v1alpha1.EIPDisassociating
-			return false, 0, m.recordEIP(ctx, pa)
+			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
 		}
 		ad, found, err := describe(ctx, c, e.AddressID)
 		switch {
@@ -254,8 +253,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 			return false, TaskPoll, nil
 		case bound(ad):
 			// Bound elsewhere (where an earlier Pod was): undo first.
-			e.State = v1alpha1.EIPDisassociating
-			return false, 0, m.recordEIP(ctx, pa)
+			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
 		}
 		task, err := c.Associate(ctx, e.AddressID, e.ENIID, e.PrivateIP)
 		return m.sent(ctx, pa, task, err, fmt.Sprintf("associate EIP %s with %s", e.AddressID, e.PrivateIP))
@@ -264,8 +262,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		if !goal.Release && goal.IP == e.PrivateIP {
 			return true, 0, nil
 		}
-		e.State = v1alpha1.EIPDisassociating
-		return false, 0, m.recordEIP(ctx, pa)
+		return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
 
 	case v1alpha1.EIPDisassociating:
 		ad, found, err := describe(ctx, c, e.AddressID)
@@ -298,8 +295,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		case busy(ad.Status):
 			return false, TaskPoll, nil
 		case bound(ad):
-			e.State = v1alpha1.EIPDisassociating
-			return false, 0, m.recordEIP(ctx, pa)
+			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
 		}
 		task, err := c.Release(ctx, []string{e.AddressID})
 		switch {
@@ -315,6 +311,12 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		return false, 0, m.recordEIP(ctx, pa)
 	}
 	return false, 0, errors.Errorf("unknown EIP state %q", e.State)
+}
+
+// moveTo moves pa's EIP to state and records it.
+func (m *Machine) moveTo(ctx context.Context, pa *v1alpha1.PodAddress, state string) (bool, time.Duration, error) {
+	pa.Status.EIP.State = state
+	return false, 0, m.recordEIP(ctx, pa)
 }
 
 // sent records the task of a call on pa's EIP; a busy EIP is asked again

@@ -182,13 +182,7 @@ func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	delete(b.running, pa)
 	b.results[pa] = result{gen: gen, err: err}
 	b.mu.Unlock()
-	obj := &v1alpha1.PodAddress{}
-	obj.SetNamespace(pa.Namespace)
-	obj.SetName(pa.Name)
-	select {
-	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
-	case <-base.Done(): // nobody reads the channel any more
-	}
+	Notify(base, b.wake, pa)
 }
 
 // send sends o and returns its task id; a refusal the cloud's state
@@ -276,3 +270,15 @@ func (b *Binder) Wake() <-chan event.TypedGenericEvent[*v1alpha1.PodAddress] { r
 
 // Targets are the targets of o.
 func (o Op) Targets() []clb.Target { return o.targets }
+
+// Notify queues the reconcile of the PodAddress of key on ch, unless ctx
+// ends first (nobody reads ch any more).
+func Notify(ctx context.Context, ch chan<- event.TypedGenericEvent[*v1alpha1.PodAddress], key types.NamespacedName) {
+	obj := &v1alpha1.PodAddress{}
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	select {
+	case ch <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
+	case <-ctx.Done():
+	}
+}
