@@ -391,19 +391,17 @@ func (m *Machine) allocate(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.
 // Release disassociates and releases a PodAddress's EIP (deletion, or
 // a held EIP whose time is up); done once it is gone.
 func (m *Machine) Release(ctx context.Context, pa *v1alpha1.PodAddress) (bool, time.Duration, error) {
-	if !Active(pa) {
-		return true, 0, nil
-	}
-	c, _, err := m.Client(ctx, pa)
-	if err != nil {
-		return false, 0, err
-	}
-	return m.Drive(ctx, pa, c, Goal{Release: true}, false)
+	return m.driveActive(ctx, pa, Goal{Release: true})
 }
 
 // Detach disassociates the EIP of a Pod that is gone: another Pod may
 // get its IP. The EIP is kept (held).
 func (m *Machine) Detach(ctx context.Context, pa *v1alpha1.PodAddress) (bool, time.Duration, error) {
+	return m.driveActive(ctx, pa, Goal{})
+}
+
+// driveActive drives pa's EIP, if it has one, to goal.
+func (m *Machine) driveActive(ctx context.Context, pa *v1alpha1.PodAddress, goal Goal) (bool, time.Duration, error) {
 	if !Active(pa) {
 		return true, 0, nil
 	}
@@ -411,5 +409,5 @@ func (m *Machine) Detach(ctx context.Context, pa *v1alpha1.PodAddress) (bool, ti
 	if err != nil {
 		return false, 0, err
 	}
-	return m.Drive(ctx, pa, c, Goal{}, false)
+	return m.Drive(ctx, pa, c, goal, false)
 }
