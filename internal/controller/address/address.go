@@ -28,7 +28,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -241,9 +240,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	case as.InstanceID != nil:
 		task, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
 	case as.NetworkInterfaceID != nil:
-		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, clbconv.Deref(as.PrivateIPAddress))
+		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, clb.Deref(as.PrivateIPAddress))
 	default:
-		ip := clbconv.Deref(as.PrivateIPAddress)
+		ip := clb.Deref(as.PrivateIPAddress)
 		var eni string
 		if eni, err = e.c.ENIOf(ctx, ip); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot find the network interface of "+ip)

@@ -6,8 +6,8 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -30,7 +30,7 @@ func name(cr *v1alpha1.Address) string {
 func AllocateRequest(cr *v1alpha1.Address) vpc.AllocateRequest {
 	p := cr.Spec.ForProvider
 	return vpc.AllocateRequest{
-		Count: 1, Name: name(cr), ISP: clbconv.Deref(p.ISP), ChargeType: clbconv.Deref(p.InternetChargeType), Bandwidth: clbconv.Deref(p.Bandwidth),
+		Count: 1, Name: name(cr), ISP: clb.Deref(p.ISP), ChargeType: clb.Deref(p.InternetChargeType), Bandwidth: clb.Deref(p.Bandwidth),
 		// The UID makes a retried allocation return the same address, and
 		// its tag finds an address whose id was never saved.
 		Tags:        mr.OwnerTags(cr, p.Tags),
@@ -58,7 +58,7 @@ func matches(as *v1alpha1.AddressAssociation, at v1alpha1.AddressObservation) bo
 	case as.InstanceID != nil:
 		return *as.InstanceID == at.InstanceID
 	default:
-		return clbconv.Deref(as.PrivateIPAddress) == ip && (as.NetworkInterfaceID == nil || *as.NetworkInterfaceID == eni)
+		return clb.Deref(as.PrivateIPAddress) == ip && (as.NetworkInterfaceID == nil || *as.NetworkInterfaceID == eni)
 	}
 }
 
@@ -70,9 +70,9 @@ func wanted(as *v1alpha1.AddressAssociation) string {
 	case as.InstanceID != nil:
 		return "instance " + *as.InstanceID
 	case as.NetworkInterfaceID != nil:
-		return *as.NetworkInterfaceID + "/" + clbconv.Deref(as.PrivateIPAddress)
+		return *as.NetworkInterfaceID + "/" + clb.Deref(as.PrivateIPAddress)
 	default:
-		return clbconv.Deref(as.PrivateIPAddress)
+		return clb.Deref(as.PrivateIPAddress)
 	}
 }
 
@@ -89,14 +89,14 @@ func lateInitialize(p *v1alpha1.AddressParameters, a vpc.Address) bool {
 	changed := false
 	fill := func(dst **string, v string) {
 		if *dst == nil && v != "" {
-			*dst, changed = clbconv.Ptr(v), true
+			*dst, changed = clb.Ptr(v), true
 		}
 	}
 	fill(&p.Name, a.Name)
 	fill(&p.ISP, a.ISP)
 	fill(&p.InternetChargeType, a.ChargeType)
 	if p.Bandwidth == nil && a.Bandwidth > 0 {
-		p.Bandwidth, changed = clbconv.Ptr(a.Bandwidth), true
+		p.Bandwidth, changed = clb.Ptr(a.Bandwidth), true
 	}
 	return changed
 }

@@ -6,7 +6,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // name is the listener's name in the cloud: spec, or metadata.name.
@@ -21,13 +21,13 @@ func createRequest(cr *v1alpha1.Listener) *clbsdk.CreateListenerRequest {
 	p := cr.Spec.ForProvider
 	req := clbsdk.NewCreateListenerRequest()
 	req.LoadBalancerId = p.LoadBalancerID
-	req.Ports = []*int64{clbconv.Ptr(p.Port)}
-	req.Protocol = clbconv.Ptr(p.Protocol)
-	req.ListenerNames = []*string{clbconv.Ptr(name(cr))}
+	req.Ports = []*int64{clb.Ptr(p.Port)}
+	req.Protocol = clb.Ptr(p.Protocol)
+	req.ListenerNames = []*string{clb.Ptr(name(cr))}
 	if p.EndPort != nil {
-		req.EndPort = clbconv.Ptr(uint64(*p.EndPort)) //nolint:gosec // G115: validated to 2-65535.
+		req.EndPort = clb.Ptr(uint64(*p.EndPort)) //nolint:gosec // G115: validated to 2-65535.
 	}
-	req.HealthCheck = clbconv.HealthCheckToSDK(p.HealthCheck)
+	req.HealthCheck = clb.HealthCheckToSDK(p.HealthCheck)
 	req.Scheduler = p.Scheduler
 	req.SessionExpireTime = p.SessionExpireTime
 	req.Certificate = certificate(p.Certificate)
@@ -38,20 +38,20 @@ func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
 	if c == nil {
 		return nil
 	}
-	mode := clbconv.Deref(c.SSLMode)
+	mode := clb.Deref(c.SSLMode)
 	if mode == "" {
 		mode = "UNIDIRECTIONAL"
 	}
-	return &clbsdk.CertificateInput{SSLMode: clbconv.Ptr(mode), CertId: clbconv.Ptr(c.CertID), CertCaId: c.CertCaID}
+	return &clbsdk.CertificateInput{SSLMode: clb.Ptr(mode), CertId: clb.Ptr(c.CertID), CertCaId: c.CertCaID}
 }
 
 func modifyRequest(lbID, id string, cr *v1alpha1.Listener) *clbsdk.ModifyListenerRequest {
 	p := cr.Spec.ForProvider
 	req := clbsdk.NewModifyListenerRequest()
-	req.LoadBalancerId = clbconv.Ptr(lbID)
-	req.ListenerId = clbconv.Ptr(id)
-	req.ListenerName = clbconv.Ptr(name(cr))
-	req.HealthCheck = clbconv.HealthCheckToSDK(p.HealthCheck)
+	req.LoadBalancerId = clb.Ptr(lbID)
+	req.ListenerId = clb.Ptr(id)
+	req.ListenerName = clb.Ptr(name(cr))
+	req.HealthCheck = clb.HealthCheckToSDK(p.HealthCheck)
 	req.Scheduler = p.Scheduler
 	req.SessionExpireTime = p.SessionExpireTime
 	req.Certificate = certificate(p.Certificate)
@@ -60,21 +60,21 @@ func modifyRequest(lbID, id string, cr *v1alpha1.Listener) *clbsdk.ModifyListene
 
 func observe(task v1alpha1.TaskStatus, lbID string, l *clbsdk.Listener, lb *clbsdk.LoadBalancer) v1alpha1.ListenerObservation {
 	o := v1alpha1.ListenerObservation{
-		ID:             clbconv.Deref(l.ListenerId),
+		ID:             clb.Deref(l.ListenerId),
 		LoadBalancerID: lbID,
-		CreateTime:     clbconv.Deref(l.CreateTime),
+		CreateTime:     clb.Deref(l.CreateTime),
 		Task:           task,
 	}
 	if lb == nil {
 		return o
 	}
-	ports := fmt.Sprint(clbconv.Deref(l.Port))
-	if end := clbconv.Deref(l.EndPort); end > 0 {
-		ports = fmt.Sprintf("%d-%d", clbconv.Deref(l.Port), end)
+	ports := fmt.Sprint(clb.Deref(l.Port))
+	if end := clb.Deref(l.EndPort); end > 0 {
+		ports = fmt.Sprintf("%d-%d", clb.Deref(l.Port), end)
 	}
 	for _, v := range lb.LoadBalancerVips {
-		o.VIPs = append(o.VIPs, clbconv.Deref(v))
-		o.Addresses = append(o.Addresses, clbconv.Deref(v)+":"+ports)
+		o.VIPs = append(o.VIPs, clb.Deref(v))
+		o.Addresses = append(o.Addresses, clb.Deref(v)+":"+ports)
 	}
 	return o
 }
@@ -82,23 +82,23 @@ func observe(task v1alpha1.TaskStatus, lbID string, l *clbsdk.Listener, lb *clbs
 // lateInitialize fills unset fields from the cloud; it never overwrites.
 func lateInitialize(p *v1alpha1.ListenerParameters, l *clbsdk.Listener) bool {
 	changed := false
-	if p.Name == nil && clbconv.Deref(l.ListenerName) != "" {
-		p.Name = clbconv.Ptr(*l.ListenerName)
+	if p.Name == nil && clb.Deref(l.ListenerName) != "" {
+		p.Name = clb.Ptr(*l.ListenerName)
 		changed = true
 	}
 	if p.Protocol == "HTTP" || p.Protocol == "HTTPS" {
 		// Layer-7 listeners keep these settings on their rules.
 		return changed
 	}
-	if p.Scheduler == nil && clbconv.Deref(l.Scheduler) != "" {
-		p.Scheduler = clbconv.Ptr(*l.Scheduler)
+	if p.Scheduler == nil && clb.Deref(l.Scheduler) != "" {
+		p.Scheduler = clb.Ptr(*l.Scheduler)
 		changed = true
 	}
 	if p.SessionExpireTime == nil && l.SessionExpireTime != nil {
-		p.SessionExpireTime = clbconv.Ptr(*l.SessionExpireTime)
+		p.SessionExpireTime = clb.Ptr(*l.SessionExpireTime)
 		changed = true
 	}
-	if clbconv.LateInitHealthCheck(&p.HealthCheck, l.HealthCheck) {
+	if clb.LateInitHealthCheck(&p.HealthCheck, l.HealthCheck) {
 		changed = true
 	}
 	return changed
@@ -107,19 +107,19 @@ func lateInitialize(p *v1alpha1.ListenerParameters, l *clbsdk.Listener) bool {
 // diff compares the mutable fields; port, protocol and endPort are
 // immutable and enforced by the API server.
 func diff(p v1alpha1.ListenerParameters, l *clbsdk.Listener) string {
-	d := clbconv.Diff{}
-	clbconv.Compare(&d, "name", p.Name, l.ListenerName)
-	clbconv.Compare(&d, "scheduler", p.Scheduler, l.Scheduler)
-	clbconv.Compare(&d, "sessionExpireTime", p.SessionExpireTime, l.SessionExpireTime)
-	clbconv.DiffHealthCheck(&d, p.HealthCheck, l.HealthCheck)
+	d := clb.Diff{}
+	clb.Compare(&d, "name", p.Name, l.ListenerName)
+	clb.Compare(&d, "scheduler", p.Scheduler, l.Scheduler)
+	clb.Compare(&d, "sessionExpireTime", p.SessionExpireTime, l.SessionExpireTime)
+	clb.DiffHealthCheck(&d, p.HealthCheck, l.HealthCheck)
 	if c := p.Certificate; c != nil {
 		got := l.Certificate
 		if got == nil {
 			got = &clbsdk.CertificateOutput{}
 		}
-		clbconv.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
-		clbconv.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
-		clbconv.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
+		clb.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
+		clb.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
+		clb.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
 	}
 	return d.String()
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -54,7 +53,7 @@ type external struct {
 	c api
 }
 
-func lbID(cr *v1alpha1.Listener) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+func lbID(cr *v1alpha1.Listener) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalObservation, error) {
 	if lbID(cr) == "" {
@@ -116,14 +115,14 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Lis
 		return nil, false, errors.Wrap(err, "cannot look for a listener created earlier")
 	}
 	for _, l := range found {
-		if clbconv.Deref(l.Port) != p.Port || clbconv.Deref(l.Protocol) != p.Protocol {
+		if clb.Deref(l.Port) != p.Port || clb.Deref(l.Protocol) != p.Protocol {
 			continue
 		}
-		if clbconv.Deref(l.ListenerName) != name(cr) {
+		if clb.Deref(l.ListenerName) != name(cr) {
 			return nil, false, errors.Errorf("port %d/%s of load balancer %s is used by listener %s (%q); set its id as this resource's external name to manage it",
-				p.Port, p.Protocol, lbID(cr), clbconv.Deref(l.ListenerId), clbconv.Deref(l.ListenerName))
+				p.Port, p.Protocol, lbID(cr), clb.Deref(l.ListenerId), clb.Deref(l.ListenerName))
 		}
-		meta.SetExternalName(cr, clbconv.Deref(l.ListenerId))
+		meta.SetExternalName(cr, clb.Deref(l.ListenerId))
 		return l, true, nil
 	}
 	return nil, false, nil

@@ -12,7 +12,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 )
 
@@ -62,28 +62,28 @@ func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
 	if c == nil {
 		return nil
 	}
-	mode := clbconv.Deref(c.SSLMode)
+	mode := clb.Deref(c.SSLMode)
 	if mode == "" {
 		mode = "UNIDIRECTIONAL"
 	}
-	return &clbsdk.CertificateInput{SSLMode: clbconv.Ptr(mode), CertId: clbconv.Ptr(c.CertID), CertCaId: c.CertCaID}
+	return &clbsdk.CertificateInput{SSLMode: clb.Ptr(mode), CertId: clb.Ptr(c.CertID), CertCaId: c.CertCaID}
 }
 
 // createRequest creates the listeners of one protocol on ports; for a
 // segmented pool ports holds one start port and EndPort closes the range.
 func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, settings *v1alpha1.PoolListenerSettings) *clbsdk.CreateListenerRequest {
 	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId = clbconv.Ptr(lbID)
-	req.Protocol = clbconv.Ptr(protocol)
+	req.LoadBalancerId = clb.Ptr(lbID)
+	req.Protocol = clb.Ptr(protocol)
 	for _, p := range ports {
-		req.Ports = append(req.Ports, clbconv.Ptr(p))
-		req.ListenerNames = append(req.ListenerNames, clbconv.Ptr(owner.listenerName(p)))
+		req.Ports = append(req.Ports, clb.Ptr(p))
+		req.ListenerNames = append(req.ListenerNames, clb.Ptr(owner.listenerName(p)))
 	}
 	if s.seg > 1 && len(ports) == 1 {
-		req.EndPort = clbconv.Ptr(uint64(ports[0] + s.seg - 1)) //nolint:gosec // G115: ports are 1-65535.
+		req.EndPort = clb.Ptr(uint64(ports[0] + s.seg - 1)) //nolint:gosec // G115: ports are 1-65535.
 	}
 	if settings != nil {
-		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
+		req.HealthCheck = clb.HealthCheckToSDK(settings.HealthCheck)
 		req.Scheduler = settings.Scheduler
 		req.SessionExpireTime = settings.SessionExpireTime
 		if withCertificate(protocol) {
@@ -96,10 +96,10 @@ func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, s
 // modifyRequest sets every listener setting the pool gives.
 func modifyRequest(lbID, id, protocol string, settings *v1alpha1.PoolListenerSettings) *clbsdk.ModifyListenerRequest {
 	req := clbsdk.NewModifyListenerRequest()
-	req.LoadBalancerId = clbconv.Ptr(lbID)
-	req.ListenerId = clbconv.Ptr(id)
+	req.LoadBalancerId = clb.Ptr(lbID)
+	req.ListenerId = clb.Ptr(id)
 	if settings != nil {
-		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
+		req.HealthCheck = clb.HealthCheckToSDK(settings.HealthCheck)
 		req.Scheduler = settings.Scheduler
 		req.SessionExpireTime = settings.SessionExpireTime
 		if withCertificate(protocol) {
@@ -115,18 +115,18 @@ func diff(settings *v1alpha1.PoolListenerSettings, protocol string, l *clbsdk.Li
 	if settings == nil {
 		return ""
 	}
-	d := clbconv.Diff{}
-	clbconv.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
-	clbconv.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
-	clbconv.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
+	d := clb.Diff{}
+	clb.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
+	clb.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
+	clb.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
 	if c := settings.Certificate; c != nil && withCertificate(protocol) {
 		got := l.Certificate
 		if got == nil {
 			got = &clbsdk.CertificateOutput{}
 		}
-		clbconv.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
-		clbconv.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
-		clbconv.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
+		clb.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
+		clb.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
+		clb.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
 	}
 	return d.String()
 }
@@ -148,7 +148,7 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	req := loadbalancer.CreateRequest(lb)
 
 	uid := string(cr.GetUID())
-	req.ClientToken = clbconv.Ptr(clientToken(uid, index, existing))
+	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	tags := maps.Clone(tmpl.Tags)
 	if tags == nil {
 		tags = map[string]string{}
@@ -157,7 +157,7 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	tags[TagPool] = cr.GetNamespace() + "/" + cr.GetName()
 	req.Tags = nil
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(tags[k])})
+		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: clb.Ptr(k), TagValue: clb.Ptr(tags[k])})
 	}
 	return req
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // cloud is a fake region: load balancers with listeners, and a log of
@@ -50,11 +50,11 @@ func newCloud(ids ...string) *cloud {
 
 func (c *cloud) addLB(id string, tags map[string]string) {
 	lb := &clbsdk.LoadBalancer{
-		LoadBalancerId: clbconv.Ptr(id), Status: clbconv.Ptr(uint64(1)), VipIsp: clbconv.Ptr("BGP"),
-		LoadBalancerVips: []*string{clbconv.Ptr("10.0.0." + fmt.Sprint(len(c.lbs)+1))}, CreateTime: clbconv.Ptr(fmt.Sprintf("2025-01-01 00:00:%02d", len(c.lbs))),
+		LoadBalancerId: clb.Ptr(id), Status: clb.Ptr(uint64(1)), VipIsp: clb.Ptr("BGP"),
+		LoadBalancerVips: []*string{clb.Ptr("10.0.0." + fmt.Sprint(len(c.lbs)+1))}, CreateTime: clb.Ptr(fmt.Sprintf("2025-01-01 00:00:%02d", len(c.lbs))),
 	}
 	for k, v := range tags {
-		lb.Tags = append(lb.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(v)})
+		lb.Tags = append(lb.Tags, &clbsdk.TagInfo{TagKey: clb.Ptr(k), TagValue: clb.Ptr(v)})
 	}
 	c.lbs[id] = lb
 }
@@ -73,8 +73,8 @@ func (c *cloud) DescribeQuota(context.Context) ([]*clbsdk.Quota, error) {
 		return nil, c.quotaErr
 	}
 	return []*clbsdk.Quota{
-		{QuotaId: clbconv.Ptr("TOTAL_OPEN_CLB_QUOTA"), QuotaLimit: clbconv.Ptr(int64(100))},
-		{QuotaId: clbconv.Ptr(listenerQuotaID), QuotaLimit: clbconv.Ptr(c.quota)},
+		{QuotaId: clb.Ptr("TOTAL_OPEN_CLB_QUOTA"), QuotaLimit: clb.Ptr(int64(100))},
+		{QuotaId: clb.Ptr(listenerQuotaID), QuotaLimit: clb.Ptr(c.quota)},
 	}, nil
 }
 
@@ -111,8 +111,8 @@ func (c *cloud) CreateLoadBalancer(_ context.Context, req *clbsdk.CreateLoadBala
 		tags[*t.TagKey] = *t.TagValue
 	}
 	c.addLB(id, tags)
-	c.lbs[id].Status = clbconv.Ptr(uint64(0)) // being created
-	c.write("CreateLoadBalancer %s token=%s", id, clbconv.Deref(req.ClientToken))
+	c.lbs[id].Status = clb.Ptr(uint64(0)) // being created
+	c.write("CreateLoadBalancer %s token=%s", id, clb.Deref(req.ClientToken))
 	return []string{id}, "task", nil
 }
 
@@ -146,12 +146,12 @@ func (c *cloud) CreateListener(_ context.Context, req *clbsdk.CreateListenerRequ
 	var ids []string
 	for i, p := range req.Ports {
 		c.seq++
-		l := listener(fmt.Sprintf("lbl-%d", c.seq), *req.ListenerNames[i], *req.Protocol, *p, int64(clbconv.Deref(req.EndPort))) //nolint:gosec // G115: test ports.
+		l := listener(fmt.Sprintf("lbl-%d", c.seq), *req.ListenerNames[i], *req.Protocol, *p, int64(clb.Deref(req.EndPort))) //nolint:gosec // G115: test ports.
 		l.Scheduler = req.Scheduler
 		c.listeners[id] = append(c.listeners[id], l)
 		ids = append(ids, *l.ListenerId)
 	}
-	c.write("CreateListener %s %s %d..%d end=%d", id, *req.Protocol, *req.Ports[0], *req.Ports[len(req.Ports)-1], clbconv.Deref(req.EndPort))
+	c.write("CreateListener %s %s %d..%d end=%d", id, *req.Protocol, *req.Ports[0], *req.Ports[len(req.Ports)-1], clb.Deref(req.EndPort))
 	return ids, "task", nil
 }
 
@@ -332,7 +332,7 @@ func TestSyncOneWritePerLoadBalancer(t *testing.T) {
 	home := newCloud("lb-a")
 	cr := pool(onLBs("lb-a"), func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
-		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clbconv.Ptr("WRR")}
+		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clb.Ptr("WRR")}
 	})
 	e := newExternal(t, home, nil)
 	for range 3 {
@@ -341,7 +341,7 @@ func TestSyncOneWritePerLoadBalancer(t *testing.T) {
 		}
 	}
 	// Drift, and a listener of the pool that no slot wants.
-	home.listeners["lb-a"][0].Scheduler = clbconv.Ptr("LEAST_CONN")
+	home.listeners["lb-a"][0].Scheduler = clb.Ptr("LEAST_CONN")
 	home.listeners["lb-a"] = append(home.listeners["lb-a"], listener("lbl-old", "ns_p-200", "TCP", 200, 0))
 	for range 3 {
 		if err := reconcile(t, *e, cr); err != nil {
@@ -398,7 +398,7 @@ func TestAutoCreate(t *testing.T) {
 		t.Errorf("Ready = %+v, want Creating", c)
 	}
 	// The load balancer is up: its listeners are made, and no other one.
-	home.lbs["lb-auto1"].Status = clbconv.Ptr(uint64(1))
+	home.lbs["lb-auto1"].Status = clb.Ptr(uint64(1))
 	for range 3 {
 		if err := reconcile(t, *e, cr); err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 const (
@@ -71,7 +71,7 @@ func describeListenerQuota(ctx context.Context, c api) (int64, error) {
 		return 0, errors.Wrap(err, "cannot read the listener quota")
 	}
 	for _, q := range qs {
-		if q != nil && clbconv.Deref(q.QuotaId) == listenerQuotaID && q.QuotaLimit != nil {
+		if q != nil && clb.Deref(q.QuotaId) == listenerQuotaID && q.QuotaLimit != nil {
 			return *q.QuotaLimit, nil
 		}
 	}

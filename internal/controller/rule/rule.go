@@ -17,7 +17,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -50,9 +49,9 @@ type external struct {
 	c api
 }
 
-func lbID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+func lbID(cr *v1alpha1.Rule) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
 
-func listenerID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.ListenerID) }
+func listenerID(cr *v1alpha1.Rule) string { return clb.Deref(cr.Spec.ForProvider.ListenerID) }
 
 // errNotL7 is the error of a rule whose listener cannot hold rules. Its
 // text is stable, so the condition does not change between retries and the
@@ -95,7 +94,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the rule's listener")
 	}
-	if p := clbconv.Deref(l.Protocol); !isL7(p) {
+	if p := clb.Deref(l.Protocol); !isL7(p) {
 		if meta.WasDeleted(cr) {
 			return managed.ExternalObservation{}, nil // such a listener holds no rules
 		}
@@ -116,7 +115,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	cr.Status.AtProvider = observe(cr.Status.AtProvider.Task, lbID(cr), l, r)
 	if got, want := ruleDomain(r), cr.Spec.ForProvider.Domain; got != want {
 		return managed.ExternalObservation{}, errors.Errorf("rule %s matches domain %q, not %q; the domain of a rule cannot change: set %q or create a new Rule",
-			clbconv.Deref(r.LocationId), got, want, got)
+			clb.Deref(r.LocationId), got, want, got)
 	}
 	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, r)
 
@@ -155,9 +154,9 @@ func (e *external) find(cr *v1alpha1.Rule, l *clbsdk.Listener) (*clbsdk.RuleOutp
 	}
 	if !createMayHaveSucceeded(cr) {
 		return nil, false, errors.Errorf("listener %s already has a rule for %s%s (%s); set its id as this resource's external name to manage it",
-			listenerID(cr), p.Domain, p.URL, clbconv.Deref(r.LocationId))
+			listenerID(cr), p.Domain, p.URL, clb.Deref(r.LocationId))
 	}
-	meta.SetExternalName(cr, clbconv.Deref(r.LocationId))
+	meta.SetExternalName(cr, clb.Deref(r.LocationId))
 	return r, true, nil
 }
 

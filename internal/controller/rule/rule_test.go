@@ -16,7 +16,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -50,14 +49,14 @@ func (f *fake) DeleteRule(context.Context, *clbsdk.DeleteRuleRequest) (string, e
 }
 
 func listener(protocol string, rules ...*clbsdk.RuleOutput) *clbsdk.Listener {
-	return &clbsdk.Listener{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr(protocol), Rules: rules}
+	return &clbsdk.Listener{ListenerId: clb.Ptr("lbl-1"), Protocol: clb.Ptr(protocol), Rules: rules}
 }
 
 func rule(mods ...func(*v1alpha1.Rule)) *v1alpha1.Rule {
 	cr := &v1alpha1.Rule{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
 		Spec: v1alpha1.RuleSpec{ForProvider: v1alpha1.RuleParameters{
-			LoadBalancerID: clbconv.Ptr("lb-1"), ListenerID: clbconv.Ptr("lbl-1"), Domain: "www.example.com", URL: "/",
+			LoadBalancerID: clb.Ptr("lb-1"), ListenerID: clb.Ptr("lbl-1"), Domain: "www.example.com", URL: "/",
 		}},
 	}
 	for _, m := range mods {
@@ -130,7 +129,7 @@ func TestObserve(t *testing.T) {
 		"NotCreated": {
 			reason: "Without an external name and without a matching rule, the rule does not exist.",
 			cr:     rule(),
-			api:    &fake{listener: listener("HTTP", cloudRule(func(r *clbsdk.RuleOutput) { r.Url = clbconv.Ptr("/other") }))},
+			api:    &fake{listener: listener("HTTP", cloudRule(func(r *clbsdk.RuleOutput) { r.Url = clb.Ptr("/other") }))},
 			want:   managed.ExternalObservation{},
 		},
 		"AdoptsLostCreate": {

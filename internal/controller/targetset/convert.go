@@ -13,7 +13,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 const (
@@ -106,7 +105,7 @@ func backends(l *clbsdk.ListenerBackend, id identity) ([]*clbsdk.Backend, bool) 
 		return l.Targets, true
 	}
 	for _, r := range l.Rules {
-		if r != nil && clbconv.Deref(r.LocationId) == id.rule {
+		if r != nil && clb.Deref(r.LocationId) == id.rule {
 			return r.Targets, true
 		}
 	}
@@ -121,11 +120,11 @@ func observe(bs []*clbsdk.Backend) []v1alpha1.TargetObservation {
 		if b == nil {
 			continue
 		}
-		o := v1alpha1.TargetObservation{Port: clbconv.Deref(b.Port), Weight: clbconv.Deref(b.Weight)}
+		o := v1alpha1.TargetObservation{Port: clb.Deref(b.Port), Weight: clb.Deref(b.Weight)}
 		if len(b.PrivateIpAddresses) > 0 {
-			o.IP = normalizeIP(clbconv.Deref(b.PrivateIpAddresses[0]))
+			o.IP = normalizeIP(clb.Deref(b.PrivateIpAddresses[0]))
 		}
-		typ, ins := clbconv.Deref(b.Type), clbconv.Deref(b.InstanceId)
+		typ, ins := clb.Deref(b.Type), clb.Deref(b.InstanceId)
 		if typ == backendTypeCVM || (typ == "" && ins != "") {
 			o.InstanceID = ins
 		}
@@ -212,7 +211,7 @@ func targets(id identity, chs []change, withWeight bool) []clb.Target {
 	for i, ch := range chs {
 		out[i] = clb.Target{ListenerID: id.listener, LocationID: id.rule, EniIP: ch.Key.IP, InstanceID: ch.Key.InstanceID, Port: ch.Key.Port}
 		if withWeight {
-			out[i].Weight = clbconv.Ptr(ch.Weight)
+			out[i].Weight = clb.Ptr(ch.Weight)
 		}
 	}
 	return out

@@ -1,7 +1,9 @@
-// Package clbconv converts between the provider's API types and the CLB SDK
-// types that more than one kind shares (health checks, pointers), and
-// renders drift as a readable diff.
-package clbconv
+package clb
+
+// Conversions between the provider's API types and the CLB SDK types that
+// more than one kind shares (health checks, certificates, pointers), and
+// drift rendered as a readable diff. Each kind's own conversions are in
+// its <kind>_convert.go.
 
 import (
 	"fmt"
@@ -89,6 +91,32 @@ func DiffHealthCheck(d *Diff, want *v1alpha1.HealthCheck, got *clbsdk.HealthChec
 	Compare(d, "healthCheck.httpCheckDomain", want.HTTPCheckDomain, got.HttpCheckDomain)
 	Compare(d, "healthCheck.httpCheckMethod", want.HTTPCheckMethod, got.HttpCheckMethod)
 	Compare(d, "healthCheck.httpCode", want.HTTPCode, got.HttpCode)
+}
+
+// Certificate converts a certificate for a create or modify request; the
+// SSL mode defaults to one-way.
+func Certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
+	if c == nil {
+		return nil
+	}
+	mode := Deref(c.SSLMode)
+	if mode == "" {
+		mode = "UNIDIRECTIONAL"
+	}
+	return &clbsdk.CertificateInput{SSLMode: Ptr(mode), CertId: Ptr(c.CertID), CertCaId: c.CertCaID}
+}
+
+// DiffCertificate records the fields of want that differ from got.
+func DiffCertificate(d *Diff, want *v1alpha1.Certificate, got *clbsdk.CertificateOutput) {
+	if want == nil {
+		return
+	}
+	if got == nil {
+		got = &clbsdk.CertificateOutput{}
+	}
+	Compare(d, "certificate.certId", &want.CertID, got.CertId)
+	Compare(d, "certificate.certCaId", want.CertCaID, got.CertCaId)
+	Compare(d, "certificate.sslMode", want.SSLMode, got.SSLMode)
 }
 
 // LateInitHealthCheck fills an unset health check from the cloud.
