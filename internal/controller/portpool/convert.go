@@ -12,8 +12,8 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 )
 
 // Tags of the load balancers a pool creates. The UID tag finds them after
@@ -58,17 +58,6 @@ func shortHash(s string) string {
 // in CreateListener as in ModifyListener: TCP_SSL must have one, QUIC may.
 func withCertificate(protocol string) bool { return protocol == "TCP_SSL" || protocol == "QUIC" }
 
-func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
-	if c == nil {
-		return nil
-	}
-	mode := clb.Deref(c.SSLMode)
-	if mode == "" {
-		mode = "UNIDIRECTIONAL"
-	}
-	return &clbsdk.CertificateInput{SSLMode: clb.Ptr(mode), CertId: clb.Ptr(c.CertID), CertCaId: c.CertCaID}
-}
-
 // createRequest creates the listeners of one protocol on ports; for a
 // segmented pool ports holds one start port and EndPort closes the range.
 func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, settings *v1alpha1.PoolListenerSettings) *clbsdk.CreateListenerRequest {
@@ -87,7 +76,7 @@ func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, s
 		req.Scheduler = settings.Scheduler
 		req.SessionExpireTime = settings.SessionExpireTime
 		if withCertificate(protocol) {
-			req.Certificate = certificate(settings.Certificate)
+			req.Certificate = clb.Certificate(settings.Certificate)
 		}
 	}
 	return req
@@ -103,7 +92,7 @@ func modifyRequest(lbID, id, protocol string, settings *v1alpha1.PoolListenerSet
 		req.Scheduler = settings.Scheduler
 		req.SessionExpireTime = settings.SessionExpireTime
 		if withCertificate(protocol) {
-			req.Certificate = certificate(settings.Certificate)
+			req.Certificate = clb.Certificate(settings.Certificate)
 		}
 	}
 	return req
@@ -119,14 +108,8 @@ func diff(settings *v1alpha1.PoolListenerSettings, protocol string, l *clbsdk.Li
 	clb.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
 	clb.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
 	clb.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
-	if c := settings.Certificate; c != nil && withCertificate(protocol) {
-		got := l.Certificate
-		if got == nil {
-			got = &clbsdk.CertificateOutput{}
-		}
-		clb.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
-		clb.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
-		clb.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
+	if withCertificate(protocol) {
+		clb.DiffCertificate(&d, settings.Certificate, l.Certificate)
 	}
 	return d.String()
 }
@@ -144,21 +127,15 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	lb.SetName(lbName(cr.GetName(), index))
 	lb.SetUID(cr.GetUID())
 	lb.Spec.ForProvider = *tmpl.DeepCopy()
-	lb.Spec.ForProvider.Tags = nil
-	req := loadbalancer.CreateRequest(lb)
-
 	uid := string(cr.GetUID())
-	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	tags := maps.Clone(tmpl.Tags)
 	if tags == nil {
 		tags = map[string]string{}
 	}
 	tags[TagPoolUID] = uid
-	tags[TagPool] = cr.GetNamespace() + "/" + cr.GetName()
-	req.Tags = nil
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: clb.Ptr(k), TagValue: clb.Ptr(tags[k])})
-	}
+	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
+	req := clb.CreateLoadBalancerRequest(lb, tags)
+	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	return req
 }
 
