@@ -90,7 +90,7 @@ func TestDiff(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, diff(tc.p, tc.r)); d != "" {
+			if d := cmp.Diff(tc.want, clb.DiffRule(tc.p, tc.r)); d != "" {
 				t.Errorf("%s\ndiff(...): -want, +got:\n%s", tc.reason, d)
 			}
 		})
@@ -136,7 +136,7 @@ func TestLateInitialize(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := tc.p
-			changed := lateInitialize(&got, tc.r)
+			changed := clb.LateInitRule(&got, tc.r)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("%s\nlateInitialize(...): -want, +got:\n%s", tc.reason, d)
 			}
@@ -149,11 +149,11 @@ func TestLateInitialize(t *testing.T) {
 
 func TestModifyRequest(t *testing.T) {
 	p := v1alpha1.RuleParameters{Domain: "www.example.com", URL: "/api", Scheduler: clb.Ptr("LEAST_CONN")}
-	got := modifyRequest("lb-1", "lbl-1", "loc-1", p)
+	got := clb.ModifyRuleRequest("lb-1", "lbl-1", "loc-1", p)
 	want := clbsdk.NewModifyRuleRequest()
 	want.LoadBalancerId, want.ListenerId, want.LocationId = clb.Ptr("lb-1"), clb.Ptr("lbl-1"), clb.Ptr("loc-1")
 	want.Url, want.Scheduler = clb.Ptr("/api"), clb.Ptr("LEAST_CONN")
 	if d := cmp.Diff(want.ToJsonString(), got.ToJsonString()); d != "" {
-		t.Errorf("modifyRequest(...): -want, +got:\n%s", d)
+		t.Errorf("clb.ModifyRuleRequest(...): -want, +got:\n%s", d)
 	}
 }

@@ -64,7 +64,7 @@ func ruleHealth(h *clbsdk.ListenerHealth, id identity) map[key]string {
 			if t == nil {
 				continue
 			}
-			o := v1alpha1.TargetObservation{IP: normalizeIP(clb.Deref(t.IP)), Port: clb.Deref(t.Port)}
+			o := v1alpha1.TargetObservation{IP: clb.NormalizeIP(clb.Deref(t.IP)), Port: clb.Deref(t.Port)}
 			// TargetId names a CVM instance for CVM targets only.
 			if ins := clb.Deref(t.TargetId); strings.HasPrefix(ins, "ins-") {
 				o.InstanceID = ins

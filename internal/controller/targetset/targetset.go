@@ -139,7 +139,7 @@ func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id iden
 	case !l7 && id.rule != "":
 		return true, errors.Errorf("listener %s is %s and has no rules; unset ruleId", id.listener, protocol)
 	}
-	bs, ok := backends(l, id)
+	bs, ok := clb.BackendsOf(l, id.rule)
 	if !ok {
 		return true, errors.Errorf("rule %s of listener %s does not exist", id.rule, id.listener)
 	}
