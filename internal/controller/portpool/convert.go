@@ -54,64 +54,18 @@ func shortHash(s string) string {
 	return hex.EncodeToString(h[:])[:hashLen]
 }
 
-// withCertificate reports whether protocol takes the pool's certificate,
-// in CreateListener as in ModifyListener: TCP_SSL must have one, QUIC may.
-func withCertificate(protocol string) bool { return protocol == "TCP_SSL" || protocol == "QUIC" }
-
 // createRequest creates the listeners of one protocol on ports; for a
 // segmented pool ports holds one start port and EndPort closes the range.
 func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, settings *v1alpha1.PoolListenerSettings) *clbsdk.CreateListenerRequest {
-	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId = clb.Ptr(lbID)
-	req.Protocol = clb.Ptr(protocol)
-	for _, p := range ports {
-		req.Ports = append(req.Ports, clb.Ptr(p))
-		req.ListenerNames = append(req.ListenerNames, clb.Ptr(owner.listenerName(p)))
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = owner.listenerName(p)
 	}
+	var end int64
 	if s.seg > 1 && len(ports) == 1 {
-		req.EndPort = clb.Ptr(uint64(ports[0] + s.seg - 1)) //nolint:gosec // G115: ports are 1-65535.
+		end = ports[0] + s.seg - 1
 	}
-	if settings != nil {
-		req.HealthCheck = clb.HealthCheckToSDK(settings.HealthCheck)
-		req.Scheduler = settings.Scheduler
-		req.SessionExpireTime = settings.SessionExpireTime
-		if withCertificate(protocol) {
-			req.Certificate = clb.Certificate(settings.Certificate)
-		}
-	}
-	return req
-}
-
-// modifyRequest sets every listener setting the pool gives.
-func modifyRequest(lbID, id, protocol string, settings *v1alpha1.PoolListenerSettings) *clbsdk.ModifyListenerRequest {
-	req := clbsdk.NewModifyListenerRequest()
-	req.LoadBalancerId = clb.Ptr(lbID)
-	req.ListenerId = clb.Ptr(id)
-	if settings != nil {
-		req.HealthCheck = clb.HealthCheckToSDK(settings.HealthCheck)
-		req.Scheduler = settings.Scheduler
-		req.SessionExpireTime = settings.SessionExpireTime
-		if withCertificate(protocol) {
-			req.Certificate = clb.Certificate(settings.Certificate)
-		}
-	}
-	return req
-}
-
-// diff compares the settings the pool gives with a listener; unset
-// settings are the cloud's business.
-func diff(settings *v1alpha1.PoolListenerSettings, protocol string, l *clbsdk.Listener) string {
-	if settings == nil {
-		return ""
-	}
-	d := clb.Diff{}
-	clb.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
-	clb.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
-	clb.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
-	if withCertificate(protocol) {
-		clb.DiffCertificate(&d, settings.Certificate, l.Certificate)
-	}
-	return d.String()
+	return clb.CreatePoolListenersRequest(lbID, protocol, ports, names, end, settings)
 }
 
 // lbCreateRequest is the CreateLoadBalancer request of the pool's next

@@ -111,11 +111,11 @@ func TestCreateRequestSettings(t *testing.T) {
 	if clb.Deref(tcp.Scheduler) != "LEAST_CONN" || clb.Deref(tcp.HealthCheck.HealthSwitch) != 1 || tcp.SessionExpireTime == nil {
 		t.Errorf("settings not sent: %+v", tcp)
 	}
-	got := diff(s, "TCP", &clbsdk.Listener{Scheduler: clb.Ptr("WRR"), SessionExpireTime: clb.Ptr(int64(0)), HealthCheck: &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0))}})
+	got := clb.DiffPoolListener(s, "TCP", &clbsdk.Listener{Scheduler: clb.Ptr("WRR"), SessionExpireTime: clb.Ptr(int64(0)), HealthCheck: &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0))}})
 	if want := "scheduler: want LEAST_CONN, got WRR; healthCheck.enabled: want true, got false"; got != want {
 		t.Errorf("diff %q, want %q", got, want)
 	}
-	if m := modifyRequest("lb-1", "lbl-1", "QUIC", s); m.Certificate == nil || m.ListenerName != nil {
+	if m := clb.ModifyPoolListenerRequest("lb-1", "lbl-1", "QUIC", s); m.Certificate == nil || m.ListenerName != nil {
 		t.Errorf("modify: a QUIC listener gets the certificate and keeps its name: %+v", m)
 	}
 }

@@ -186,7 +186,7 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 				clb.Deref(l.EndPort) == s.endPort(i) {
 				k := key(proto, port)
 				out.ids[k] = *l.ListenerId
-				if d := diff(settings, proto, l); d != "" {
+				if d := clb.DiffPoolListener(settings, proto, l); d != "" {
 					out.drift = append(out.drift, drifted{id: *l.ListenerId, key: k, diff: d, protocol: proto})
 				}
 				continue
