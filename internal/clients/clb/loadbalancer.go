@@ -176,6 +176,10 @@ func (c *Client) ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.M
 }
 
 // DescribeQuota returns the CLB quotas of the region.
+// ListenerQuotaID is the DescribeQuota entry of listeners per load
+// balancer.
+const ListenerQuotaID = "TOTAL_LISTENER_QUOTA"
+
 func (c *Client) DescribeQuota(ctx context.Context) ([]*clbsdk.Quota, error) {
 	const op = "describe quota"
 	resp, _, err := call(ctx, c, op, "DescribeQuota", clbsdk.NewDescribeQuotaRequest(), c.sdk.DescribeQuotaWithContext)
