@@ -7,6 +7,7 @@ package clb
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
@@ -118,6 +119,30 @@ func DiffCertificate(d *Diff, want *v1alpha1.Certificate, got *clbsdk.Certificat
 	Compare(d, "certificate.certCaId", want.CertCaID, got.CertCaId)
 	Compare(d, "certificate.sslMode", want.SSLMode, got.SSLMode)
 }
+
+// lateInitString fills an unset *dst from a string the cloud sets (not
+// empty) and reports whether it did.
+func lateInitString(dst **string, got *string) bool {
+	if *dst != nil || Deref(got) == "" {
+		return false
+	}
+	*dst = Ptr(*got)
+	return true
+}
+
+// lateInitValue fills an unset *dst from any value the cloud reports, zero
+// included, and reports whether it did.
+func lateInitValue[T any](dst **T, got *T) bool {
+	if *dst != nil || got == nil {
+		return false
+	}
+	*dst = Ptr(*got)
+	return true
+}
+
+// anyOf reports whether any of changed is true; every late initialization
+// passed to it has run, as arguments are evaluated before the call.
+func anyOf(changed ...bool) bool { return slices.Contains(changed, true) }
 
 // LateInitHealthCheck fills an unset health check from the cloud.
 func LateInitHealthCheck(dst **v1alpha1.HealthCheck, got *clbsdk.HealthCheck) bool {

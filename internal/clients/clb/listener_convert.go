@@ -73,27 +73,15 @@ func ObserveListener(task v1alpha1.TaskStatus, lbID string, l *clbsdk.Listener, 
 
 // LateInitListener fills unset fields from the cloud; it never overwrites.
 func LateInitListener(p *v1alpha1.ListenerParameters, l *clbsdk.Listener) bool {
-	changed := false
-	if p.Name == nil && Deref(l.ListenerName) != "" {
-		p.Name = Ptr(*l.ListenerName)
-		changed = true
-	}
+	named := lateInitString(&p.Name, l.ListenerName)
 	if p.Protocol == "HTTP" || p.Protocol == "HTTPS" {
 		// Layer-7 listeners keep these settings on their rules.
-		return changed
+		return named
 	}
-	if p.Scheduler == nil && Deref(l.Scheduler) != "" {
-		p.Scheduler = Ptr(*l.Scheduler)
-		changed = true
-	}
-	if p.SessionExpireTime == nil && l.SessionExpireTime != nil {
-		p.SessionExpireTime = Ptr(*l.SessionExpireTime)
-		changed = true
-	}
-	if LateInitHealthCheck(&p.HealthCheck, l.HealthCheck) {
-		changed = true
-	}
-	return changed
+	return anyOf(named,
+		lateInitString(&p.Scheduler, l.Scheduler),
+		lateInitValue(&p.SessionExpireTime, l.SessionExpireTime),
+		LateInitHealthCheck(&p.HealthCheck, l.HealthCheck))
 }
 
 // DiffListener compares the mutable fields; port, protocol and endPort are

@@ -101,30 +101,20 @@ func ObserveLoadBalancer(lb *clbsdk.LoadBalancer, task v1alpha1.TaskStatus) v1al
 // converges after one pass. Tags are left alone: the cloud's include the
 // provider's own.
 func LateInitLoadBalancer(p *v1alpha1.LoadBalancerParameters, lb *clbsdk.LoadBalancer) bool {
-	changed := false
-	str := func(dst **string, v *string) {
-		if *dst == nil && v != nil && *v != "" {
-			*dst = Ptr(*v)
-			changed = true
-		}
-	}
-	str(&p.Name, lb.LoadBalancerName)
-	str(&p.Type, lb.LoadBalancerType)
-	str(&p.VpcID, lb.VpcId)
-	str(&p.SubnetID, lb.SubnetId)
-	str(&p.VipIsp, lb.VipIsp)
-	str(&p.AddressIPVersion, addressIPVersion(lb))
-	str(&p.SLAType, lb.SlaType)
-	if p.MasterZoneID == nil && lb.MasterZone != nil && Deref(lb.MasterZone.Zone) != "" {
-		p.MasterZoneID = Ptr(*lb.MasterZone.Zone)
+	changed := anyOf(
+		lateInitString(&p.Name, lb.LoadBalancerName),
+		lateInitString(&p.Type, lb.LoadBalancerType),
+		lateInitString(&p.VpcID, lb.VpcId),
+		lateInitString(&p.SubnetID, lb.SubnetId),
+		lateInitString(&p.VipIsp, lb.VipIsp),
+		lateInitString(&p.AddressIPVersion, addressIPVersion(lb)),
+		lateInitString(&p.SLAType, lb.SlaType),
+		lateInitValue(&p.LoadBalancerPassToTarget, lb.LoadBalancerPassToTarget))
+	if lb.MasterZone != nil && lateInitString(&p.MasterZoneID, lb.MasterZone.Zone) {
 		changed = true
 	}
 	if p.ProjectID == nil && lb.ProjectId != nil {
 		p.ProjectID = Ptr(int64(*lb.ProjectId)) //nolint:gosec // G115: project ids are small.
-		changed = true
-	}
-	if p.LoadBalancerPassToTarget == nil && lb.LoadBalancerPassToTarget != nil {
-		p.LoadBalancerPassToTarget = Ptr(*lb.LoadBalancerPassToTarget)
 		changed = true
 	}
 	if na := lb.NetworkAttributes; na != nil && (na.InternetChargeType != nil || na.InternetMaxBandwidthOut != nil) {
@@ -132,12 +122,7 @@ func LateInitLoadBalancer(p *v1alpha1.LoadBalancerParameters, lb *clbsdk.LoadBal
 			p.InternetAccessible = &v1alpha1.InternetAccessible{}
 		}
 		ia := p.InternetAccessible
-		if ia.InternetChargeType == nil && Deref(na.InternetChargeType) != "" {
-			ia.InternetChargeType = Ptr(*na.InternetChargeType)
-			changed = true
-		}
-		if ia.InternetMaxBandwidthOut == nil && na.InternetMaxBandwidthOut != nil {
-			ia.InternetMaxBandwidthOut = Ptr(*na.InternetMaxBandwidthOut)
+		if anyOf(lateInitString(&ia.InternetChargeType, na.InternetChargeType), lateInitValue(&ia.InternetMaxBandwidthOut, na.InternetMaxBandwidthOut)) {
 			changed = true
 		}
 		if ia.InternetChargeType == nil && ia.InternetMaxBandwidthOut == nil {

@@ -101,23 +101,11 @@ func ObserveRule(task v1alpha1.TaskStatus, lbID string, l *clbsdk.Listener, r *c
 
 // LateInitRule fills unset fields from the cloud; it never overwrites.
 func LateInitRule(p *v1alpha1.RuleParameters, r *clbsdk.RuleOutput) bool {
-	changed := false
-	if p.Scheduler == nil && Deref(r.Scheduler) != "" {
-		p.Scheduler = Ptr(*r.Scheduler)
-		changed = true
-	}
-	if p.SessionExpireTime == nil && r.SessionExpireTime != nil {
-		p.SessionExpireTime = Ptr(*r.SessionExpireTime)
-		changed = true
-	}
-	if p.ForwardType == nil && Deref(r.ForwardType) != "" {
-		p.ForwardType = Ptr(*r.ForwardType)
-		changed = true
-	}
-	if LateInitHealthCheck(&p.HealthCheck, r.HealthCheck) {
-		changed = true
-	}
-	return changed
+	return anyOf(
+		lateInitString(&p.Scheduler, r.Scheduler),
+		lateInitValue(&p.SessionExpireTime, r.SessionExpireTime),
+		lateInitString(&p.ForwardType, r.ForwardType),
+		LateInitHealthCheck(&p.HealthCheck, r.HealthCheck))
 }
 
 // DiffRule compares the mutable fields. The domain is immutable: the API
