@@ -29,14 +29,16 @@ type Cloud struct {
 	LBs        map[string]*clbsdk.LoadBalancer
 	Listeners  map[string][]*clbsdk.Listener
 	// Errs makes writes to a load balancer fail.
-	Errs   map[string]error
+	Errs map[string]error
+	// Task is what TaskStatus answers for any task.
+	Task   clb.TaskState
 	writes []string
 	seq    int
 }
 
 // New is a region holding running load balancers with ids.
 func New(ids ...string) *Cloud {
-	c := &Cloud{Quota: 50, LBs: map[string]*clbsdk.LoadBalancer{}, Listeners: map[string][]*clbsdk.Listener{}, Errs: map[string]error{}}
+	c := &Cloud{Task: clb.TaskSucceeded, Quota: 50, LBs: map[string]*clbsdk.LoadBalancer{}, Listeners: map[string][]*clbsdk.Listener{}, Errs: map[string]error{}}
 	for _, id := range ids {
 		c.AddLB(id, nil)
 	}
@@ -58,6 +60,9 @@ func (c *Cloud) AddLB(id string, tags map[string]string) {
 func (c *Cloud) write(format string, args ...any) {
 	c.writes = append(c.writes, fmt.Sprintf(format, args...))
 }
+
+// errListenerNotFound is the cloud's answer for a listener it does not have.
+var errListenerNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.ListenerIdNotFound", "listener not found", "req")
 
 // errLBNotFound is the cloud's answer for a load balancer it does not have.
 var errLBNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist", "req")
@@ -187,4 +192,87 @@ func (c *Cloud) Log() []string {
 	out := slices.Clone(c.writes)
 	slices.Sort(out)
 	return out
+}
+
+// TaskStatus answers Task for every task.
+func (c *Cloud) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Task, "", nil
+}
+
+// DescribeListener returns listener id of load balancer lbID.
+func (c *Cloud) DescribeListener(_ context.Context, lbID, id string) (*clbsdk.Listener, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, err := c.listener(lbID, id)
+	return l, err
+}
+
+// listener finds a listener; c.mu is held.
+func (c *Cloud) listener(lbID, id string) (*clbsdk.Listener, error) {
+	if _, ok := c.LBs[lbID]; !ok {
+		return nil, errLBNotFound
+	}
+	for _, l := range c.Listeners[lbID] {
+		if clb.Deref(l.ListenerId) == id {
+			return l, nil
+		}
+	}
+	return nil, errListenerNotFound
+}
+
+// CreateRule adds the request's rules to its listener, as loc-<n>.
+func (c *Cloud) CreateRule(_ context.Context, req *clbsdk.CreateRuleRequest) ([]string, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lbID, id := clb.Deref(req.LoadBalancerId), clb.Deref(req.ListenerId)
+	if err := c.Errs[lbID]; err != nil {
+		return nil, "", err
+	}
+	l, err := c.listener(lbID, id)
+	if err != nil {
+		return nil, "", err
+	}
+	var ids []string
+	for _, in := range req.Rules {
+		c.seq++
+		r := &clbsdk.RuleOutput{
+			LocationId: clb.Ptr(fmt.Sprintf("loc-%d", c.seq)), Domain: in.Domain, Url: in.Url,
+			Scheduler: in.Scheduler, SessionExpireTime: in.SessionExpireTime, ForwardType: in.ForwardType,
+		}
+		l.Rules = append(l.Rules, r)
+		ids = append(ids, *r.LocationId)
+	}
+	c.write("CreateRule %s %s %v", lbID, id, ids)
+	return ids, "task", nil
+}
+
+// ModifyRule records the modification.
+func (c *Cloud) ModifyRule(_ context.Context, req *clbsdk.ModifyRuleRequest) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lbID := clb.Deref(req.LoadBalancerId)
+	if err := c.Errs[lbID]; err != nil {
+		return "", err
+	}
+	c.write("ModifyRule %s %s %s", lbID, clb.Deref(req.ListenerId), clb.Deref(req.LocationId))
+	return "task", nil
+}
+
+// DeleteRule removes rules from their listener.
+func (c *Cloud) DeleteRule(_ context.Context, req *clbsdk.DeleteRuleRequest) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lbID, id := clb.Deref(req.LoadBalancerId), clb.Deref(req.ListenerId)
+	if err := c.Errs[lbID]; err != nil {
+		return "", err
+	}
+	if l, err := c.listener(lbID, id); err == nil {
+		l.Rules = slices.DeleteFunc(l.Rules, func(r *clbsdk.RuleOutput) bool {
+			return slices.ContainsFunc(req.LocationIds, func(loc *string) bool { return clb.Deref(loc) == clb.Deref(r.LocationId) })
+		})
+	}
+	c.write("DeleteRule %s %s %d", lbID, id, len(req.LocationIds))
+	return "task", nil
 }
