@@ -46,14 +46,6 @@ func (p *Pools) ReleaseBindings(pa *v1alpha1.PodAddress, bs []v1alpha1.PortBindi
 // ordinalSuffix is the ordinal of a StatefulSet Pod name.
 var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
 
-// listenerProtocols are the listeners a requested protocol binds to.
-func listenerProtocols(protocol string) []string {
-	if protocol == v1alpha1.ProtocolTCPUDP {
-		return []string{"TCP", "UDP"}
-	}
-	return []string{protocol}
-}
-
 // Servable refuses a port whose protocol its pool has no listeners for
 // (TCP_UDP on a TCP pool): it could never be registered. It is checked for
 // every port not yet bound before any takes a slot. A pool that cannot be
@@ -184,7 +176,7 @@ func binding(pp *clbv1alpha1.PortPool, w Port, slot portalloc.Slot) v1alpha1.Por
 		// pp is the cache's: the binding gets its own VIPs.
 		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, slices.Clone(lb.VIPs)
 		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
-		for _, proto := range listenerProtocols(w.Protocol) {
+		for _, proto := range v1alpha1.ListenerProtocols(w.Protocol) {
 			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
 		}
 	}

@@ -126,7 +126,11 @@ func (p *Pools) Get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alp
 // the provider's heap at 10k Pods. Callers only read it; what they keep
 // from it (a binding's VIPs) they copy.
 func Read(ctx context.Context, kube client.Reader, key string) (*clbv1alpha1.PortPool, error) {
-	nn, _ := v1alpha1.ParsePoolKey(key)
+	nn, ok := v1alpha1.ParsePoolKey(key)
+	if !ok {
+		// Not a key the provider writes: no such pool.
+		return nil, kerrors.NewNotFound(clbv1alpha1.SchemeGroupVersion.WithResource("portpools").GroupResource(), key)
+	}
 	pp := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, nn, pp, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -196,7 +200,7 @@ func poolProtocols(pp *clbv1alpha1.PortPool) []string {
 func unserved(pp *clbv1alpha1.PortPool, protocol string) error {
 	have := poolProtocols(pp)
 	var missing []string
-	for _, p := range listenerProtocols(protocol) {
+	for _, p := range v1alpha1.ListenerProtocols(protocol) {
 		if !slices.Contains(have, p) {
 			missing = append(missing, p)
 		}
@@ -267,7 +271,7 @@ func Departed(pp *clbv1alpha1.PortPool, b v1alpha1.PortBinding) bool {
 	if b.Pool != v1alpha1.PoolKey(pp.GetNamespace(), pp.GetName()) {
 		return false
 	}
-	for _, proto := range listenerProtocols(b.Protocol) {
+	for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 		if b.ListenerIDs[proto] == "" {
 			return true
 		}

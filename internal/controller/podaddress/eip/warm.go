@@ -2,7 +2,6 @@ package eip
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,8 +23,8 @@ const DefaultWarmInterval = time.Minute
 // WarmKey is the warm pool a PodAddress takes from: that of the policy
 // that asked for it.
 func WarmKey(pa *v1alpha1.PodAddress) (string, bool) {
-	name, ok := strings.CutPrefix(pa.Spec.Source, v1alpha1.PolicySource(""))
-	if !ok || name == "" {
+	name, ok := v1alpha1.ParsePolicySource(pa.Spec.Source)
+	if !ok {
 		return "", false
 	}
 	return v1alpha1.PoolKey(pa.GetNamespace(), name), true

@@ -114,8 +114,8 @@ func policyOfPodAddress(_ context.Context, o client.Object) []reconcile.Request 
 	if !ok {
 		return nil
 	}
-	name, ok := strings.CutPrefix(pa.Spec.Source, v1alpha1.PolicySource(""))
-	if !ok || name == "" {
+	name, ok := v1alpha1.ParsePolicySource(pa.Spec.Source)
+	if !ok {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pa.GetNamespace(), Name: name}}}
