@@ -237,7 +237,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 
 	case v1alpha1.EIPAssociating:
 		if goal.Release || goal.IP != e.PrivateIP {
-			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
+			return m.disassociateFirst(ctx, pa)
 		}
 		ad, found, err := describe(ctx, c, e.AddressID)
 		switch {
@@ -253,7 +253,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 			return false, TaskPoll, nil
 		case bound(ad):
 			// Bound elsewhere (where an earlier Pod was): undo first.
-			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
+			return m.disassociateFirst(ctx, pa)
 		}
 		task, err := c.Associate(ctx, e.AddressID, e.ENIID, e.PrivateIP)
 		return m.sent(ctx, pa, task, err, fmt.Sprintf("associate EIP %s with %s", e.AddressID, e.PrivateIP))
@@ -262,7 +262,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		if !goal.Release && goal.IP == e.PrivateIP {
 			return true, 0, nil
 		}
-		return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
+		return m.disassociateFirst(ctx, pa)
 
 	case v1alpha1.EIPDisassociating:
 		ad, found, err := describe(ctx, c, e.AddressID)
@@ -295,7 +295,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		case busy(ad.Status):
 			return false, TaskPoll, nil
 		case bound(ad):
-			return m.moveTo(ctx, pa, v1alpha1.EIPDisassociating)
+			return m.disassociateFirst(ctx, pa)
 		}
 		task, err := c.Release(ctx, []string{e.AddressID})
 		switch {
@@ -313,9 +313,9 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 	return false, 0, errors.Errorf("unknown EIP state %q", e.State)
 }
 
-// moveTo moves pa's EIP to state and records it.
-func (m *Machine) moveTo(ctx context.Context, pa *v1alpha1.PodAddress, state string) (bool, time.Duration, error) {
-	pa.Status.EIP.State = state
+// disassociateFirst records that pa's EIP is to be disassociated next.
+func (m *Machine) disassociateFirst(ctx context.Context, pa *v1alpha1.PodAddress) (bool, time.Duration, error) {
+	pa.Status.EIP.State = v1alpha1.EIPDisassociating
 	return false, 0, m.recordEIP(ctx, pa)
 }
 
