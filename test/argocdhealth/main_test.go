@@ -3,7 +3,7 @@
 // controllers. Each case waits for a moment in an object's life (creating,
 // ready, failing), assesses the object as it is then with its kind's
 // script, and with -update records it under
-// internal/argocdhealth/testdata, where the unit tests assess the same
+// internal/tooling/argocdhealth/testdata, where the unit tests assess the same
 // objects again.
 package argocdhealth
 
@@ -34,10 +34,10 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
-var update = flag.Bool("update", false, "record the captured objects as testdata of internal/argocdhealth")
+var update = flag.Bool("update", false, "record the captured objects as testdata of internal/tooling/argocdhealth")
 
 var (
 	env      *testenv.Env

@@ -1,5 +1,5 @@
 // Package integration tests the provider against a real kube-apiserver and
-// etcd (the local control plane of internal/testenv) and the emulated
+// etcd (the local control plane of internal/tooling/testenv) and the emulated
 // Tencent Cloud, through the real SDK.
 package integration
 
@@ -29,7 +29,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // vpcLoopbackCIDR is the emulated VPC's range whose addresses are served on

@@ -38,7 +38,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/agent"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // The agent's ServiceAccount in the workload cluster (agent-rbac.yaml).

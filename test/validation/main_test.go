@@ -1,5 +1,5 @@
 // Package validation applies bad objects of every kind the provider serves
-// to a real kube-apiserver with the provider's CRDs (internal/testenv) and
+// to a real kube-apiserver with the provider's CRDs (internal/tooling/testenv) and
 // checks that each is refused with a message a user understands. No
 // controller runs: what is tested is the CRD schema and its CEL rules.
 package validation
@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // ns holds the namespaced objects of the tests.
