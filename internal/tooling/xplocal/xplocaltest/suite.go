@@ -20,6 +20,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
@@ -51,10 +52,11 @@ type Suite struct {
 	Dir string
 }
 
-// Main starts the local control plane with no provider CRDs (the package
-// manager installs them), the emulator and Crossplane core with the
-// packages in its registry; hands them to use; runs Setup and m; stops it
-// all and returns m's exit code. The logs stay when anything fails.
+// Main starts, through suite.Main, the local control plane with no
+// provider CRDs (the package manager installs them), the emulator and
+// Crossplane core with the packages in its registry; hands them to use;
+// runs Setup and m; stops it all and returns m's exit code. The logs stay
+// when anything fails.
 func Main(m *testing.M, o Options, use func(*Suite)) int {
 	code, dir := run(m, o, use)
 	if code != 0 && dir != "" {
@@ -70,43 +72,32 @@ func Main(m *testing.M, o Options, use func(*Suite)) int {
 }
 
 func run(m *testing.M, o Options, use func(*Suite)) (int, string) {
-	ctx := context.Background()
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	s := &Suite{}
-	var err error
-	if s.Env, err = testenv.Start(testenv.WithCRDs()); err != nil {
-		return fail(err), ""
-	}
-	defer func() { _ = s.Env.Stop() }()
-
-	cfg := emulator.DefaultConfig()
-	cfg.TaskDuration = 20 * time.Millisecond
-	if o.Cloud != nil {
-		o.Cloud(&cfg)
-	}
-	if s.Cloud, s.Endpoint, err = emulator.Start(cfg); err != nil {
-		return fail(err), ""
-	}
-	defer func() { _ = s.Cloud.Close() }()
-
-	if s.Dir, err = os.MkdirTemp("", o.Name+"-"); err != nil {
-		return fail(err), ""
-	}
-	if s.Local, err = xplocal.Start(ctx, xplocal.Options{Env: s.Env, Dir: s.Dir, Version: o.Version}); err != nil {
-		return fail(err), s.Dir
-	}
-	defer s.Local.Stop()
-	s.Kube = s.Local.Kube
-	use(s)
-	if o.Setup != nil {
-		if err := o.Setup(ctx, s); err != nil {
-			return fail(err), s.Dir
-		}
-	}
-	return m.Run(), s.Dir
+	code := suite.Main(m, nil, suite.ControlPlane(testenv.WithCRDs()),
+		suite.Cloud(func(cfg *emulator.Config) {
+			cfg.TaskDuration = 20 * time.Millisecond
+			if o.Cloud != nil {
+				o.Cloud(cfg)
+			}
+		}),
+		suite.Setup(func(ctx context.Context, base *suite.Suite) error {
+			s.Env, s.Cloud, s.Endpoint = base.Env, base.Cloud, base.Endpoint
+			var err error
+			if s.Dir, err = os.MkdirTemp("", o.Name+"-"); err != nil {
+				return err
+			}
+			if s.Local, err = xplocal.Start(ctx, xplocal.Options{Env: s.Env, Dir: s.Dir, Version: o.Version}); err != nil {
+				return err
+			}
+			base.Cleanup(s.Local.Stop)
+			s.Kube = s.Local.Kube
+			use(s)
+			if o.Setup != nil {
+				return o.Setup(ctx, s)
+			}
+			return nil
+		}))
+	return code, s.Dir
 }
 
 // Eventually polls fn for at most Wait and fails the test with what it
