@@ -119,7 +119,9 @@ func IPPools(addr string, keep time.Duration) ProviderOption {
 }
 
 // StopWithin bounds the shutdown.
-func StopWithin(d time.Duration) ProviderOption { return func(p *ProviderSettings) { p.StopWithin = d } }
+func StopWithin(d time.Duration) ProviderOption {
+	return func(p *ProviderSettings) { p.StopWithin = d }
+}
 
 // StartProvider runs a fresh in-process provider (new allocator, new cloud
 // clients) until the returned stop function is called or the test ends.
