@@ -6,6 +6,10 @@
 // starts them in that order, runs the tests, checks what the options
 // promise (no secret in a log line or Event, no call the CAM policy
 // refused) and stops everything, so no process outlives the suite.
+// xplocaltest.Main, for the suites that install the packages into real
+// Crossplane core, is built on it. test/e2e alone starts otherwise: the
+// product deployed on the real node (internal/tooling/deployed) has a
+// control plane of its own and no in-process part.
 //
 // It is a package of its own, not part of testenv, because it links the
 // provider's controllers and emulatortest, which itself uses testenv.
