@@ -120,6 +120,18 @@ func CAMPolicyFile() string {
 	return filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "cam-policy.json")
 }
 
+// ApplyProviderConfig applies the examples' Secret and ClusterProviderConfig
+// "default", pointed at the emulator at endpoint and changed by edits.
+func ApplyProviderConfig(ctx context.Context, kube client.Client, endpoint string, edits ...func(*unstructured.Unstructured)) error {
+	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
+	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), append([]func(*unstructured.Unstructured){testenv.WithEndpoint(endpoint)}, edits...)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Main starts what opts ask for, hands it to use (which may be nil),
 // runs the tests and returns their exit code, or 1 if starting, a check
 // or stopping failed. Call it as os.Exit(suite.Main(m, …)).
@@ -179,15 +191,12 @@ func (s *Suite) run(m *testing.M, o options, use func(*Suite)) (int, error) {
 		s.Cloud, s.Endpoint = emu, endpoint
 	}
 	if o.providerConfig {
-		edits := []func(*unstructured.Unstructured){testenv.WithEndpoint(s.Endpoint)}
+		var edits []func(*unstructured.Unstructured)
 		if o.camPolicy {
 			edits = append(edits, testenv.WithSessionCredentials)
 		}
-		dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-		for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-			if _, err := testenv.Apply(ctx, s.Kube, filepath.Join(dir, f), edits...); err != nil {
-				return 1, err
-			}
+		if err := ApplyProviderConfig(ctx, s.Kube, s.Endpoint, edits...); err != nil {
+			return 1, err
 		}
 	}
 	if o.scan {

@@ -100,6 +100,13 @@ func run(m *testing.M, o Options, use func(*Suite)) (int, string) {
 	return code, s.Dir
 }
 
+// ProviderConfig applies the examples' Secret and ClusterProviderConfig
+// "default", pointed at the emulator; the provider's CRDs must be
+// installed.
+func (s *Suite) ProviderConfig(ctx context.Context) error {
+	return suite.ApplyProviderConfig(ctx, s.Kube, s.Endpoint)
+}
+
 // Eventually polls fn for at most Wait and fails the test with what it
 // waited for and fn's last error.
 func Eventually(t testing.TB, what string, fn func() error) {
