@@ -134,7 +134,7 @@ func ApplyProviderConfig(ctx context.Context, kube client.Client, endpoint strin
 
 // Main starts what opts ask for, hands it to use (which may be nil),
 // runs the tests and returns their exit code, or 1 if starting, a check
-// or stopping failed. Call it as os.Exit(suite.Main(m, …)).
+// or the suite's provider's shutdown failed. Call it as os.Exit(suite.Main(m, …)).
 func Main(m *testing.M, use func(*Suite), opts ...Option) int {
 	var o options
 	for _, f := range opts {
