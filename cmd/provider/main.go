@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +19,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -42,8 +41,10 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 type options struct {
@@ -116,7 +117,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
 	fs.DurationVar(&o.targetBatchMaxWait, "target-batch-max-wait", clb.DefaultTargetBatchMaxWait, "How long a burst of target changes keeps one load balancer's batch open: about one call per load balancer per this long while Pods keep coming.")
 	fs.StringVar(&o.cloudCallMode, "cloud-call-mode", clb.CallsBatched, "batched: target changes of many Pods share calls; naive: one register call per Pod, waited inline by its reconcile (a measuring aid for benchmarks, not for production).")
-	fs.DurationVar(&o.targetAudit, "target-audit-interval", podaddress.DefaultTargetAuditInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
+	fs.DurationVar(&o.targetAudit, "target-audit-interval", audit.DefaultInterval, "How often the targets of bound PodAddresses and the PortPools' listeners are compared with the cloud and repaired; 0 disables it.")
 	certDir := os.Getenv(webhookCertDirEnv)
 	webhookAddr := ""
 	if certDir != "" {
@@ -124,7 +125,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
-	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", podaddress.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
+	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", pwebhook.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
 	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
@@ -293,8 +294,14 @@ func run(o options) error {
 		TargetBatchMaxWait: o.targetBatchMaxWait, CallMode: o.cloudCallMode, Registerer: metrics.Registry})
 	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents)}
 	if webhookServer != nil {
-		po.Admission = podaddress.NewAdmission(o.admissionGrace, log.WithValues("webhook", podaddress.WebhookPath))
-		po.RandHostPort = randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath))
+		wo := pwebhook.Options{
+			Admission:    pwebhook.NewAdmission(o.admissionGrace, log.WithValues("webhook", pwebhook.AdmissionPath)),
+			RandHostPort: randhostport.New(o.randHostPorts, log.WithValues("webhook", randhostport.WebhookPath)),
+		}
+		if err := pwebhook.Setup(mgr, wo); err != nil {
+			return fmt.Errorf("cannot set up the webhooks: %w", err)
+		}
+		po.Admission = wo.Admission
 	}
 	if err := pcontroller.Setup(mgr, copts, pools, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)

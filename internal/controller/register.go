@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
@@ -27,11 +27,11 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
 
 // A kindController is one controller and every kind of ours it reads or
@@ -71,7 +71,7 @@ func controllers(po podaddress.Options) []kindController {
 	}
 	// The PodAddress controllers serve RemotePods once that kind is served
 	// too; they run without it.
-	rps := &podaddress.RemotePods{}
+	rps := &pods.Remote{}
 	po.RemotePods = rps
 	return []kindController{
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return config.Setup(m, o) }, needs: configKinds},
@@ -127,22 +127,14 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, Pools) e
 // Without a gate every controller is added now.
 //
 // po configures the PodAddress controller: the target audit, and the Pod
-// admission webhook, which is registered on the manager's webhook server at
-// once when po.Admission is set; until the PodAddress controller starts
-// (safe-start) it only adds readiness gates. po.RandHostPort, when set, is
-// served on the same webhook server.
+// admission webhook it allocates for (see webhook.Setup, which serves it).
 func Setup(mgr ctrl.Manager, o controller.Options, pool Pools, po podaddress.Options) error {
-	if po.Admission != nil {
-		mgr.GetWebhookServer().Register(podaddress.WebhookPath, &webhook.Admission{Handler: po.Admission})
-	}
-	if po.RandHostPort != nil {
-		// Pods only: it needs no CRD, so it starts at once, safe-start or not.
-		if err := randhostport.Setup(mgr, po.RandHostPort); err != nil {
-			return err
-		}
+	f, err := failuresOf(mgr, o)
+	if err != nil {
+		return err
 	}
 	for _, c := range controllers(po) {
-		if err := add(mgr, o, pool, c); err != nil {
+		if err := add(mgr, o, pool, f, c); err != nil {
 			return err
 		}
 	}
@@ -160,30 +152,72 @@ func SetupIPPools(mgr ctrl.Manager, o controller.Options, srv *ippool.Server, ke
 			return err
 		}
 	}
-	return add(mgr, o, Pools{}, kindController{
+	f, err := failuresOf(mgr, o)
+	if err != nil {
+		return err
+	}
+	return add(mgr, o, Pools{}, f, kindController{
 		setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return ippool.Setup(m, o, srv, keep) },
 		needs: []schema.GroupVersionKind{networkv1alpha1.NetPoolGroupVersionKind, networkv1alpha1.NetIPGroupVersionKind, networkv1alpha1.NetIPClaimGroupVersionKind},
 	})
 }
 
 // add sets c up now, or, under safe-start, once its CRDs are established.
-func add(mgr ctrl.Manager, o controller.Options, pool Pools, c kindController) error {
+// A gated setup that fails stops the manager with its error (see
+// setupFailures): a provider that silently leaves a kind unreconciled
+// would look healthy.
+func add(mgr ctrl.Manager, o controller.Options, pool Pools, f *setupFailures, c kindController) error {
 	if o.Gate == nil {
 		return c.setup(mgr, o, pool)
 	}
 	o.Gate.Register(func() {
-		if err := waitMapped(mgr, c.needs); err != nil {
-			o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
-			return
+		err := waitMapped(mgr, c.needs)
+		if err == nil {
+			err = c.setup(mgr, o, pool)
 		}
-		if err := c.setup(mgr, o, pool); err != nil {
-			// Nothing can return this error any more: the manager is
-			// running. Say which kinds stay unreconciled.
-			o.Logger.Info("Cannot start a controller whose CRDs became available", "kinds", c.needs, "error", err)
+		if err != nil {
+			f.fail(errors.Wrapf(err, "cannot start the controller of %v, whose CRDs became available", c.needs))
 		}
 	}, c.needs...)
 	return nil
 }
+
+// setupFailures is a manager Runnable that returns the first error of a
+// controller set up after the manager started, which stops the manager
+// (and the provider, which its Pod then restarts) with that error.
+type setupFailures struct {
+	errs chan error
+}
+
+// failuresOf adds the setupFailures of the gated controllers of one setup
+// call to mgr; none without a gate, where setup errors return at once.
+func failuresOf(mgr ctrl.Manager, o controller.Options) (*setupFailures, error) {
+	if o.Gate == nil {
+		return nil, nil
+	}
+	f := &setupFailures{errs: make(chan error, 1)}
+	return f, mgr.Add(f)
+}
+
+func (f *setupFailures) fail(err error) {
+	select {
+	case f.errs <- err:
+	default: // one is enough to stop the manager
+	}
+}
+
+// Start returns the first setup failure, or nil once the manager stops.
+func (f *setupFailures) Start(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-f.errs:
+		return err
+	}
+}
+
+// NeedLeaderElection: every replica sets its controllers up.
+func (f *setupFailures) NeedLeaderElection() bool { return false }
 
 // waitMapped waits until the manager's REST mapper serves every kind: a CRD
 // is established a moment before discovery lists it, and a controller set

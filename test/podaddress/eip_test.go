@@ -22,6 +22,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	vpcclient "github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
@@ -358,7 +359,7 @@ func TestEIPWarmPool(t *testing.T) {
 	warmFree := func() int {
 		n := 0
 		for _, e := range eipsIn(emu) {
-			if e.Tags[podaddress.TagWarmPool] == key && e.Status == "UNBIND" {
+			if e.Tags[eip.TagWarmPool] == key && e.Status == "UNBIND" {
 				n++
 			}
 		}
@@ -487,7 +488,7 @@ func TestEIPProviderKilled(t *testing.T) {
 		var extra []string
 		for _, e := range eipsIn(emu) {
 			if _, ok := seen[e.ID]; !ok {
-				extra = append(extra, fmt.Sprintf("%s(%s %s)", e.ID, e.Status, e.Tags[podaddress.TagOwner]))
+				extra = append(extra, fmt.Sprintf("%s(%s %s)", e.ID, e.Status, e.Tags[eip.TagOwner]))
 			}
 		}
 		if len(extra) > 0 || len(eipsIn(emu)) != len(live) {
@@ -524,7 +525,7 @@ func TestEIPExamples(t *testing.T) {
 	warmFree := func() int {
 		n := 0
 		for _, e := range eipsIn(cloud) {
-			if e.Tags[podaddress.TagWarmPool] == "examples/lobby" && e.Status == "UNBIND" {
+			if e.Tags[eip.TagWarmPool] == "examples/lobby" && e.Status == "UNBIND" {
 				n++
 			}
 		}
@@ -582,7 +583,7 @@ func TestEIPExamples(t *testing.T) {
 	}
 	eventually(t, "the examples' EIPs released", func() error {
 		for _, e := range eipsIn(cloud) {
-			if strings.HasPrefix(e.PrivateIP, "10.23.") || strings.HasPrefix(e.PrivateIP, "10.24.") || e.Tags[podaddress.TagWarmPool] != "" {
+			if strings.HasPrefix(e.PrivateIP, "10.23.") || strings.HasPrefix(e.PrivateIP, "10.24.") || e.Tags[eip.TagWarmPool] != "" {
 				return errors.Errorf("%+v left", e)
 			}
 		}
@@ -671,7 +672,7 @@ func TestEIPRequestChangedMidAllocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _, err := c.Allocate(ctx, podaddress.AllocateRequest(pa))
+	first, _, err := c.Allocate(ctx, eip.AllocateRequest(pa))
 	if err != nil || len(first) != 1 {
 		t.Fatalf("the killed provider's allocation: %v %v", first, err)
 	}

@@ -25,10 +25,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 // These tests run the random hostPort webhook on the provider's webhook
@@ -41,8 +41,8 @@ import (
 func startRandHostPort(t *testing.T, r randhostport.Range) (*randhostport.Webhook, func()) {
 	t.Helper()
 	w := randhostport.New(r, logging.NewNopLogger())
-	stop := startWebhooks(t, podaddress.Options{
-		Admission:    podaddress.NewAdmission(podaddress.DefaultAdmissionGrace, logging.NewNopLogger()),
+	stop := startWebhooks(t, pwebhook.Options{
+		Admission:    pwebhook.NewAdmission(pwebhook.DefaultAdmissionGrace, logging.NewNopLogger()),
 		RandHostPort: w,
 	})
 	return w, stop

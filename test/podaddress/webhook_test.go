@@ -28,6 +28,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 // These tests install the package's MutatingWebhookConfiguration pointed
@@ -40,12 +41,12 @@ import (
 // webhook configuration for it.
 func startWebhookProvider(t *testing.T, grace time.Duration) (stop func()) {
 	t.Helper()
-	return startWebhooks(t, podaddress.Options{Admission: podaddress.NewAdmission(grace, logging.NewNopLogger())})
+	return startWebhooks(t, pwebhook.Options{Admission: pwebhook.NewAdmission(grace, logging.NewNopLogger())})
 }
 
-// startWebhooks runs a provider that serves the webhooks po sets on one
+// startWebhooks runs a provider that serves the webhooks wo sets on one
 // webhook server, and installs the package's webhook configuration for it.
-func startWebhooks(t *testing.T, po podaddress.Options) (stop func()) {
+func startWebhooks(t *testing.T, wo pwebhook.Options) (stop func()) {
 	t.Helper()
 	dir := t.TempDir()
 	ca, err := testenv.ServingCert(dir)
@@ -59,7 +60,7 @@ func startWebhooks(t *testing.T, po podaddress.Options) (stop func()) {
 	host, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	ws := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: dir})
-	stop = startProvider(t, suite.Webhook(ws), suite.PodAddress(po))
+	stop = startProvider(t, suite.Webhooks(ws, wo))
 	eventually(t, "webhook server up", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only waits for the listener
 		if err != nil {

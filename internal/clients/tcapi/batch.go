@@ -58,6 +58,10 @@ type Batching struct {
 }
 
 type batchGroup[T, R any] struct {
+	// life is the context of the group's flush: it ends once every caller
+	// in the group has given up (so a stopping manager, whose callers'
+	// contexts end, cuts its flushes short).
+	life  *lifeline
 	reqs  []*Pending[T, R]
 	units map[string]struct{}
 	// opened and last are when the first and the latest request came.
@@ -105,10 +109,11 @@ func (co *Coalescer[T, R]) Do(ctx context.Context, key string, in T) (R, error) 
 	now := time.Now()
 	co.mu.Lock()
 	g := co.groups[key]
-	if g == nil || g.closing && len(g.units) >= co.b.Full {
-		// A full group waiting for its token takes no more: the next
-		// group starts, to be sent once that flush ends.
-		g = &batchGroup[T, R]{units: map[string]struct{}{}, opened: now}
+	if g == nil || g.closing && len(g.units) >= co.b.Full || g.life.ctx.Err() != nil {
+		// A full group waiting for its token takes no more, nor one whose
+		// callers all left: the next group starts, to be sent once that
+		// flush ends.
+		g = &batchGroup[T, R]{life: newLifeline(), units: map[string]struct{}{}, opened: now}
 		if last, ok := co.flushed[key]; ok {
 			if now.Sub(last) < co.b.MaxWait {
 				g.burst = true
@@ -120,6 +125,7 @@ func (co *Coalescer[T, R]) Do(ctx context.Context, key string, in T) (R, error) 
 		time.AfterFunc(co.b.Window, func() { co.fire(key, g) })
 	}
 	g.reqs = append(g.reqs, p)
+	g.life.hold(ctx)
 	g.last = now
 	for _, u := range co.units(in) {
 		g.units[u] = struct{}{}
@@ -179,7 +185,7 @@ func (co *Coalescer[T, R]) fire(key string, g *batchGroup[T, R]) {
 // takes requests until its flush has its token.
 func (co *Coalescer[T, R]) run(key string, g *batchGroup[T, R]) {
 	for g != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), co.b.Timeout)
+		ctx, cancel := context.WithTimeout(g.life.ctx, co.b.Timeout)
 		if co.b.Limits != nil {
 			if err := co.b.Limits.Wait(ctx, co.b.Action); err == nil {
 				ctx = WithToken(ctx, co.b.Action)
@@ -194,6 +200,7 @@ func (co *Coalescer[T, R]) run(key string, g *batchGroup[T, R]) {
 		co.mu.Unlock()
 		co.flush(ctx, key, reqs)
 		cancel()
+		g.life.end()
 		co.mu.Lock()
 		g = nil
 		if next := co.groups[key]; next != nil && next.due {
@@ -348,4 +355,46 @@ func Direct[T, R any](ctx context.Context, key string, in T, flush func(context.
 		}
 		return zero, errors.New("no answer") // flush answers every live request
 	}
+}
+
+// A lifeline is a context that lives while one of the callers it holds
+// waits: a flush serves several callers, so no one caller's context can
+// bound it, and none of its own may outlive them all.
+type lifeline struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	held  int
+	stops []func() bool
+}
+
+func newLifeline() *lifeline {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &lifeline{ctx: ctx, cancel: cancel}
+}
+
+// hold keeps l alive until ctx ends.
+func (l *lifeline) hold(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held++
+	l.stops = append(l.stops, context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.held--; l.held == 0 {
+			l.cancel()
+		}
+	}))
+}
+
+// end ends l once its flush is done, and lets go of its callers.
+func (l *lifeline) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, stop := range l.stops {
+		stop()
+	}
+	l.stops = nil
+	l.cancel()
 }

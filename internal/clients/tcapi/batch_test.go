@@ -179,3 +179,43 @@ func TestEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestCoalescerFlushEndsWithItsCallers: a flush runs under a context that
+// lives while one of its callers waits, so a stopping manager (whose
+// callers' contexts end) cuts a slow call short; a caller after that gets
+// a flush of its own.
+func TestCoalescerFlushEndsWithItsCallers(t *testing.T) {
+	entered := make(chan struct{}, 2)
+	ended := make(chan error, 2)
+	co := NewCoalescer(Batching{Window: time.Millisecond, Full: 100, Timeout: time.Minute},
+		OneUnit, func(ctx context.Context, _ string, reqs []*Pending[string, int]) {
+			entered <- struct{}{}
+			select {
+			case <-ctx.Done():
+				ended <- ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+				ended <- nil
+			}
+			for _, p := range reqs {
+				p.Reply(len(reqs), nil)
+			}
+		})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, _ = co.Do(ctx, "lb-1", "a") }()
+	<-entered
+	cancel()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("the flush outlived its only caller")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the flush never ended")
+	}
+	if n, err := co.Do(context.Background(), "lb-1", "b"); err != nil || n != 1 {
+		t.Fatalf("a later caller: %d, %v; want a flush of its own", n, err)
+	}
+	if err := <-ended; err != nil {
+		t.Errorf("the later caller's flush was cut short: %v", err)
+	}
+}

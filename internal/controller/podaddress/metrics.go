@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
@@ -18,8 +19,6 @@ type recorder struct {
 	bindLatency prometheus.Histogram
 	pending     prometheus.Gauge
 	slots       *prometheus.GaugeVec
-	drift       *prometheus.CounterVec
-	audits      prometheus.Counter
 
 	// pendingKeys are the PodAddresses counted by pending: only those, so
 	// that 10k bound ones cost no entry, and a state change costs no walk
@@ -43,37 +42,12 @@ func newRecorder(reg prometheus.Registerer) *recorder {
 			Name: "portpool_slots",
 			Help: "Slots (ports or segments) of a pool's load balancer, by state: allocated or free.",
 		}, []string{"pool", "loadbalancer", "state"}),
-		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "podaddress_target_drift_total",
-			Help: "Targets the audit found changed behind the provider's back and repaired, by drift: missing (re-registered), weight (reset) or foreign (deregistered).",
-		}, []string{"drift"}),
-		audits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "podaddress_target_audits_total",
-			Help: "Target audit rounds completed.",
-		}),
 		pendingKeys: map[types.NamespacedName]struct{}{},
 	}
-	if reg != nil {
-		r.bindLatency = register(reg, r.bindLatency)
-		r.pending = register(reg, r.pending)
-		r.slots = register(reg, r.slots)
-		r.drift = register(reg, r.drift)
-		r.audits = register(reg, r.audits)
-	}
+	r.bindLatency = tcapi.Register(reg, r.bindLatency)
+	r.pending = tcapi.Register(reg, r.pending)
+	r.slots = tcapi.Register(reg, r.slots)
 	return r
-}
-
-// register tolerates a second registration (several reconcilers in one
-// process, as in tests) by sharing the first collector.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		if are, ok := err.(prometheus.AlreadyRegisteredError); ok { //nolint:errorlint // Register returns this type unwrapped.
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 func (r *recorder) bound(pa *v1alpha1.PodAddress, pod *corev1.Pod, at time.Time) {
@@ -100,15 +74,10 @@ func (r *recorder) forget(pa *v1alpha1.PodAddress) {
 	r.pending.Set(float64(len(r.pendingKeys)))
 }
 
-// usage exports the allocated and free slots of a pool, per load balancer.
-func (r *recorder) usage(pool string, st portalloc.Stats) {
-	for _, lb := range st.LBs {
-		r.lbUsage(pool, lb)
+// usage exports the allocated and free slots of load balancers of a pool.
+func (r *recorder) usage(pool string, lbs []portalloc.LBStats) {
+	for _, lb := range lbs {
+		r.slots.WithLabelValues(pool, lb.LB, "allocated").Set(float64(lb.Allocated))
+		r.slots.WithLabelValues(pool, lb.LB, "free").Set(float64(lb.Free))
 	}
-}
-
-// lbUsage sets the slot gauges of one load balancer of pool.
-func (r *recorder) lbUsage(pool string, lb portalloc.LBStats) {
-	r.slots.WithLabelValues(pool, lb.LB, "allocated").Set(float64(lb.Allocated))
-	r.slots.WithLabelValues(pool, lb.LB, "free").Set(float64(lb.Free))
 }

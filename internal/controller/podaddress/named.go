@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -28,9 +29,9 @@ func namedAddresses(pod *corev1.Pod, ports []v1alpha1.PortRequest, bs []v1alpha1
 		}
 		var addrs []string
 		for _, p := range pr.Pools {
-			w := want{pool: p.Key(pod.GetNamespace()), containerPort: port, protocol: proto}
+			w := allocation.Port{Pool: p.Key(pod.GetNamespace()), ContainerPort: port, Protocol: proto}
 			for _, b := range bs {
-				if w.matches(b) && b.Address != "" {
+				if w.Of(b) && b.Address != "" {
 					addrs = append(addrs, b.Address)
 				}
 			}

@@ -20,22 +20,6 @@ import (
 
 func equality(a, b any) bool { return reflect.DeepEqual(a, b) }
 
-// podChanged filters Pod updates down to those that matter here: what it
-// asks for (annotations, labels for policies), where it runs (IPs) and
-// its deletion.
-func podChanged(o, n client.Object) bool {
-	po, ok1 := o.(*corev1.Pod)
-	pn, ok2 := n.(*corev1.Pod)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return !maps.Equal(po.Annotations, pn.Annotations) ||
-		!maps.Equal(po.Labels, pn.Labels) ||
-		po.Status.PodIP != pn.Status.PodIP ||
-		po.Status.HostIP != pn.Status.HostIP ||
-		!po.DeletionTimestamp.Equal(pn.DeletionTimestamp)
-}
-
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
 	for i := range pod.Status.Conditions {
 		if pod.Status.Conditions[i].Type == t {

@@ -36,13 +36,16 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 )
 
 const (
@@ -78,7 +81,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) e
 	if err != nil || po.Admission == nil {
 		return err
 	}
-	po.Admission.state.Store(&admissionState{r: r, elected: mgr.Elected()})
+	po.Admission.Serve(r, mgr.Elected())
 	return nil
 }
 
@@ -91,21 +94,22 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
 		return nil, err
 	}
-	if err := setupPolicyStatus(mgr, o, r.remotePods); err != nil {
+	if err := policy.Setup(mgr, o, r.remotePods); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(r.binder); err != nil {
 		return nil, err
 	}
 	if po.VPC != nil {
-		r.vpc = po.VPC
-		r.warm = newWarmer(r, mgr.GetAPIReader(), cmp.Or(po.EIPWarmInterval, DefaultEIPWarmInterval))
-		if err := mgr.Add(r.warm); err != nil {
+		warm := eip.NewWarmer(r.kube, mgr.GetAPIReader(), po.VPC, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
+		if err := mgr.Add(warm); err != nil {
 			return nil, err
 		}
+		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
-		if err := mgr.Add(&auditor{r: r, api: mgr.GetAPIReader(), interval: po.TargetAuditInterval}); err != nil {
+		a := audit.NewAuditor(r.kube, mgr.GetAPIReader(), r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
+		if err := mgr.Add(a); err != nil {
 			return nil, err
 		}
 	}
@@ -118,12 +122,12 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		// A Pod and its PodAddress share a name, so a Pod event is a
 		// request for its PodAddress.
 		Watches(&corev1.Pod{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(predicate.Funcs{
-			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return pods.Changed(e.ObjectOld, e.ObjectNew) },
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
-		WatchesRawSource(source.Channel(r.binder.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
-		WatchesRawSource(source.Channel(r.repairs.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
@@ -132,34 +136,34 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	// A RemotePod and its PodAddress share a name too.
-	return r, r.remotePods.watch(func() error {
+	return r, r.remotePods.Watch(func() error {
 		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{}))
 	})
 }
 
 // A Reconciler reconciles a Pod and its PodAddress.
 type Reconciler struct {
-	kube     client.Client
-	clients  *clb.Pool
-	pools    *pools
-	binder   *binder
-	repairs  *repairs
-	record   event.Recorder
-	log      logging.Logger
-	clock    func() time.Time
-	metrics  *recorder
-	policies *policies
-	told     *toldMemo
-	wrote    *writeMemo
-	remote   *remotes
+	kube    client.Client
+	clients *clb.Pool
+	pools   *allocation.Pools
+	binder  *targets.Binder
+	repairs *audit.Repairs
+	record  event.Recorder
+	log     logging.Logger
+	clock   func() time.Time
+	metrics *recorder
+	told    *toldMemo
+	wrote   *writeMemo
+	remote  *remotes
 	// remotePods says whether RemotePods are served yet.
-	remotePods *RemotePods
+	remotePods *pods.Remote
 	// podEvents says whether Normal Events are written on Pods.
 	podEvents PodEvents
 
-	vpc      *vpc.Pool
-	warm     *warmer
-	eipRetry *eipRetry
+	// eip moves per-Pod EIPs; without a VPC client it says they cannot
+	// be managed.
+	eip      *eip.Machine
+	eipRetry *eip.Retry
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -168,23 +172,22 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	r := &Reconciler{
 		kube:       kube,
 		clients:    clients,
-		pools:      newPools(kube, portalloc.NewRegistry()),
-		binder:     newBinder(),
-		repairs:    newRepairs(),
+		binder:     targets.NewBinder(kube, clients),
+		repairs:    audit.NewRepairs(metrics.Registry),
 		record:     rec,
 		log:        log,
 		clock:      time.Now,
 		metrics:    newRecorder(metrics.Registry),
-		policies:   &policies{kube: kube},
 		told:       &toldMemo{rv: map[types.UID]string{}},
 		wrote:      newWriteMemo(),
 		remote:     &remotes{},
-		remotePods: &RemotePods{},
-		eipRetry:   &eipRetry{},
+		remotePods: &pods.Remote{},
+		eipRetry:   &eip.Retry{},
 	}
+	r.eip = eip.NewMachine(kube, nil, nil, r.now, r.writeStatus)
 	// Every load balancer's usage is exported when its pool is loaded or
 	// its status changes; an allocation then updates only its own.
-	r.pools.applied = r.metrics.usage
+	r.pools = allocation.NewPools(kube, r.metrics.usage)
 	return r
 }
 
@@ -281,6 +284,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	return r.bind(ctx, pa, pod, want)
 }
 
+// now is the reconciler's clock, for the parts it hands it to.
+func (r *Reconciler) now() time.Time { return r.clock() }
+
 // podEvent records e on pod: a Warning always, a Normal Event only when
 // every Pod event was asked for (one per Pod of a burst otherwise). A Pod
 // of another cluster has no object here to record on: its Warning goes
@@ -307,187 +313,4 @@ func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key type
 		return zero, errors.Wrapf(err, "cannot get %T %s", obj, key)
 	}
 	return obj, nil
-}
-
-// create makes the PodAddress of a Pod that asks for addresses. It returns
-// nil when another reconcile made it first, or, with how long to wait,
-// when the Pod is a moment old and has no IP yet: the IP follows within a
-// second or so in a burst of Pods, and a PodAddress made then is created
-// with its bindings (see preallocate), which saves a status write.
-func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, time.Duration, error) {
-	pa := &v1alpha1.PodAddress{}
-	pa.SetNamespace(pod.GetNamespace())
-	pa.SetName(pod.GetName())
-	pa.SetFinalizers([]string{Finalizer})
-	// No owner reference: with a keep duration the binding must outlive
-	// the Pod, and without one this controller deletes it itself.
-	pa.Spec = want.spec
-	pa.Spec.PodUID = string(pod.GetUID())
-	fresh, wait := r.preallocate(ctx, pa, pod)
-	if wait > 0 {
-		return nil, wait, nil
-	}
-	err := r.kube.Create(ctx, pa)
-	if err != nil {
-		// Not recorded: the slots go back (an AlreadyExists PodAddress
-		// holds its own).
-		r.undo(pa, fresh)
-	}
-	if kerrors.IsAlreadyExists(err) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, errors.Wrap(err, "cannot create PodAddress")
-	}
-	r.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
-	// The API server answers with an empty status.
-	pa.AdoptCreatedBindings()
-	return pa, 0, nil
-}
-
-// preallocate allocates the ports of a new PodAddress whose Pod already
-// has its IP (or node), and records them with their targets in what pa is
-// created with (v1alpha1.AnnotationCreatedBindings): the create is then
-// the record made before any cloud call, and the first status write is
-// Bound. It returns the slots it allocated, for the caller to return
-// should the create fail, or how long to wait for a young Pod's IP.
-// Anything else in the way (an invalid request, a full or missing pool,
-// an EIP) leaves pa without bindings: bind allocates and says why, as it
-// does for every PodAddress.
-func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, time.Duration) {
-	if pa.Spec.EIP != nil || pa.Spec.Isolated {
-		return nil, 0
-	}
-	ws, err := wants(pa, pod)
-	if err != nil || len(ws) == 0 || r.servable(ctx, pa, ws) != nil {
-		return nil, 0
-	}
-	ds, ready, err := r.dests(ctx, pod, ws)
-	if err != nil {
-		return nil, 0
-	}
-	if !ready {
-		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
-	}
-	var fresh []want
-	bs := make([]v1alpha1.PortBinding, 0, len(ws))
-	for i, w := range ws {
-		b, isNew, _, err := r.allocate(ctx, pa, w)
-		if isNew {
-			fresh = append(fresh, w)
-		}
-		if err != nil {
-			r.undo(pa, fresh)
-			return nil, 0
-		}
-		b.TargetIP, b.TargetPort, b.InstanceID = ds[i].ip, ds[i].port, ds[i].instance
-		bs = append(bs, b)
-	}
-	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
-		r.undo(pa, fresh)
-		return nil, 0
-	}
-	return fresh, 0
-}
-
-// takeOver points an existing PodAddress at a new Pod of the same name (a
-// recreated StatefulSet Pod keeps its ports) or at a changed request.
-func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) error {
-	if pa.Spec.PodUID != string(pod.GetUID()) {
-		r.told.forget(types.UID(pa.Spec.PodUID))
-	}
-	pa.Spec = want.spec
-	pa.Spec.PodUID = string(pod.GetUID())
-	// A PodAddress made at admission now has its Pod.
-	meta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
-	if err := r.write(ctx, pa); err != nil {
-		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
-	}
-	if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt == nil {
-		return nil
-	}
-	// A held binding is taken over: it is no longer released at
-	// releaseAt, and the new Pod starts from Pending (a podGone of the
-	// new Pod holds it anew).
-	pa.Status.ReleaseAt = nil
-	pa.Status.State, pa.Status.Message = v1alpha1.StatePending, "taken over by a new Pod of the same name"
-	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StatePending), pa.Status.Message)
-	return errors.Wrap(r.writeStatus(ctx, pa), "cannot update PodAddress status for the new Pod")
-}
-
-// podGone holds or releases the addresses of a Pod that is gone. An EIP
-// with release policy Never is held until the PodAddress is deleted.
-func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
-	keep := pa.Spec.KeepDuration
-	forever := pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
-	if !forever && (keep == nil || keep.Duration <= 0) {
-		return reconcile.Result{}, r.remove(ctx, pa)
-	}
-	if pa.Status.State != v1alpha1.StateHeld {
-		done, err := r.deregister(ctx, pa, true)
-		if !done || err != nil {
-			return reconcile.Result{}, err
-		}
-		// The gone Pod's IP may go to another Pod: the EIP leaves it.
-		done, wait, err := r.detachEIP(ctx, pa)
-		if !done || err != nil {
-			return reconcile.Result{RequeueAfter: wait}, err
-		}
-		now := r.clock()
-		pa.Status.State = v1alpha1.StateHeld
-		pa.Status.Message = "the Pod is gone; its ports are kept for a Pod of the same name"
-		if eipActive(pa) {
-			pa.Status.Message = "the Pod is gone; its EIP is kept, not associated, for a Pod of the same name"
-		}
-		pa.Status.ReleaseAt = nil
-		if !forever {
-			pa.Status.ReleaseAt = metaTime(now.Add(keep.Duration))
-		}
-		pa.Status.BoundAt = nil
-		setReady(pa, false, "Held", pa.Status.Message)
-		if err := r.writeStatus(ctx, pa); err != nil {
-			return reconcile.Result{}, errors.Wrap(err, "cannot record the held addresses")
-		}
-		if forever {
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{RequeueAfter: keep.Duration}, nil
-	}
-	if pa.Status.ReleaseAt == nil {
-		return reconcile.Result{}, nil // held until the PodAddress is deleted
-	}
-	if left := pa.Status.ReleaseAt.Sub(r.clock()); left > 0 {
-		return reconcile.Result{RequeueAfter: left}, nil
-	}
-	return reconcile.Result{}, r.remove(ctx, pa)
-}
-
-// finalize deregisters a deleted PodAddress's targets, returns its ports
-// and lets it go.
-func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
-	// The deregistration is not recorded: the PodAddress goes with the
-	// finalizer's removal below. Should that fail, the next reconcile
-	// finds the same operation answered in the binder, or deregisters
-	// again, which the cloud confirms.
-	done, err := r.deregister(ctx, pa, false)
-	if !done || err != nil {
-		return reconcile.Result{}, err
-	}
-	done, wait, err := r.releaseEIP(ctx, pa)
-	if !done || err != nil {
-		return reconcile.Result{RequeueAfter: wait}, err
-	}
-	r.eipRetry.reset(client.ObjectKeyFromObject(pa))
-	if err := r.pools.release(ctx, pa, r.metrics.usage); err != nil {
-		return reconcile.Result{}, err
-	}
-	r.told.forget(types.UID(pa.Spec.PodUID))
-	r.metrics.forget(pa)
-	r.repairs.drop(client.ObjectKeyFromObject(pa))
-	meta.RemoveFinalizer(pa, Finalizer)
-	err = r.write(ctx, pa)
-	if err == nil || kerrors.IsNotFound(err) {
-		r.binder.forget(client.ObjectKeyFromObject(pa))
-	}
-	return reconcile.Result{}, client.IgnoreNotFound(err)
 }

@@ -2,14 +2,11 @@ package podaddress
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,6 +15,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 )
 
 // Pods of other clusters (RemotePods). A RemotePod's spec is what an agent
@@ -32,44 +30,6 @@ import (
 // associated with the VPC-CNI network interface that holds the Pod IP,
 // which the provider finds in its own VPC, not in a cluster behind NAT.
 var errRemoteEIP = errors.New("an EIP per Pod is not served for Pods of other clusters (RemotePods); ask for pool ports instead")
-
-// RemotePods turns the serving of RemotePods on once their kind is served.
-// Under safe-start Crossplane may activate the RemotePod kind after the
-// kinds the PodAddress controller needs, or never: until Served, nothing
-// reads or watches RemotePods, and the Pod path runs as it always did.
-type RemotePods struct {
-	mu      sync.Mutex
-	served  bool
-	pending []func() error // watches of controllers set up before Served
-	on      atomic.Bool
-}
-
-// Served adds the RemotePod watches of the controllers set up so far (later
-// ones add theirs at once) and lets the reconciles read RemotePods.
-func (x *RemotePods) Served() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.served = true
-	x.on.Store(true)
-	for _, w := range x.pending {
-		if err := w(); err != nil {
-			return err
-		}
-	}
-	x.pending = nil
-	return nil
-}
-
-// watch adds w now if the kind is served, else once it is.
-func (x *RemotePods) watch(w func() error) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.served {
-		return w()
-	}
-	x.pending = append(x.pending, w)
-	return nil
-}
 
 // A remote is the RemotePod behind a Pod made by podOf, for the one
 // reconcile that made it.
@@ -93,72 +53,16 @@ func (s *remotes) of(pod *corev1.Pod) *remote {
 // remotePod returns the Pod the RemotePod of key stands for, or nil when
 // there is none. done drops it from r.remote once the reconcile ends.
 func (r *Reconciler) remotePod(ctx context.Context, key types.NamespacedName) (pod *corev1.Pod, done func(), err error) {
-	if !r.remotePods.on.Load() {
+	if !r.remotePods.On() {
 		return nil, func() {}, nil
 	}
 	rp, err := getOrNil(ctx, r.kube, key, &v1alpha1.RemotePod{})
 	if err != nil || rp == nil {
 		return nil, func() {}, err
 	}
-	pod = podOf(rp)
+	pod = pods.Of(rp)
 	r.remote.m.Store(pod, &remote{rp: rp})
 	return pod, func() { r.remote.m.Delete(pod) }, nil
-}
-
-// podOf is the Pod a RemotePod stands for, named like the RemotePod so
-// that it shares its key with its PodAddress. Its annotations and
-// conditions are the spec's with the status applied: what the Pod will
-// carry once the agent has told it, so that telling compares with what
-// was told, as it does for a Pod.
-func podOf(rp *v1alpha1.RemotePod) *corev1.Pod {
-	s := rp.Spec
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         rp.GetNamespace(),
-			Name:              rp.GetName(),
-			UID:               types.UID(s.PodUID),
-			ResourceVersion:   rp.GetResourceVersion(),
-			CreationTimestamp: rp.GetCreationTimestamp(),
-			Labels:            maps.Clone(s.Labels),
-			Annotations:       maps.Clone(s.Annotations),
-		},
-	}
-	if pod.Annotations == nil && len(rp.Status.Annotations) > 0 {
-		pod.Annotations = map[string]string{}
-	}
-	maps.Copy(pod.Annotations, rp.Status.Annotations)
-	for _, k := range rp.Status.RemoveAnnotations {
-		delete(pod.Annotations, k)
-	}
-	if s.Owner != nil {
-		pod.OwnerReferences = []metav1.OwnerReference{{Kind: s.Owner.Kind, Name: s.Owner.Name, Controller: new(true)}}
-	}
-	if s.Deleting || rp.GetDeletionTimestamp() != nil {
-		pod.DeletionTimestamp = new(metav1.Now())
-	}
-	for _, c := range s.Containers {
-		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: c.Name, Ports: c.Ports})
-	}
-	for _, g := range s.ReadinessGates {
-		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: corev1.PodConditionType(g)})
-	}
-	if s.Node != nil {
-		pod.Spec.NodeName = s.Node.Name
-		pod.Status.HostIP = s.Node.InternalIP
-	}
-	pod.Status.PodIP = s.PodIP
-	for _, ip := range s.PodIPs {
-		pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: ip})
-	}
-	if len(pod.Status.PodIPs) == 0 && s.PodIP != "" {
-		pod.Status.PodIPs = []corev1.PodIP{{IP: s.PodIP}}
-	}
-	ready := corev1.ConditionFalse
-	if s.Ready {
-		ready = corev1.ConditionTrue
-	}
-	pod.Status.Conditions = append([]corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}, rp.Status.Conditions...)
-	return pod
 }
 
 // warn keeps a Warning for the RemotePod's next status write.
@@ -271,24 +175,4 @@ func (r *Reconciler) nodeInstance(ctx context.Context, pod *corev1.Pod) (string,
 	}
 	id, err := instanceID(node.Spec.ProviderID)
 	return id, errors.Wrapf(err, "node %s", node.GetName())
-}
-
-// remotePodsMatching lists the Pods made of the RemotePods of namespace
-// whose labels sel matches. RemotePods carry their Pod's labels in their
-// spec, so the selector is applied here rather than by the cache.
-func remotePodsMatching(ctx context.Context, kube client.Reader, x *RemotePods, namespace string, sel labels.Selector) ([]corev1.Pod, error) {
-	if !x.on.Load() {
-		return nil, nil
-	}
-	l := &v1alpha1.RemotePodList{}
-	if err := kube.List(ctx, l, client.InNamespace(namespace)); err != nil {
-		return nil, errors.Wrap(err, "cannot list RemotePods")
-	}
-	var out []corev1.Pod
-	for i := range l.Items {
-		if sel.Matches(labels.Set(l.Items[i].Spec.Labels)) {
-			out = append(out, *podOf(&l.Items[i]))
-		}
-	}
-	return out, nil
 }

@@ -2,10 +2,12 @@ package podaddress
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -53,7 +56,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			readinessGate: req.ReadinessGate,
 		}
 	} else {
-		pol, err := r.policies.match(ctx, pod)
+		pol, err := policy.Match(ctx, r.kube, pod)
 		if err != nil || pol == nil {
 			return nil, err
 		}
@@ -107,21 +110,6 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 	}
 }
 
-// policies finds the PodAddressPolicy that selects a Pod.
-type policies struct {
-	kube client.Reader
-}
-
-// match returns the first policy of the Pod's namespace (by name) whose
-// selector matches it.
-func (p *policies) match(ctx context.Context, pod *corev1.Pod) (*v1alpha1.PodAddressPolicy, error) {
-	l := &v1alpha1.PodAddressPolicyList{}
-	if err := p.kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
-		return nil, errors.Wrap(err, "cannot list PodAddressPolicies")
-	}
-	return servingPolicy(l.Items, pod), nil
-}
-
 // podsOfPolicy maps a policy to the Pods of its namespace it selects, and
 // to the existing PodAddresses it may have stopped selecting.
 func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
@@ -137,7 +125,7 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 			}
 		}
-		remote, _ := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
+		remote, _ := r.remotePods.Matching(ctx, r.kube, pol.GetNamespace(), sel)
 		for _, p := range remote {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 		}
@@ -168,4 +156,41 @@ func portsOf(req *podannotation.Request) []v1alpha1.PortRequest {
 		ports[i] = pr
 	}
 	return ports
+}
+
+// portRequests are the ports a PodAddress binds: its own, or, for a Pod
+// that fell back from an EIP, one port of the fallback pool per container
+// port the Pod declares (with its protocol).
+func portRequests(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]v1alpha1.PortRequest, error) {
+	e := pa.Status.EIP
+	if pa.Spec.EIP == nil || e == nil || e.State != v1alpha1.EIPFallback {
+		return pa.Spec.Ports, nil
+	}
+	fb := pa.Spec.EIP.FallbackPool
+	if fb == nil {
+		return nil, errors.New("the Pod fell back from an EIP to ports, but its request names no fallbackPool any more")
+	}
+	var out []v1alpha1.PortRequest
+	seen := map[string]bool{}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = v1alpha1.ProtocolTCP
+			}
+			if proto != v1alpha1.ProtocolTCP && proto != v1alpha1.ProtocolUDP {
+				continue // SCTP: no load balancer forwards it
+			}
+			k := fmt.Sprintf("%d/%s", p.ContainerPort, proto)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, v1alpha1.PortRequest{Port: intstr.FromInt32(p.ContainerPort), Protocol: proto, Pools: []v1alpha1.PoolRef{*fb}})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.Errorf("no EIP (%s), and the Pod declares no TCP or UDP container port to give a port of fallback pool %s", e.Reason, fb.Key(pa.GetNamespace()))
+	}
+	return out, nil
 }

@@ -28,16 +28,15 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser"
+	xpyaml "github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser/yaml"
 	xpv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/apiextensions/v2"
 	pkgmetav1 "github.com/crossplane/crossplane/apis/v2/pkg/meta/v1"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser"
-	xpyaml "github.com/crossplane/crossplane-runtime/v2/pkg/xpkg/parser/yaml"
-
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 const repoRoot = "../../.."
@@ -412,7 +411,7 @@ func checkPodWebhook(t *testing.T, c *admv1.MutatingWebhookConfiguration) {
 		t.Fatalf("%d webhooks, want 3 (random host ports, our namespace label, bcs's)", len(c.Webhooks))
 	}
 	for i, w := range c.Webhooks {
-		path, policy := podaddress.WebhookPath, admv1.Ignore
+		path, policy := webhook.AdmissionPath, admv1.Ignore
 		// Random host ports first, so that the address webhook sees them.
 		if i == 0 {
 			path, policy = randhostport.WebhookPath, admv1.Fail

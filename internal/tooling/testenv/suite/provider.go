@@ -27,6 +27,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
 // ProviderSettings say how an in-process provider runs. Options change
@@ -52,8 +53,11 @@ type ProviderSettings struct {
 	Clients clb.Options
 	// PodAddress are the PodAddress controller's options.
 	PodAddress podaddress.Options
-	// Webhook serves the Pod admission webhook (PodAddress.Admission).
-	Webhook webhook.Server
+	// WebhookServer serves Webhooks.
+	WebhookServer webhook.Server
+	// Webhooks are the Pod admission and random hostPort webhooks; the
+	// PodAddress controller allocates for the admission one.
+	Webhooks *pwebhook.Options
 	// PodCache caches Pods as the binary does (slim Pods).
 	PodCache bool
 	// Controllers sets up the controllers; nil is every controller of the
@@ -94,8 +98,10 @@ func PodAddress(o podaddress.Options) ProviderOption {
 	return func(p *ProviderSettings) { p.PodAddress = o }
 }
 
-// Webhook serves admission webhooks on ws.
-func Webhook(ws webhook.Server) ProviderOption { return func(p *ProviderSettings) { p.Webhook = ws } }
+// Webhooks serves the webhooks wo sets on ws, as cmd/provider does.
+func Webhooks(ws webhook.Server, wo pwebhook.Options) ProviderOption {
+	return func(p *ProviderSettings) { p.WebhookServer, p.Webhooks = ws, &wo }
+}
 
 // PodCache caches Pods as the binary does.
 func PodCache() ProviderOption { return func(p *ProviderSettings) { p.PodCache = true } }
@@ -166,7 +172,7 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 		Scheme:        s.Env.Scheme,
 		Metrics:       metricsserver.Options{BindAddress: "0"},
 		Controller:    config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
-		WebhookServer: p.Webhook,
+		WebhookServer: p.WebhookServer,
 	}
 	if p.PodCache {
 		mo.Cache = pcontroller.CacheOptions(nil)
@@ -175,6 +181,13 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 	if err != nil {
 		cancel()
 		return nil, err
+	}
+	if p.Webhooks != nil {
+		if err := pwebhook.Setup(mgr, *p.Webhooks); err != nil {
+			cancel()
+			return nil, err
+		}
+		p.PodAddress.Admission = p.Webhooks.Admission
 	}
 	flags := &feature.Flags{}
 	flags.Enable(feature.EnableBetaManagementPolicies)

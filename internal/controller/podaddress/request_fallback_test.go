@@ -2,47 +2,13 @@ package podaddress
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
-
-func TestEIPRetryBackoff(t *testing.T) {
-	var b eipRetry
-	k := types.NamespacedName{Namespace: "ns", Name: "a"}
-	now := time.Unix(1000, 0)
-	var got []time.Duration
-	for range 11 {
-		d := b.next(k, now)
-		got = append(got, d)
-		if left, ok := b.pending(k, now.Add(d/2)); !ok || left != d-d/2 {
-			t.Errorf("halfway through %s: pending %s, %t; want %s", d, left, ok, d-d/2)
-		}
-		now = now.Add(d)
-		if _, ok := b.pending(k, now); ok {
-			t.Errorf("pending after the whole %s", d)
-		}
-	}
-	want := []time.Duration{1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300}
-	for i := range want {
-		want[i] *= time.Second
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("-want +got:\n%s", d)
-	}
-	b.reset(k)
-	if _, ok := b.pending(k, now.Add(-time.Second)); ok {
-		t.Error("pending after reset")
-	}
-	if d := b.next(k, now); d != time.Second {
-		t.Errorf("after reset: %s", d)
-	}
-}
 
 func TestPortRequestsFallback(t *testing.T) {
 	fb := &v1alpha1.PoolRef{Name: "rooms"}

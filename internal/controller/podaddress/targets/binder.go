@@ -1,4 +1,10 @@
-package podaddress
+// Package targets registers and deregisters the targets of PodAddresses
+// on their load balancers' listeners. A Binder runs each PodAddress's
+// operations in the background, one set at a time, and wakes its reconcile
+// with the answer; concurrent registrations coalesce into batches in the
+// cloud client. It also says which targets a binding stands for, so that
+// the audit and the reconcile compare the same things.
+package targets
 
 import (
 	"context"
@@ -6,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,11 +25,11 @@ import (
 // keep a binding from being retried.
 const bindTimeout = 2 * time.Minute
 
-// An op is a registration or deregistration of one PodAddress's targets on
+// An Op is a registration or deregistration of one PodAddress's targets on
 // one load balancer of one pool. Load balancers of a pool may be in other
 // regions than its provider config's, so each op carries the client of its
 // pool's config and its load balancer's region.
-type op struct {
+type Op struct {
 	register bool
 	pool     string
 	region   string
@@ -42,7 +49,7 @@ type result struct {
 	err error
 }
 
-// A binder runs target registrations in the background, so that no
+// A Binder runs target registrations in the background, so that no
 // reconcile waits on the cloud. Concurrent registrations coalesce in the
 // cloud client into BatchRegisterTargets calls of up to 500 targets per load
 // balancer; the binder only tracks which PodAddress is waiting on what and
@@ -52,26 +59,31 @@ type result struct {
 // deregistration of a Pod deleted while it was being registered) starts
 // only once the running one has ended, so it can never be overtaken by it.
 //
-// The binder is a manager Runnable: its operations run under a context
-// that ends when the manager stops, and the manager waits for them, so a
-// shutdown is prompt and leaves nothing running.
-type binder struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	ops    sync.WaitGroup
+// The binder is a manager Runnable: its operations run under the
+// manager's context, so a shutdown ends them, and the manager waits for
+// them, so it leaves nothing running. Operations asked for before the
+// manager starts it wait for Start.
+type Binder struct {
+	kube    client.Reader
+	clients *clb.Pool
+
+	ops sync.WaitGroup
 
 	mu      sync.Mutex
+	ctx     context.Context // the manager's, once started
+	queued  []func()        // operations asked for before Start
 	stopped bool
 	running map[types.NamespacedName]string // PodAddress → gen running
 	results map[types.NamespacedName]result
 	wake    chan event.TypedGenericEvent[*v1alpha1.PodAddress]
 }
 
-func newBinder() *binder {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &binder{
-		ctx:     ctx,
-		cancel:  cancel,
+// NewBinder returns a Binder that sends through the clients of clients,
+// resolved from each pool's provider config in kube.
+func NewBinder(kube client.Reader, clients *clb.Pool) *Binder {
+	return &Binder{
+		kube:    kube,
+		clients: clients,
 		running: map[types.NamespacedName]string{},
 		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'
@@ -84,23 +96,29 @@ func newBinder() *binder {
 // and waits for them. A registration cut short either was not sent (the
 // cloud client sends only callers still waiting) or is recorded in the
 // PodAddress status, which the next provider deregisters or confirms.
-func (b *binder) Start(ctx context.Context) error {
+func (b *Binder) Start(ctx context.Context) error {
+	b.mu.Lock()
+	b.ctx = ctx
+	for _, run := range b.queued {
+		go run()
+	}
+	b.queued = nil
+	b.mu.Unlock()
 	<-ctx.Done()
 	b.mu.Lock()
 	b.stopped = true
 	b.mu.Unlock()
-	b.cancel()
 	b.ops.Wait()
 	return nil
 }
 
 // NeedLeaderElection: only the leader binds.
-func (b *binder) NeedLeaderElection() bool { return true }
+func (b *Binder) NeedLeaderElection() bool { return true }
 
 // start sends ops for pa unless the same gen is already answered, or an
 // operation for pa is running (the same, or an older one that must end
 // first; its end wakes pa). It returns the answer once there is one.
-func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool, err error) {
+func (b *Binder) start(pa types.NamespacedName, gen string, ops []Op) (done bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r, ok := b.results[pa]; ok && r.gen == gen {
@@ -123,28 +141,36 @@ func (b *binder) start(pa types.NamespacedName, gen string, ops []op) (done bool
 	delete(b.results, pa) // the answer to an older request
 	b.running[pa] = gen
 	b.ops.Add(1)
-	go b.run(pa, gen, ops)
+	run := func() { b.run(pa, gen, ops) }
+	if b.ctx == nil {
+		b.queued = append(b.queued, run)
+		return false, nil
+	}
+	go run()
 	return false, nil
 }
 
-// idle reports whether no operation for pa is running.
-func (b *binder) idle(pa types.NamespacedName) bool {
+// Idle reports whether no operation for pa is running.
+func (b *Binder) Idle(pa types.NamespacedName) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	_, ok := b.running[pa]
 	return !ok
 }
 
-// forget drops the answer for pa once it has been acted on.
-func (b *binder) forget(pa types.NamespacedName) {
+// Forget drops the answer for pa once it has been acted on.
+func (b *Binder) Forget(pa types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.results, pa)
 }
 
-func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
+func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	defer b.ops.Done()
-	ctx, cancel := context.WithTimeout(b.ctx, bindTimeout)
+	b.mu.Lock()
+	base := b.ctx
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(base, bindTimeout)
 	defer cancel()
 	var err error
 	for _, o := range ops {
@@ -156,18 +182,12 @@ func (b *binder) run(pa types.NamespacedName, gen string, ops []op) {
 	delete(b.running, pa)
 	b.results[pa] = result{gen: gen, err: err}
 	b.mu.Unlock()
-	obj := &v1alpha1.PodAddress{}
-	obj.SetNamespace(pa.Namespace)
-	obj.SetName(pa.Name)
-	select {
-	case b.wake <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
-	case <-b.ctx.Done(): // nobody reads the channel any more
-	}
+	Notify(base, b.wake, pa)
 }
 
 // send sends o and returns its task id; a refusal the cloud's state
 // already answers (see confirm) is success.
-func (o op) send(ctx context.Context) (string, error) {
+func (o Op) send(ctx context.Context) (string, error) {
 	call := o.c.DeregisterTargets
 	if o.register {
 		call = o.c.RegisterTargets
@@ -186,7 +206,7 @@ const taskPoll = 100 * time.Millisecond
 // ops itself, one call each, and waits for each task to end, as a
 // straightforward per-Pod controller does. It exists to measure what
 // the binder and the batches save, not for production.
-func runInline(ctx context.Context, ops []op) error {
+func runInline(ctx context.Context, ops []Op) error {
 	ctx, cancel := context.WithTimeout(ctx, bindTimeout)
 	defer cancel()
 	for _, o := range ops {
@@ -226,7 +246,7 @@ func runInline(ctx context.Context, ops []op) error {
 // confirm turns a refused (de)registration into success when the cloud
 // already is as wanted: a target registered before a restart, or one that
 // is already gone. The API refuses a whole listener's group in both cases.
-func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
+func confirm(ctx context.Context, o Op, wantBound bool, orig error) error {
 	if !clb.IsInvalid(orig) && !clb.IsNotFound(orig) {
 		return orig
 	}
@@ -238,9 +258,27 @@ func confirm(ctx context.Context, o op, wantBound bool, orig error) error {
 		if err != nil {
 			return orig
 		}
-		if bound := findBackend(backend.Targets, t) != nil; bound != wantBound {
+		if bound := FindBackend(backend.Targets, t) != nil; bound != wantBound {
 			return orig
 		}
 	}
 	return nil
+}
+
+// Wake carries the PodAddresses whose operations were answered.
+func (b *Binder) Wake() <-chan event.TypedGenericEvent[*v1alpha1.PodAddress] { return b.wake }
+
+// Targets are the targets of o.
+func (o Op) Targets() []clb.Target { return o.targets }
+
+// Notify queues the reconcile of the PodAddress of key on ch, unless ctx
+// ends first (nobody reads ch any more).
+func Notify(ctx context.Context, ch chan<- event.TypedGenericEvent[*v1alpha1.PodAddress], key types.NamespacedName) {
+	obj := &v1alpha1.PodAddress{}
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	select {
+	case ch <- event.TypedGenericEvent[*v1alpha1.PodAddress]{Object: obj}:
+	case <-ctx.Done():
+	}
 }

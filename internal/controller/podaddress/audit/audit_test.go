@@ -1,4 +1,4 @@
-package podaddress
+package audit
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 )
 
 // TestWeightChunks: weight resets stay within BatchModifyTargetWeight's
@@ -57,26 +57,6 @@ func TestWeightChunks(t *testing.T) {
 	}
 }
 
-// TestMissingOps: a repair registers only the flagged targets the
-// bindings still record; a target recorded no more (the Pod moved) is
-// not the binding's any more and is never registered.
-func TestMissingOps(t *testing.T) {
-	bs := []v1alpha1.PortBinding{
-		{Pool: "ns/p", LoadBalancerID: "lb-1", Protocol: "TCP_UDP", ListenerIDs: map[string]string{"TCP": "lbl-t", "UDP": "lbl-u"}, TargetIP: "10.0.0.1", TargetPort: 7777},
-		{Pool: "ns/p", LoadBalancerID: "lb-2", Protocol: "TCP", ListenerIDs: map[string]string{"TCP": "lbl-2"}, TargetIP: "10.0.0.1", TargetPort: 8888},
-		{Pool: "ns/p", LoadBalancerID: "lb-3", Protocol: "TCP", ListenerIDs: map[string]string{"TCP": "lbl-3"}}, // nothing recorded
-	}
-	want := []clb.Target{
-		{ListenerID: "lbl-u", EniIP: "10.0.0.1", Port: 7777},
-		{ListenerID: "lbl-2", EniIP: "10.0.0.9", Port: 8888}, // an old IP
-		{ListenerID: "lbl-3", EniIP: "10.0.0.1", Port: 9999},
-	}
-	ops := missingOps(bs, want)
-	if len(ops) != 1 || ops[0].lb != "lb-1" || !ops[0].register || len(ops[0].targets) != 1 || ops[0].targets[0] != want[0] {
-		t.Errorf("missingOps = %+v; want one registration of %+v on lb-1", ops, want[0])
-	}
-}
-
 // TestBackendMatching: a recorded target is found by IP (ENI) or by
 // instance (CVM), on its port only; a foreign backend is deregistered the
 // way it was bound.
@@ -86,16 +66,16 @@ func TestBackendMatching(t *testing.T) {
 	eni := &clbsdk.Backend{Type: s("ENI"), InstanceId: s(""), Port: p(80), PrivateIpAddresses: []*string{s("10.0.0.1")}}
 	cvm := &clbsdk.Backend{Type: s("CVM"), InstanceId: s("ins-1"), Port: p(80), PrivateIpAddresses: []*string{s("10.0.0.2")}}
 
-	if !matchesBackend(clb.Target{EniIP: "10.0.0.1", Port: 80}, eni) {
+	if !targets.Matches(clb.Target{EniIP: "10.0.0.1", Port: 80}, eni) {
 		t.Error("an ENI target is not found by its IP")
 	}
-	if matchesBackend(clb.Target{EniIP: "10.0.0.1", Port: 81}, eni) {
+	if targets.Matches(clb.Target{EniIP: "10.0.0.1", Port: 81}, eni) {
 		t.Error("a target matched another port")
 	}
-	if !matchesBackend(clb.Target{InstanceID: "ins-1", Port: 80}, cvm) || matchesBackend(clb.Target{InstanceID: "ins-2", Port: 80}, cvm) {
+	if !targets.Matches(clb.Target{InstanceID: "ins-1", Port: 80}, cvm) || targets.Matches(clb.Target{InstanceID: "ins-2", Port: 80}, cvm) {
 		t.Error("a CVM target is not told by its instance")
 	}
-	if matchesBackend(clb.Target{InstanceID: "ins-1", Port: 80}, eni) {
+	if targets.Matches(clb.Target{InstanceID: "ins-1", Port: 80}, eni) {
 		t.Error("an instance target matched an ENI backend with no instance")
 	}
 	if got, ok := backendTarget("lbl-1", eni); !ok || got != (clb.Target{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80}) {

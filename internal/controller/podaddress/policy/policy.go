@@ -1,4 +1,8 @@
-package podaddress
+// Package policy serves PodAddressPolicies: which policy serves a Pod that
+// asks for nothing itself, and the controller that writes each policy's
+// status (how many Pods it serves, how many are bound, and why the others
+// are not).
+package policy
 
 import (
 	"context"
@@ -27,23 +31,24 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 const (
-	policyControllerName = "podaddresspolicy"
+	controllerName = "podaddresspolicy"
 
 	// indexSource indexes PodAddresses by spec.source, so a policy finds
 	// the PodAddresses it asked for without reading the namespace's others.
 	indexSource = "spec.source"
 )
 
-// setupPolicyStatus adds the controller that writes PodAddressPolicy
+// Setup adds the controller that writes PodAddressPolicy
 // status: how many Pods the policy serves, how many are Bound, and a Ready
 // condition that says why the others are not. It is woken by the policy,
 // by the Pods of its namespace and by the PodAddresses it asked for; it
 // never polls.
-func setupPolicyStatus(mgr ctrl.Manager, o controller.Options, rps *RemotePods) error {
+func Setup(mgr ctrl.Manager, o controller.Options, rps *pods.Remote) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.PodAddress{}, indexSource, func(obj client.Object) []string {
 		pa, ok := obj.(*v1alpha1.PodAddress)
 		if !ok || pa.Spec.Source == "" {
@@ -55,13 +60,13 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options, rps *RemotePods) 
 	}
 	r := &policyStatus{kube: mgr.GetClient(), last: &lastWrites{at: map[types.NamespacedName]time.Time{}}, remotePods: rps}
 	c, err := ctrl.NewControllerManagedBy(mgr).
-		Named(policyControllerName).
+		Named(controllerName).
 		WithOptions(o.ForControllerRuntime()).
 		// Our own status writes do not change the generation.
 		For(&v1alpha1.PodAddressPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.PodAddress{}, handler.EnqueueRequestsFromMapFunc(policyOfPodAddress)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.policiesOfPod), builder.WithPredicates(predicate.Funcs{
-			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return podChanged(e.ObjectOld, e.ObjectNew) },
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return pods.Changed(e.ObjectOld, e.ObjectNew) },
 		})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
@@ -72,7 +77,7 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options, rps *RemotePods) 
 	}
 	// Only a RemotePod's spec (its Pod's labels, its deletion) changes what
 	// a policy counts; its status is ours.
-	return rps.watch(func() error {
+	return rps.Watch(func() error {
 		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.policiesOfRemotePod), predicate.TypedGenerationChangedPredicate[*v1alpha1.RemotePod]{}))
 	})
@@ -81,12 +86,12 @@ func setupPolicyStatus(mgr ctrl.Manager, o controller.Options, rps *RemotePods) 
 // policiesOfRemotePod maps a RemotePod to the policies that select the
 // Pod it stands for.
 func (r *policyStatus) policiesOfRemotePod(ctx context.Context, rp *v1alpha1.RemotePod) []reconcile.Request {
-	return r.policiesOfPod(ctx, podOf(rp))
+	return r.policiesOfPod(ctx, pods.Of(rp))
 }
 
-// servingPolicy returns the policy of pols that serves pod: the first by
+// Serving returns the policy of pols that serves pod: the first by
 // name whose selector matches its labels. An empty selector matches none.
-func servingPolicy(pols []v1alpha1.PodAddressPolicy, pod *corev1.Pod) *v1alpha1.PodAddressPolicy {
+func Serving(pols []v1alpha1.PodAddressPolicy, pod *corev1.Pod) *v1alpha1.PodAddressPolicy {
 	var best *v1alpha1.PodAddressPolicy
 	for i := range pols {
 		pol := &pols[i]
@@ -119,7 +124,7 @@ func policyOfPodAddress(_ context.Context, o client.Object) []reconcile.Request 
 type policyStatus struct {
 	kube       client.Client
 	last       *lastWrites
-	remotePods *RemotePods
+	remotePods *pods.Remote
 }
 
 // policiesOfPod maps a Pod to the policies of its namespace that select
@@ -146,26 +151,26 @@ func (r *policyStatus) policiesOfPod(ctx context.Context, o client.Object) []rec
 
 // Reconcile counts a policy's Pods and writes its status when it changed.
 func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-	pol, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddressPolicy{})
-	if err != nil || pol == nil || pol.GetDeletionTimestamp() != nil {
-		return reconcile.Result{}, err
+	pol := &v1alpha1.PodAddressPolicy{}
+	if err := r.kube.Get(ctx, req.NamespacedName, pol); err != nil || pol.GetDeletionTimestamp() != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	pols := &v1alpha1.PodAddressPolicyList{}
 	if err := r.kube.List(ctx, pols, client.InNamespace(pol.GetNamespace())); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot list PodAddressPolicies")
 	}
-	var pods []corev1.Pod
+	var matched []corev1.Pod
 	if sel, err := metav1.LabelSelectorAsSelector(&pol.Spec.Selector); err == nil && !sel.Empty() {
 		l := &corev1.PodList{}
 		if err := r.kube.List(ctx, l, client.InNamespace(pol.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot list Pods")
 		}
-		pods = l.Items
-		remote, err := remotePodsMatching(ctx, r.kube, r.remotePods, pol.GetNamespace(), sel)
+		matched = l.Items
+		remote, err := r.remotePods.Matching(ctx, r.kube, pol.GetNamespace(), sel)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		pods = append(pods, remote...)
+		matched = append(matched, remote...)
 	}
 	pas := &v1alpha1.PodAddressList{}
 	if err := r.kube.List(ctx, pas, client.InNamespace(pol.GetNamespace()), client.MatchingFields{indexSource: v1alpha1.PolicySource(pol.GetName())}); err != nil {
@@ -177,15 +182,15 @@ func (r *policyStatus) Reconcile(ctx context.Context, req reconcile.Request) (re
 	}
 
 	var t tally
-	for i := range pods {
-		pod := &pods[i]
+	for i := range matched {
+		pod := &matched[i]
 		if pod.GetDeletionTimestamp() != nil {
 			continue
 		}
 		if _, asked, err := podannotation.Parse(pod); asked || err != nil {
 			continue // the Pod's own annotations win over policies
 		}
-		if s := servingPolicy(pols.Items, pod); s == nil || s.GetName() != pol.GetName() {
+		if s := Serving(pols.Items, pod); s == nil || s.GetName() != pol.GetName() {
 			continue
 		}
 		t.add(pod, byName[pod.GetName()])
@@ -305,4 +310,14 @@ func (t *tally) ready() xpv2.Condition {
 	}
 	c.Message = fmt.Sprintf("%d of %d Pods not bound: %s", t.matched-t.bound, t.matched, strings.Join(parts, "; "))
 	return c
+}
+
+// Match returns the policy of the Pod's namespace that serves it (see
+// Serving), or nil.
+func Match(ctx context.Context, kube client.Reader, pod *corev1.Pod) (*v1alpha1.PodAddressPolicy, error) {
+	l := &v1alpha1.PodAddressPolicyList{}
+	if err := kube.List(ctx, l, client.InNamespace(pod.GetNamespace())); err != nil {
+		return nil, errors.Wrap(err, "cannot list PodAddressPolicies")
+	}
+	return Serving(l.Items, pod), nil
 }

@@ -1,4 +1,4 @@
-package podaddress
+package policy
 
 import (
 	"testing"
@@ -100,10 +100,10 @@ func TestServingPolicy(t *testing.T) {
 		pol("beta", map[string]string{"tier": "a"}),
 		pol("all", nil), // an empty selector selects nothing
 	}
-	if got := servingPolicy(pols, pod); got == nil || got.GetName() != "beta" {
+	if got := Serving(pols, pod); got == nil || got.GetName() != "beta" {
 		t.Errorf("servingPolicy = %v, want beta: the first by name that matches", got)
 	}
-	if got := servingPolicy(pols[1:2], pod); got != nil {
+	if got := Serving(pols[1:2], pod); got != nil {
 		t.Errorf("servingPolicy = %s, want none", got.GetName())
 	}
 }

@@ -1,4 +1,4 @@
-package podaddress
+package eip
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
@@ -17,12 +18,12 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 )
 
-// DefaultEIPWarmInterval is how often warm EIP pools are refilled.
-const DefaultEIPWarmInterval = time.Minute
+// DefaultWarmInterval is how often warm EIP pools are refilled.
+const DefaultWarmInterval = time.Minute
 
-// warmKey is the warm pool a PodAddress takes from: that of the policy
+// WarmKey is the warm pool a PodAddress takes from: that of the policy
 // that asked for it.
-func warmKey(pa *v1alpha1.PodAddress) (string, bool) {
+func WarmKey(pa *v1alpha1.PodAddress) (string, bool) {
 	name, ok := strings.CutPrefix(pa.Spec.Source, v1alpha1.PolicySource(""))
 	if !ok || name == "" {
 		return "", false
@@ -30,7 +31,7 @@ func warmKey(pa *v1alpha1.PodAddress) (string, bool) {
 	return v1alpha1.PoolKey(pa.GetNamespace(), name), true
 }
 
-// A warmer keeps, per PodAddressPolicy with eipWarm, that many unbound EIPs
+// A Warmer keeps, per PodAddressPolicy with eipWarm, that many unbound EIPs
 // with the policy's attributes allocated, tagged TagWarmPool=namespace/name,
 // so that a burst of Pods takes them instead of allocating. A warm EIP is
 // free when it is unbound and no PodAddress records it: the statuses are
@@ -38,9 +39,11 @@ func warmKey(pa *v1alpha1.PodAddress) (string, bool) {
 // out is never free again, so that an EIP is never given twice, also across
 // a restart. Refilled every interval and after each take; it is a manager
 // Runnable that needs the leader.
-type warmer struct {
-	r        *Reconciler
+type Warmer struct {
+	kube     client.Reader
 	api      client.Reader
+	vpc      *vpc.Pool
+	log      logging.Logger
 	interval time.Duration
 
 	mu    sync.Mutex
@@ -49,18 +52,21 @@ type warmer struct {
 	kick  chan struct{}
 }
 
-func newWarmer(r *Reconciler, api client.Reader, interval time.Duration) *warmer {
-	return &warmer{r: r, api: api, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
+// NewWarmer returns a Warmer that reads policies from kube, the statuses
+// that say which EIPs are taken from api (uncached), and allocates through
+// the clients of vpc.
+func NewWarmer(kube, api client.Reader, pool *vpc.Pool, log logging.Logger, interval time.Duration) *Warmer {
+	return &Warmer{kube: kube, api: api, vpc: pool, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // NeedLeaderElection: only the leader allocates.
-func (w *warmer) NeedLeaderElection() bool { return true }
+func (w *Warmer) NeedLeaderElection() bool { return true }
 
 // Start refills the pools until ctx ends.
-func (w *warmer) Start(ctx context.Context) error {
+func (w *Warmer) Start(ctx context.Context) error {
 	for {
 		if err := w.refill(ctx); err != nil && ctx.Err() == nil {
-			w.r.log.Info("Cannot refill the warm EIP pools", "error", err)
+			w.log.Info("Cannot refill the warm EIP pools", "error", err)
 		}
 		t := time.NewTimer(w.interval)
 		select {
@@ -75,7 +81,7 @@ func (w *warmer) Start(ctx context.Context) error {
 }
 
 // take hands out a free warm EIP of pool key with req's attributes.
-func (w *warmer) take(key string, req *v1alpha1.EIPRequest) (vpc.Address, bool) {
+func (w *Warmer) take(key string, req *v1alpha1.EIPRequest) (vpc.Address, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, ad := range w.free[key] {
@@ -94,7 +100,7 @@ func (w *warmer) take(key string, req *v1alpha1.EIPRequest) (vpc.Address, bool) 
 }
 
 // giveBack returns an EIP whose take could not be recorded.
-func (w *warmer) giveBack(key string, ad vpc.Address) {
+func (w *Warmer) giveBack(key string, ad vpc.Address) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.taken, ad.ID)
@@ -119,12 +125,12 @@ func orDefault(s, d string) string {
 // refill brings every warm pool to its policy's eipWarm: allocates what is
 // missing in one call per pool, and releases free EIPs beyond it or with
 // other attributes (the policy changed).
-func (w *warmer) refill(ctx context.Context) error {
+func (w *Warmer) refill(ctx context.Context) error {
 	// Policies from the cache: a policy seen a moment late only delays
 	// its pool's refill. Only the statuses that say which EIPs are taken
 	// are read from the API server, and only when a policy asks for EIPs.
 	pols := &v1alpha1.PodAddressPolicyList{}
-	if err := w.r.kube.List(ctx, pols); err != nil {
+	if err := w.kube.List(ctx, pols); err != nil {
 		return errors.Wrap(err, "cannot list PodAddressPolicies")
 	}
 	var errs []error
@@ -146,7 +152,7 @@ func (w *warmer) refill(ctx context.Context) error {
 }
 
 // known reports whether this process keeps a warm pool for pol.
-func (w *warmer) known(pol *v1alpha1.PodAddressPolicy) bool {
+func (w *Warmer) known(pol *v1alpha1.PodAddressPolicy) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	_, ok := w.free[v1alpha1.PoolKey(pol.GetNamespace(), pol.GetName())]
@@ -155,7 +161,7 @@ func (w *warmer) known(pol *v1alpha1.PodAddressPolicy) bool {
 
 // recorded lists the EIPs every PodAddress records, read from the API
 // server.
-func (w *warmer) recorded(ctx context.Context) (map[string]bool, error) {
+func (w *Warmer) recorded(ctx context.Context) (map[string]bool, error) {
 	l := &v1alpha1.PodAddressList{}
 	if err := w.api.List(ctx, l); err != nil {
 		return nil, errors.Wrap(err, "cannot list PodAddresses")
@@ -169,7 +175,7 @@ func (w *warmer) recorded(ctx context.Context) (map[string]bool, error) {
 	return ids, nil
 }
 
-func (w *warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy, recorded map[string]bool) error {
+func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy, recorded map[string]bool) error {
 	key := v1alpha1.PoolKey(pol.GetNamespace(), pol.GetName())
 	want := 0
 	if pol.Spec.EIPWarm != nil {
@@ -179,11 +185,11 @@ func (w *warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	if pol.Spec.EIP.ProviderConfigRef != nil {
 		ref = *pol.Spec.EIP.ProviderConfigRef
 	}
-	cfg, err := clients.Resolve(ctx, w.r.kube, ref, pol.GetNamespace())
+	cfg, err := clients.Resolve(ctx, w.kube, ref, pol.GetNamespace())
 	if err != nil {
 		return err
 	}
-	c, err := w.r.vpc.Client(cfg)
+	c, err := w.vpc.Client(cfg)
 	if err != nil {
 		return err
 	}

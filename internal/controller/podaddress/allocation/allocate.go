@@ -1,0 +1,192 @@
+package allocation
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/pkg/errors"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
+)
+
+// AllocateAll allocates a slot for each of ps, in order, and returns their
+// bindings and the slots that were new to pa; on a failure it gives the
+// new ones back and returns the error.
+func (p *Pools) AllocateAll(ctx context.Context, pa *v1alpha1.PodAddress, ps []Port) (bs []v1alpha1.PortBinding, fresh []Port, err error) {
+	for _, w := range ps {
+		b, isNew, _, err := p.Allocate(ctx, pa, w)
+		if isNew {
+			fresh = append(fresh, w)
+		}
+		if err != nil {
+			p.Undo(pa, fresh)
+			return nil, nil, err
+		}
+		bs = append(bs, b)
+	}
+	return bs, fresh, nil
+}
+
+// ReleaseBindings returns the slots of bs that pa held.
+func (p *Pools) ReleaseBindings(pa *v1alpha1.PodAddress, bs []v1alpha1.PortBinding) {
+	key := client.ObjectKeyFromObject(pa)
+	for _, b := range bs {
+		if al, ok := p.loaded(b.Pool); ok {
+			al.Release(owner(key, b.ContainerPort, b.Protocol))
+		}
+	}
+}
+
+// ordinalSuffix is the ordinal of a StatefulSet Pod name.
+var ordinalSuffix = regexp.MustCompile(`-(\d+)$`)
+
+// listenerProtocols are the listeners a requested protocol binds to.
+func listenerProtocols(protocol string) []string {
+	if protocol == v1alpha1.ProtocolTCPUDP {
+		return []string{"TCP", "UDP"}
+	}
+	return []string{protocol}
+}
+
+// Servable refuses a port whose protocol its pool has no listeners for
+// (TCP_UDP on a TCP pool): it could never be registered. It is checked for
+// every port not yet bound before any takes a slot. A pool that cannot be
+// read is left to the allocation, which reports it.
+func (p *Pools) Servable(ctx context.Context, pa *v1alpha1.PodAddress, ws []Port) error {
+	for _, w := range ws {
+		if w.In(pa.Status.Bindings) {
+			continue
+		}
+		_, pp, err := p.Get(ctx, w.Pool)
+		if err != nil {
+			continue
+		}
+		if err := unserved(pp, w.Protocol); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Owns reports whether the allocator agrees that b's slot is pa's. It
+// records the slot if nobody holds it (a binding written by an earlier
+// provider after this one loaded the pool) and says no if another owner
+// does.
+func (p *Pools) Owns(ctx context.Context, pa client.ObjectKey, b v1alpha1.PortBinding) bool {
+	al, _, err := p.Get(ctx, b.Pool)
+	if err != nil {
+		return true // cannot tell; keep it until the pool is back
+	}
+	slot := portalloc.Slot{LB: b.LoadBalancerID, Port: b.Port}
+	o := owner(pa, b.ContainerPort, b.Protocol)
+	if have, ok := al.Lookup(o); ok {
+		return have == slot
+	}
+	return al.Assign(o, slot) == nil
+}
+
+// HasLeft reports whether b's load balancer has left its pool (see
+// Departed). A pool that cannot be read says nothing: b stays.
+func (p *Pools) HasLeft(ctx context.Context, b v1alpha1.PortBinding) bool {
+	_, pp, err := p.Get(ctx, b.Pool)
+	if err != nil {
+		return false
+	}
+	return Departed(pp, b)
+}
+
+// Undo returns the slots this reconcile allocated whose record failed; a
+// retry allocates them again. Slots an owner already held are kept: a
+// failed write from a stale copy does not mean the slot was never recorded.
+func (p *Pools) Undo(pa *v1alpha1.PodAddress, ps []Port) {
+	key := client.ObjectKeyFromObject(pa)
+	for _, w := range ps {
+		if al, ok := p.loaded(w.Pool); ok {
+			al.Release(owner(key, w.ContainerPort, w.Protocol))
+		}
+	}
+}
+
+// Allocate takes a slot for w and describes the binding. isNew is true
+// when the owner held no slot before.
+func (p *Pools) Allocate(ctx context.Context, pa *v1alpha1.PodAddress, w Port) (b v1alpha1.PortBinding, isNew bool, state string, err error) {
+	al, pp, err := p.Get(ctx, w.Pool)
+	if kerrors.IsNotFound(errors.Cause(err)) {
+		return b, false, v1alpha1.StatePoolNotFound, errors.Errorf("PortPool %s does not exist", w.Pool)
+	}
+	if err != nil {
+		return b, false, v1alpha1.StatePending, err
+	}
+	o := owner(client.ObjectKeyFromObject(pa), w.ContainerPort, w.Protocol)
+	_, held := al.Lookup(o)
+	var slot portalloc.Slot
+	if pa.Spec.Strategy == v1alpha1.StrategyOrdinal {
+		m := ordinalSuffix.FindStringSubmatch(pa.GetName())
+		if m == nil {
+			return b, false, v1alpha1.StateInvalid, errors.Errorf("the Ordinal strategy needs a StatefulSet Pod name ending in -<ordinal>, not %q", pa.GetName())
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 32)
+		seg := int64(1)
+		if pp.Spec.ForProvider.SegmentLength != nil {
+			seg = *pp.Spec.ForProvider.SegmentLength
+		}
+		slot, err = al.AllocateAt(o, int32(pp.Spec.ForProvider.StartPort+n*seg)) //nolint:gosec // G115: ports are validated to 1-65535.
+	} else {
+		slot, err = al.Allocate(o)
+	}
+	if errors.Is(err, portalloc.ErrNoPortAvailable) || errors.Is(err, portalloc.ErrTaken) {
+		return b, false, v1alpha1.StateNoPortAvailable, errors.Wrapf(err, "pool %s", w.Pool)
+	}
+	if err != nil {
+		return b, false, v1alpha1.StatePending, err
+	}
+	b = binding(pp, w, slot)
+	if Departed(pp, b) {
+		// A slot without its listeners could never be registered; the
+		// allocator only hands out slots whose listeners exist, so this is
+		// a status read between two writes. Try again shortly.
+		al.Release(o)
+		return v1alpha1.PortBinding{}, false, v1alpha1.StatePending, errors.Errorf("pool %s: the listeners of %s port %d are not in its status yet", w.Pool, slot.LB, slot.Port)
+	}
+	// Only slot's load balancer changed.
+	if st, ok := al.LBStats(slot.LB); ok {
+		p.usage(w.Pool, []portalloc.LBStats{st})
+	}
+	return b, !held, "", nil
+}
+
+// binding describes the address slot gives w.
+func binding(pp *clbv1alpha1.PortPool, w Port, slot portalloc.Slot) v1alpha1.PortBinding {
+	b := v1alpha1.PortBinding{
+		Pool:           w.Pool,
+		Protocol:       w.Protocol,
+		ContainerPort:  w.ContainerPort,
+		LoadBalancerID: slot.LB,
+		Port:           slot.Port,
+		ListenerIDs:    map[string]string{},
+	}
+	if seg := pp.Spec.ForProvider.SegmentLength; seg != nil && *seg > 1 {
+		b.EndPort = slot.Port + int32(*seg) - 1 //nolint:gosec // G115: segments are at most 1000 ports.
+	}
+	if pp.Spec.ForProvider.External != nil {
+		b.External = *pp.Spec.ForProvider.External
+	}
+	for _, lb := range pp.Status.AtProvider.LoadBalancers {
+		if lb.ID != slot.LB {
+			continue
+		}
+		// pp is the cache's: the binding gets its own VIPs.
+		b.Region, b.ISP, b.VIPs = lb.Region, lb.ISP, slices.Clone(lb.VIPs)
+		b.LoadBalancerName, b.LoadBalancerType = lb.Name, lb.Type
+		for _, proto := range listenerProtocols(w.Protocol) {
+			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
+		}
+	}
+	return b
+}

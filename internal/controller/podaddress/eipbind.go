@@ -1,0 +1,132 @@
+package podaddress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
+)
+
+const (
+	reasonEIPFallback    event.Reason = "EIPFallback"
+	reasonEIPUnavailable event.Reason = "EIPQuotaExceeded"
+)
+
+// bindEIP brings a live Pod's PodAddress that asks for an EIP to Bound:
+// take a warm EIP or allocate one, associate it with the Pod IP's network
+// interface, tell the Pod. Each cloud call is recorded in status.eip before
+// it is sent; tasks are checked on later reconciles.
+func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
+	if e := pa.Status.EIP; e != nil && e.State == v1alpha1.EIPFallback {
+		return r.bind(ctx, pa, pod, a)
+	}
+	if pa.Status.State == v1alpha1.StateQuotaExceeded {
+		if d, ok := r.eipRetry.Pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
+			return reconcile.Result{RequeueAfter: d}, nil
+		}
+	}
+	c, region, err := r.eip.Client(ctx, pa)
+	if err != nil {
+		res, uerr := r.setState(ctx, pa, v1alpha1.StatePending, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
+		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, v1alpha1.StatePending, err.Error()))
+	}
+	fresh := false
+	if pa.Status.EIP == nil {
+		if fresh, err = r.eip.Start(ctx, pa, region); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	goal := eip.Goal{IP: pod.Status.PodIP}
+	if pa.Spec.Isolated {
+		goal.IP = ""
+	}
+	done, wait, err := r.eip.Drive(ctx, pa, c, goal, fresh)
+	if err == nil && pa.Status.EIP == nil {
+		// Released to be allocated again with the request's attributes
+		// (see eipStep): the next reconcile records the new allocation.
+		return reconcile.Result{RequeueAfter: eip.TaskPoll}, nil
+	}
+	var noEIP *eip.UnavailableError
+	var waiting *eip.WaitError
+	switch {
+	case errors.As(err, &noEIP):
+		return r.noEIP(ctx, pa, pod, a, noEIP.Reason)
+	case errors.As(err, &waiting):
+		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, waiting.Msg, reconcile.Result{RequeueAfter: waitForPorts})
+		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, waiting.Msg))
+	case err != nil:
+		_, _ = r.setState(ctx, pa, pa.Status.State, err.Error(), reconcile.Result{})
+		return reconcile.Result{}, err
+	case !done:
+		state, msg := v1alpha1.StateAllocated, "EIP "+eip.Progress(pa.Status.EIP)
+		res, uerr := r.setState(ctx, pa, state, msg, reconcile.Result{RequeueAfter: wait})
+		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, state, msg))
+	}
+	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
+	e := pa.Status.EIP
+	switch {
+	case pa.Spec.Isolated:
+		const msg = "isolated: the EIP is kept, not associated"
+		was := pa.Status.State
+		if _, err := r.setState(ctx, pa, v1alpha1.StateIsolated, msg, reconcile.Result{}); err != nil {
+			return reconcile.Result{}, err
+		}
+		if was != v1alpha1.StateIsolated {
+			r.podEvent(pod, event.Normal(reasonIsolated, "out of service, EIP kept: "+told(pa)))
+		}
+		return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
+	case goal.IP == "":
+		const msg = "the EIP is allocated; waiting for the Pod's IP"
+		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, reconcile.Result{})
+		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg))
+	}
+	if pa.Status.State != v1alpha1.StateBound || pa.Status.BoundAt == nil {
+		now := metaTime(r.clock())
+		pa.Status.BoundAt = now
+		if _, err := r.setState(ctx, pa, v1alpha1.StateBound, "", reconcile.Result{}); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.metrics.bound(pa, pod, now.Time)
+		r.podEvent(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
+	}
+	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateBound, "")
+}
+
+// told is what the Pod's address condition says once bound.
+func told(pa *v1alpha1.PodAddress) string {
+	if e := pa.Status.EIP; e != nil && e.State != v1alpha1.EIPFallback {
+		return fmt.Sprintf("EIP %s (%s)", e.PublicIP, e.AddressID)
+	}
+	return addresses(pa.Status.Bindings)
+}
+
+// noEIP handles an EIP that cannot be allocated: with a fallback pool the
+// Pod gets its ports instead (and is told so); without one the PodAddress
+// is QuotaExceeded and tries again with a doubling backoff.
+func (r *Reconciler) noEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, reason string) (reconcile.Result, error) {
+	if fb := pa.Spec.EIP.FallbackPool; fb != nil {
+		pa.Status.EIP = &v1alpha1.EIPBinding{State: v1alpha1.EIPFallback, Reason: reason}
+		msg := fmt.Sprintf("no EIP (%s); falling back to ports of pool %s", reason, fb.Key(pa.GetNamespace()))
+		if _, err := r.setState(ctx, pa, v1alpha1.StatePending, msg, reconcile.Result{}); err != nil {
+			return reconcile.Result{}, err
+		}
+		r.podEvent(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
+		return r.bind(ctx, pa, pod, a)
+	}
+	d := r.eipRetry.Next(client.ObjectKeyFromObject(pa), time.Now())
+	msg := fmt.Sprintf("no EIP: %s; trying again in %s", reason, d)
+	if pa.Status.State != v1alpha1.StateQuotaExceeded {
+		r.podEvent(pod, event.Warning(reasonEIPUnavailable, errors.New(msg)))
+	}
+	res, err := r.setState(ctx, pa, v1alpha1.StateQuotaExceeded, msg, reconcile.Result{RequeueAfter: d})
+	return res, errors.Join(err, r.tellPod(ctx, pod, a, pa, v1alpha1.StateQuotaExceeded, msg))
+}

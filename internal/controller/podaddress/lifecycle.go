@@ -1,0 +1,196 @@
+package podaddress
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
+)
+
+// create makes the PodAddress of a Pod that asks for addresses. It returns
+// nil when another reconcile made it first, or, with how long to wait,
+// when the Pod is a moment old and has no IP yet: the IP follows within a
+// second or so in a burst of Pods, and a PodAddress made then is created
+// with its bindings (see preallocate), which saves a status write.
+func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, time.Duration, error) {
+	pa := &v1alpha1.PodAddress{}
+	pa.SetNamespace(pod.GetNamespace())
+	pa.SetName(pod.GetName())
+	pa.SetFinalizers([]string{Finalizer})
+	// No owner reference: with a keep duration the binding must outlive
+	// the Pod, and without one this controller deletes it itself.
+	pa.Spec = want.spec
+	pa.Spec.PodUID = string(pod.GetUID())
+	fresh, wait := r.preallocate(ctx, pa, pod)
+	if wait > 0 {
+		return nil, wait, nil
+	}
+	err := r.kube.Create(ctx, pa)
+	if err != nil {
+		// Not recorded: the slots go back (an AlreadyExists PodAddress
+		// holds its own).
+		r.pools.Undo(pa, fresh)
+	}
+	if kerrors.IsAlreadyExists(err) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, errors.Wrap(err, "cannot create PodAddress")
+	}
+	r.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
+	// The API server answers with an empty status.
+	pa.AdoptCreatedBindings()
+	return pa, 0, nil
+}
+
+// preallocate allocates the ports of a new PodAddress whose Pod already
+// has its IP (or node), and records them with their targets in what pa is
+// created with (v1alpha1.AnnotationCreatedBindings): the create is then
+// the record made before any cloud call, and the first status write is
+// Bound. It returns the slots it allocated, for the caller to return
+// should the create fail, or how long to wait for a young Pod's IP.
+// Anything else in the way (an invalid request, a full or missing pool,
+// an EIP) leaves pa without bindings: bind allocates and says why, as it
+// does for every PodAddress.
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]allocation.Port, time.Duration) {
+	if pa.Spec.EIP != nil || pa.Spec.Isolated {
+		return nil, 0
+	}
+	ws, err := wants(pa, pod)
+	if err != nil || len(ws) == 0 || r.pools.Servable(ctx, pa, ports(ws)) != nil {
+		return nil, 0
+	}
+	ds, ready, err := r.dests(ctx, pod, ws)
+	if err != nil {
+		return nil, 0
+	}
+	if !ready {
+		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
+	}
+	bs, fresh, err := r.pools.AllocateAll(ctx, pa, ports(ws))
+	if err != nil {
+		return nil, 0
+	}
+	for i := range bs {
+		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = ds[i].ip, ds[i].port, ds[i].instance
+	}
+	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
+		r.pools.Undo(pa, fresh)
+		return nil, 0
+	}
+	return fresh, 0
+}
+
+// takeOver points an existing PodAddress at a new Pod of the same name (a
+// recreated StatefulSet Pod keeps its ports) or at a changed request.
+func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) error {
+	if pa.Spec.PodUID != string(pod.GetUID()) {
+		r.told.forget(types.UID(pa.Spec.PodUID))
+	}
+	pa.Spec = want.spec
+	pa.Spec.PodUID = string(pod.GetUID())
+	// A PodAddress made at admission now has its Pod.
+	meta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
+	if err := r.write(ctx, pa); err != nil {
+		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
+	}
+	if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt == nil {
+		return nil
+	}
+	// A held binding is taken over: it is no longer released at
+	// releaseAt, and the new Pod starts from Pending (a podGone of the
+	// new Pod holds it anew).
+	pa.Status.ReleaseAt = nil
+	pa.Status.State, pa.Status.Message = v1alpha1.StatePending, "taken over by a new Pod of the same name"
+	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StatePending), pa.Status.Message)
+	return errors.Wrap(r.writeStatus(ctx, pa), "cannot update PodAddress status for the new Pod")
+}
+
+// podGone holds or releases the addresses of a Pod that is gone. An EIP
+// with release policy Never is held until the PodAddress is deleted.
+func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
+	keep := pa.Spec.KeepDuration
+	forever := pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
+	if !forever && (keep == nil || keep.Duration <= 0) {
+		return reconcile.Result{}, r.remove(ctx, pa)
+	}
+	if pa.Status.State != v1alpha1.StateHeld {
+		done, err := r.deregister(ctx, pa, true)
+		if !done || err != nil {
+			return reconcile.Result{}, err
+		}
+		// The gone Pod's IP may go to another Pod: the EIP leaves it.
+		done, wait, err := r.eip.Detach(ctx, pa)
+		if !done || err != nil {
+			return reconcile.Result{RequeueAfter: wait}, err
+		}
+		now := r.clock()
+		pa.Status.State = v1alpha1.StateHeld
+		pa.Status.Message = "the Pod is gone; its ports are kept for a Pod of the same name"
+		if eip.Active(pa) {
+			pa.Status.Message = "the Pod is gone; its EIP is kept, not associated, for a Pod of the same name"
+		}
+		pa.Status.ReleaseAt = nil
+		if !forever {
+			pa.Status.ReleaseAt = metaTime(now.Add(keep.Duration))
+		}
+		pa.Status.BoundAt = nil
+		setReady(pa, false, "Held", pa.Status.Message)
+		if err := r.writeStatus(ctx, pa); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot record the held addresses")
+		}
+		if forever {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{RequeueAfter: keep.Duration}, nil
+	}
+	if pa.Status.ReleaseAt == nil {
+		return reconcile.Result{}, nil // held until the PodAddress is deleted
+	}
+	if left := pa.Status.ReleaseAt.Sub(r.clock()); left > 0 {
+		return reconcile.Result{RequeueAfter: left}, nil
+	}
+	return reconcile.Result{}, r.remove(ctx, pa)
+}
+
+// finalize deregisters a deleted PodAddress's targets, returns its ports
+// and lets it go.
+func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
+	// The deregistration is not recorded: the PodAddress goes with the
+	// finalizer's removal below. Should that fail, the next reconcile
+	// finds the same operation answered in the binder, or deregisters
+	// again, which the cloud confirms.
+	done, err := r.deregister(ctx, pa, false)
+	if !done || err != nil {
+		return reconcile.Result{}, err
+	}
+	done, wait, err := r.eip.Release(ctx, pa)
+	if !done || err != nil {
+		return reconcile.Result{RequeueAfter: wait}, err
+	}
+	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
+	if err := r.pools.Release(ctx, pa); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.told.forget(types.UID(pa.Spec.PodUID))
+	r.metrics.forget(pa)
+	r.repairs.Drop(client.ObjectKeyFromObject(pa))
+	meta.RemoveFinalizer(pa, Finalizer)
+	err = r.write(ctx, pa)
+	if err == nil || kerrors.IsNotFound(err) {
+		r.binder.Forget(client.ObjectKeyFromObject(pa))
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(err)
+}
