@@ -132,11 +132,7 @@ func loadBalancer(t target, name string, pc *xpv2.ProviderConfigReference) *clbv
 func listenerProtocols(ports []Port) []string {
 	var out []string
 	for _, p := range ports {
-		ps := []string{p.Protocol}
-		if p.Protocol == networkv1alpha1.ProtocolTCPUDP {
-			ps = []string{networkv1alpha1.ProtocolTCP, networkv1alpha1.ProtocolUDP}
-		}
-		for _, proto := range ps {
+		for _, proto := range networkv1alpha1.ListenerProtocols(p.Protocol) {
 			if !slices.Contains(out, proto) {
 				out = append(out, proto)
 			}

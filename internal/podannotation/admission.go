@@ -57,11 +57,7 @@ func EnvVarName(protocol string, containerPort int32) string {
 func EnvVars(bindings []v1alpha1.PortBinding) []corev1.EnvVar {
 	values := map[string][]string{}
 	for _, b := range bindings {
-		protos := []string{b.Protocol}
-		if b.Protocol == v1alpha1.ProtocolTCPUDP {
-			protos = []string{"TCP", "UDP"}
-		}
-		for _, p := range protos {
+		for _, p := range v1alpha1.ListenerProtocols(b.Protocol) {
 			n := EnvVarName(p, b.ContainerPort)
 			for _, vip := range b.VIPs {
 				values[n] = append(values[n], formatAddress(vip, b.Port, b.EndPort))

@@ -67,11 +67,7 @@ func parseEIP(v string) (*v1alpha1.EIPRequest, error) {
 			}
 			e.ProviderConfigRef = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: val}
 		case "fallbackpool":
-			ref := v1alpha1.PoolRef{Name: val}
-			nsGiven := false
-			if ns, name, ok := strings.Cut(val, "/"); ok {
-				ref, nsGiven = v1alpha1.PoolRef{Namespace: ns, Name: name}, true
-			}
+			ref, nsGiven := parsePoolRef(val)
 			err = validPoolRef(ref, nsGiven, validation.IsDNS1123Subdomain)
 			e.FallbackPool = &ref
 		default:

@@ -277,6 +277,15 @@ func samePool(a, b v1alpha1.PoolRef, podNS string) bool {
 	return a.Name == b.Name && ns(a) == ns(b)
 }
 
+// parsePoolRef parses a pool as annotations name it, the inverse of
+// poolString: "namespace/name", or "name" in the Pod's namespace.
+func parsePoolRef(s string) (ref v1alpha1.PoolRef, nsGiven bool) {
+	if ns, name, ok := strings.Cut(s, "/"); ok {
+		return v1alpha1.PoolRef{Namespace: ns, Name: name}, true
+	}
+	return v1alpha1.PoolRef{Name: s}, false
+}
+
 func poolString(p v1alpha1.PoolRef) string {
 	if p.Namespace == "" {
 		return p.Name
@@ -313,11 +322,7 @@ func parseNativeItem(text string) (item, error) {
 		if strings.ContainsAny(p, " \t") {
 			return item{}, fmt.Errorf("pool %q: separate pools with commas, not spaces", p)
 		}
-		ref := v1alpha1.PoolRef{Name: p}
-		ns, name, nsGiven := strings.Cut(p, "/")
-		if nsGiven {
-			ref = v1alpha1.PoolRef{Namespace: ns, Name: name}
-		}
+		ref, nsGiven := parsePoolRef(p)
 		if err := validPoolRef(ref, nsGiven, validation.IsDNS1123Subdomain); err != nil {
 			return item{}, fmt.Errorf("pool %q: %w", p, err)
 		}

@@ -127,14 +127,15 @@ func l4(p corev1.Protocol) string {
 
 // l4Of is the transport protocols a requested protocol listens on.
 func l4Of(protocol string) []string {
-	switch protocol {
-	case v1alpha1.ProtocolUDP, v1alpha1.ProtocolQUIC:
-		return []string{v1alpha1.ProtocolUDP}
-	case v1alpha1.ProtocolTCPUDP:
-		return []string{v1alpha1.ProtocolTCP, v1alpha1.ProtocolUDP}
-	default:
-		return []string{v1alpha1.ProtocolTCP}
+	var out []string
+	for _, p := range v1alpha1.ListenerProtocols(protocol) {
+		if p == v1alpha1.ProtocolUDP || p == v1alpha1.ProtocolQUIC {
+			out = append(out, v1alpha1.ProtocolUDP)
+		} else {
+			out = append(out, v1alpha1.ProtocolTCP)
+		}
 	}
+	return out
 }
 
 // ReadinessGates returns the address conditions the Pod's readiness gates

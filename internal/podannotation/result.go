@@ -142,15 +142,11 @@ func BCSBindings(bindings []v1alpha1.PortBinding) []BCSBinding {
 	index := map[key]int{}
 	out := make([]BCSBinding, 0, len(bindings))
 	for _, b := range bindings {
-		protocols := []string{b.Protocol}
-		if b.Protocol == v1alpha1.ProtocolTCPUDP {
-			protocols = []string{v1alpha1.ProtocolTCP, v1alpha1.ProtocolUDP}
-		}
 		lb := BCSLoadBalancer{LoadBalancerName: b.LoadBalancerName, LoadBalancerID: b.LoadBalancerID, Region: b.Region, Type: b.LoadBalancerType, IPs: b.VIPs}
 		if lb.IPs == nil {
 			lb.IPs = []string{}
 		}
-		for _, proto := range protocols {
+		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 			k := key{b.Pool, proto, b.ContainerPort, b.Port, b.EndPort}
 			if i, ok := index[k]; ok {
 				if !slices.Contains(out[i].LoadBalancerIDs, b.LoadBalancerID) {
@@ -159,9 +155,9 @@ func BCSBindings(bindings []v1alpha1.PortBinding) []BCSBinding {
 				}
 				continue
 			}
-			ns, name, ok := strings.Cut(b.Pool, "/")
-			if !ok {
-				ns, name = "", b.Pool
+			ns, name := "", b.Pool
+			if nn, ok := v1alpha1.ParsePoolKey(b.Pool); ok {
+				ns, name = nn.Namespace, nn.Name
 			}
 			index[k] = len(out)
 			out = append(out, BCSBinding{

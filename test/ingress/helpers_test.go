@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal/xplocaltest"
@@ -212,13 +212,13 @@ func (s *service) publish(t testing.TB) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.name + "-ep", Labels: map[string]string{
 			discoveryv1.LabelServiceName: s.name, discoveryv1.LabelManagedBy: "ingress-e2e"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: clbconv.Ptr("http"), Port: clbconv.Ptr(s.targetPort), Protocol: clbconv.Ptr(corev1.ProtocolTCP)}},
+		Ports:       []discoveryv1.EndpointPort{{Name: clb.Ptr("http"), Port: clb.Ptr(s.targetPort), Protocol: clb.Ptr(corev1.ProtocolTCP)}},
 	}
 	for _, p := range s.pods {
 		sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{
 			Addresses:  []string{p.Status.PodIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: clbconv.Ptr(true), Serving: clbconv.Ptr(true), Terminating: clbconv.Ptr(false)},
-			NodeName:   clbconv.Ptr(p.Spec.NodeName),
+			Conditions: discoveryv1.EndpointConditions{Ready: clb.Ptr(true), Serving: clb.Ptr(true), Terminating: clb.Ptr(false)},
+			NodeName:   clb.Ptr(p.Spec.NodeName),
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
 		})
 	}

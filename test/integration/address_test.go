@@ -17,9 +17,9 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/address"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
@@ -29,7 +29,7 @@ func newAddress(ns, name string, mods ...func(*v1alpha1.Address)) *v1alpha1.Addr
 	a := &v1alpha1.Address{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.AddressSpec{ForProvider: v1alpha1.AddressParameters{
-			ISP: clbconv.Ptr("BGP"), InternetChargeType: clbconv.Ptr("TRAFFIC_POSTPAID_BY_HOUR"), Bandwidth: clbconv.Ptr(int64(10)),
+			ISP: clb.Ptr("BGP"), InternetChargeType: clb.Ptr("TRAFFIC_POSTPAID_BY_HOUR"), Bandwidth: clb.Ptr(int64(10)),
 			Tags: map[string]string{"team": "games"},
 		}},
 	}
@@ -87,7 +87,7 @@ func TestAddressLifecycle(t *testing.T) {
 	insENI := emulatortest.AddENI(t, cloud, instance, ip(4))
 
 	cr := newAddress(ns, "game-eip", func(a *v1alpha1.Address) {
-		a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{PrivateIPAddress: clbconv.Ptr(ip(1))}
+		a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{PrivateIPAddress: clb.Ptr(ip(1))}
 	})
 	if err := kube.Create(ctx, cr); err != nil {
 		t.Fatal(err)
@@ -113,8 +113,8 @@ func TestAddressLifecycle(t *testing.T) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
 		}
-		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{NetworkInterfaceID: &eni2, PrivateIPAddress: clbconv.Ptr(ip(3))}
-		cr.Spec.ForProvider.Name = clbconv.Ptr("game-eip-2")
+		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{NetworkInterfaceID: &eni2, PrivateIPAddress: clb.Ptr(ip(3))}
+		cr.Spec.ForProvider.Name = clb.Ptr("game-eip-2")
 		return kube.Update(ctx, cr)
 	})
 	waitBound(t, cr, eni2, ip(3), "")
@@ -129,7 +129,7 @@ func TestAddressLifecycle(t *testing.T) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(cr), cr); err != nil {
 			return err
 		}
-		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clbconv.Ptr(instance)}
+		cr.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clb.Ptr(instance)}
 		return kube.Update(ctx, cr)
 	})
 	waitBound(t, cr, insENI, ip(4), instance)
@@ -162,10 +162,10 @@ func quickMove(t *testing.T, what string, since time.Time) {
 func TestAddressBadInput(t *testing.T) {
 	ns := namespace(t)
 	for name, mod := range map[string]func(*v1alpha1.Address){
-		"bad-isp": func(a *v1alpha1.Address) { a.Spec.ForProvider.ISP = clbconv.Ptr("ACME") },
-		"zero-bw": func(a *v1alpha1.Address) { a.Spec.ForProvider.Bandwidth = clbconv.Ptr(int64(0)) },
+		"bad-isp": func(a *v1alpha1.Address) { a.Spec.ForProvider.ISP = clb.Ptr("ACME") },
+		"zero-bw": func(a *v1alpha1.Address) { a.Spec.ForProvider.Bandwidth = clb.Ptr(int64(0)) },
 		"both-targets": func(a *v1alpha1.Address) {
-			a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clbconv.Ptr("ins-1"), NetworkInterfaceID: clbconv.Ptr("eni-1"), PrivateIPAddress: clbconv.Ptr("10.0.0.1")}
+			a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{InstanceID: clb.Ptr("ins-1"), NetworkInterfaceID: clb.Ptr("eni-1"), PrivateIPAddress: clb.Ptr("10.0.0.1")}
 		},
 		"empty-binding": func(a *v1alpha1.Address) { a.Spec.ForProvider.Association = &v1alpha1.AddressAssociation{} },
 	} {

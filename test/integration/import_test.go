@@ -14,7 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
@@ -27,7 +27,7 @@ func sdkLB(t *testing.T, name string) string { return sdkLBIn(t, emulator.Defaul
 func sdkLBIn(t *testing.T, region, name string) string {
 	t.Helper()
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
+	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr(name)
 	var id string
 	eventually(t, "create load balancer "+name, func() error {
 		resp, err := emulatortest.ConsoleClient(t, cloud.Endpoint(), region).CreateLoadBalancer(req)
@@ -53,7 +53,7 @@ func observeByName(ns, name, cloudName string) *v1alpha1.LoadBalancer {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.LoadBalancerSpec{
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
-			ForProvider:         v1alpha1.LoadBalancerParameters{Name: clbconv.Ptr(cloudName)},
+			ForProvider:         v1alpha1.LoadBalancerParameters{Name: clb.Ptr(cloudName)},
 		},
 	}
 }

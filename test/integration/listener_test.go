@@ -16,7 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
@@ -38,7 +38,7 @@ func newListener(ns, name, lbName string, port int64, mods ...func(*v1alpha1.Lis
 			LoadBalancerIDRef: &xpv2.NamespacedReference{Name: lbName},
 			Protocol:          "TCP",
 			Port:              port,
-			Scheduler:         clbconv.Ptr("WRR"),
+			Scheduler:         clb.Ptr("WRR"),
 		}},
 	}
 	for _, m := range mods {
@@ -89,7 +89,7 @@ func TestListenerLifecycle(t *testing.T) {
 	lbID := meta.GetExternalName(lb)
 
 	cr := newListener(ns, "tcp-7000", "lb", 7000, func(l *v1alpha1.Listener) {
-		l.Spec.ForProvider.HealthCheck = &v1alpha1.HealthCheck{Enabled: clbconv.Ptr(true), IntervalSeconds: clbconv.Ptr(int64(5))}
+		l.Spec.ForProvider.HealthCheck = &v1alpha1.HealthCheck{Enabled: clb.Ptr(true), IntervalSeconds: clb.Ptr(int64(5))}
 	})
 	if err := kube.Create(ctx, cr); err != nil {
 		t.Fatal(err)
@@ -107,12 +107,12 @@ func TestListenerLifecycle(t *testing.T) {
 	}
 
 	// A spec change reaches the cloud.
-	cr.Spec.ForProvider.Scheduler = clbconv.Ptr("LEAST_CONN")
+	cr.Spec.ForProvider.Scheduler = clb.Ptr("LEAST_CONN")
 	if err := kube.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "scheduler LEAST_CONN", func() error {
-		if s := clbconv.Deref(describeListener(t, lbID, id).Scheduler); s != "LEAST_CONN" {
+		if s := clb.Deref(describeListener(t, lbID, id).Scheduler); s != "LEAST_CONN" {
 			return errors.Errorf("scheduler %q", s)
 		}
 		return nil
@@ -120,13 +120,13 @@ func TestListenerLifecycle(t *testing.T) {
 
 	// A change in the cloud is corrected.
 	mod := clbsdk.NewModifyListenerRequest()
-	mod.LoadBalancerId, mod.ListenerId, mod.Scheduler = &lbID, &id, clbconv.Ptr("IP_HASH")
+	mod.LoadBalancerId, mod.ListenerId, mod.Scheduler = &lbID, &id, clb.Ptr("IP_HASH")
 	eventually(t, "change the scheduler behind the provider's back", func() error {
 		_, err := sdk(t).ModifyListener(mod)
 		return err
 	})
 	eventually(t, "drift corrected", func() error {
-		if s := clbconv.Deref(describeListener(t, lbID, id).Scheduler); s != "LEAST_CONN" {
+		if s := clb.Deref(describeListener(t, lbID, id).Scheduler); s != "LEAST_CONN" {
 			return errors.Errorf("scheduler %q", s)
 		}
 		return nil
@@ -246,14 +246,14 @@ func TestListenerBadInput(t *testing.T) {
 		want string
 	}{
 		"PortZero":           {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Port = 0 }, "spec.forProvider.port"},
-		"EndPortBelowPort":   {func(l *v1alpha1.Listener) { l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(6000)) }, "endPort must be greater than port"},
+		"EndPortBelowPort":   {func(l *v1alpha1.Listener) { l.Spec.ForProvider.EndPort = clb.Ptr(int64(6000)) }, "endPort must be greater than port"},
 		"HTTPSNoCertificate": {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTPS"; l.Spec.ForProvider.Scheduler = nil }, "need a certificate"},
 		"PortRangeOnHTTP": {func(l *v1alpha1.Listener) {
 			l.Spec.ForProvider.Protocol = "HTTP"
 			l.Spec.ForProvider.Scheduler = nil
-			l.Spec.ForProvider.EndPort = clbconv.Ptr(int64(7010))
+			l.Spec.ForProvider.EndPort = clb.Ptr(int64(7010))
 		}, "only for TCP and UDP"},
-		"SessionExpireTooLow":  {func(l *v1alpha1.Listener) { l.Spec.ForProvider.SessionExpireTime = clbconv.Ptr(int64(10)) }, "sessionExpireTime is 0 (off) or 30-3600"},
+		"SessionExpireTooLow":  {func(l *v1alpha1.Listener) { l.Spec.ForProvider.SessionExpireTime = clb.Ptr(int64(10)) }, "sessionExpireTime is 0 (off) or 30-3600"},
 		"SchedulerOnHTTP":      {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Protocol = "HTTP" }, "take scheduler, sessionExpireTime and healthCheck on their Rules"},
 		"CertificateOnTCPOnly": {func(l *v1alpha1.Listener) { l.Spec.ForProvider.Certificate = &v1alpha1.Certificate{CertID: "c"} }, "certificate applies to HTTPS"},
 	}
@@ -289,7 +289,7 @@ func TestListenerPortConflict(t *testing.T) {
 	lb := readyLB(t, ns, "lb")
 	lbID := meta.GetExternalName(lb)
 	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId, req.Protocol, req.Ports, req.ListenerNames = &lbID, clbconv.Ptr("TCP"), []*int64{clbconv.Ptr(int64(7400))}, []*string{clbconv.Ptr("someone-else")}
+	req.LoadBalancerId, req.Protocol, req.Ports, req.ListenerNames = &lbID, clb.Ptr("TCP"), []*int64{clb.Ptr(int64(7400))}, []*string{clb.Ptr("someone-else")}
 	eventually(t, "a listener made outside the provider", func() error {
 		_, err := sdk(t).CreateListener(req)
 		return err

@@ -14,7 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 )
 
@@ -22,8 +22,8 @@ func newLB(ns, name string, mods ...func(*v1alpha1.LoadBalancer)) *v1alpha1.Load
 	lb := &v1alpha1.LoadBalancer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.LoadBalancerSpec{ForProvider: v1alpha1.LoadBalancerParameters{
-			Type:   clbconv.Ptr("OPEN"),
-			VipIsp: clbconv.Ptr("BGP"),
+			Type:   clb.Ptr("OPEN"),
+			VipIsp: clb.Ptr("BGP"),
 			Tags:   map[string]string{"team": "games"},
 		}},
 	}
@@ -42,7 +42,7 @@ func cloudName(id string) string {
 func TestLoadBalancerLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	cr := newLB(ns, "web", func(lb *v1alpha1.LoadBalancer) { lb.Spec.ForProvider.Name = clbconv.Ptr("web-1") })
+	cr := newLB(ns, "web", func(lb *v1alpha1.LoadBalancer) { lb.Spec.ForProvider.Name = clb.Ptr("web-1") })
 	if err := kube.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	}
 
 	// A spec change reaches the cloud.
-	cr.Spec.ForProvider.Name = clbconv.Ptr("web-2")
+	cr.Spec.ForProvider.Name = clb.Ptr("web-2")
 	if err := kube.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 
 	// A change in the cloud is corrected.
 	req := clbsdk.NewModifyLoadBalancerAttributesRequest()
-	req.LoadBalancerId, req.LoadBalancerName = &id, clbconv.Ptr("changed-by-hand")
+	req.LoadBalancerId, req.LoadBalancerName = &id, clb.Ptr("changed-by-hand")
 	eventually(t, "change the name behind the provider's back", func() error {
 		_, err := sdk(t).ModifyLoadBalancerAttributes(req)
 		return err
@@ -123,7 +123,7 @@ func TestLoadBalancerObserveOnlyImport(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("made-elsewhere")
+	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr("made-elsewhere")
 	var id string
 	eventually(t, "create a load balancer outside the provider", func() error {
 		resp, err := sdk(t).CreateLoadBalancer(req)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
@@ -121,7 +121,7 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 	before := createdListeners()
 	start := time.Now()
 	p := newPool(ns, "game", 30000, 30059, overLBs("a", "b"), func(p *v1alpha1.PortPool) {
-		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clbconv.Ptr("WRR")}
+		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clb.Ptr("WRR")}
 	})
 	if err := kube.Create(ctx, p); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 		return err
 	})
 	mod := clbsdk.NewModifyListenerRequest()
-	mod.LoadBalancerId, mod.ListenerId, mod.Scheduler = &ids[1], &changed, clbconv.Ptr("LEAST_CONN")
+	mod.LoadBalancerId, mod.ListenerId, mod.Scheduler = &ids[1], &changed, clb.Ptr("LEAST_CONN")
 	eventually(t, "change a pool listener behind the provider's back", func() error {
 		_, err := sdk(t).ModifyListener(mod)
 		return err
@@ -187,7 +187,7 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 		if !ok || l.ID == gone {
 			return errors.Errorf("TCP/30007 on %s: %+v (found %v)", ids[0], l, ok)
 		}
-		if s := clbconv.Deref(describeListener(t, ids[1], changed).Scheduler); s != "WRR" {
+		if s := clb.Deref(describeListener(t, ids[1], changed).Scheduler); s != "WRR" {
 			return errors.Errorf("scheduler of %s is %s", changed, s)
 		}
 		return nil
@@ -338,7 +338,7 @@ func TestPortPoolSegmentsAndProtocols(t *testing.T) {
 	id := meta.GetExternalName(lb)
 
 	seg := newPool(ns, "rooms", 31000, 31029, overLBs("lb"), func(p *v1alpha1.PortPool) {
-		p.Spec.ForProvider.SegmentLength = clbconv.Ptr(int64(10))
+		p.Spec.ForProvider.SegmentLength = clb.Ptr(int64(10))
 		p.Spec.ForProvider.Protocols = []string{"UDP"}
 	})
 	dual := newPool(ns, "dual", 32000, 32009, overLBs("lb"), func(p *v1alpha1.PortPool) {
@@ -375,7 +375,7 @@ func TestPortPoolSegmentsAndProtocols(t *testing.T) {
 
 	// Someone else's listener inside a third pool's range is a conflict.
 	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId, req.Protocol, req.Ports, req.ListenerNames = &id, clbconv.Ptr("TCP"), []*int64{clbconv.Ptr(int64(33002))}, []*string{clbconv.Ptr("someone-else")}
+	req.LoadBalancerId, req.Protocol, req.Ports, req.ListenerNames = &id, clb.Ptr("TCP"), []*int64{clb.Ptr(int64(33002))}, []*string{clb.Ptr("someone-else")}
 	eventually(t, "a listener made outside the provider", func() error {
 		_, err := sdk(t).CreateListener(req)
 		return err
@@ -435,14 +435,14 @@ func TestPortPoolQUICCertificate(t *testing.T) {
 		t.Fatalf("QUIC pool: %d listeners, %d free; want 5 and 5", len(got), p.Status.AtProvider.Free)
 	}
 	req := clbsdk.NewDescribeListenersRequest()
-	req.LoadBalancerId, req.Protocol = &id, clbconv.Ptr("QUIC")
+	req.LoadBalancerId, req.Protocol = &id, clb.Ptr("QUIC")
 	resp, err := sdk(t).DescribeListeners(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range resp.Response.Listeners {
-		if c := l.Certificate; c == nil || clbconv.Deref(c.CertId) != "cert-quic" || clbconv.Deref(c.SSLMode) != "UNIDIRECTIONAL" {
-			t.Errorf("QUIC listener %d carries certificate %+v, want cert-quic UNIDIRECTIONAL", clbconv.Deref(l.Port), c)
+		if c := l.Certificate; c == nil || clb.Deref(c.CertId) != "cert-quic" || clb.Deref(c.SSLMode) != "UNIDIRECTIONAL" {
+			t.Errorf("QUIC listener %d carries certificate %+v, want cert-quic UNIDIRECTIONAL", clb.Deref(l.Port), c)
 		}
 	}
 	// Created with it, not patched on afterwards.
@@ -477,7 +477,7 @@ func TestPortPoolAutoCreate(t *testing.T) {
 	p := newPool(ns, "auto", 34000, 34004, func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.AutoCreate = &v1alpha1.PoolAutoCreate{
 			MaxLoadBalancers: 2,
-			Template:         v1alpha1.LoadBalancerParameters{VipIsp: clbconv.Ptr("BGP"), Tags: map[string]string{"team": "rooms"}},
+			Template:         v1alpha1.LoadBalancerParameters{VipIsp: clb.Ptr("BGP"), Tags: map[string]string{"team": "rooms"}},
 		}
 	})
 	if err := kube.Create(ctx, p); err != nil {
@@ -520,7 +520,7 @@ func TestPortPoolAutoCreate(t *testing.T) {
 
 	// Asking for more free slots than one load balancer has adds one more,
 	// and maxLoadBalancers stops the growth there.
-	p.Spec.ForProvider.AutoCreate.MinFreeSlots = clbconv.Ptr(int64(20))
+	p.Spec.ForProvider.AutoCreate.MinFreeSlots = clb.Ptr(int64(20))
 	if err := kube.Update(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -582,7 +582,7 @@ func TestPortPoolOtherRegion(t *testing.T) {
 	const region = "ap-shanghai"
 	sh := emulatortest.ConsoleClient(t, cloud.Endpoint(), region)
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("other-region")
+	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr("other-region")
 	var id string
 	eventually(t, "a load balancer in "+region, func() error {
 		resp, err := sh.CreateLoadBalancer(req)

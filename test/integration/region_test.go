@@ -9,7 +9,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
@@ -20,7 +20,7 @@ func TestManagedResourcesOtherRegion(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	const region = "ap-shanghai"
-	inRegion := clbconv.Ptr(region)
+	inRegion := clb.Ptr(region)
 
 	lb := newLB(ns, "far", func(lb *v1alpha1.LoadBalancer) { lb.Spec.ForProvider.Region = inRegion })
 	if err := kube.Create(ctx, lb); err != nil {
@@ -59,7 +59,7 @@ func TestManagedResourcesOtherRegion(t *testing.T) {
 
 	// The region cannot change: the resources would lose their cloud
 	// objects and create new ones elsewhere.
-	l.Spec.ForProvider.Region = clbconv.Ptr("ap-beijing")
+	l.Spec.ForProvider.Region = clb.Ptr("ap-beijing")
 	if err := kube.Update(ctx, l); err == nil {
 		t.Error("changing a Listener's region was accepted")
 	}

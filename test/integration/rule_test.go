@@ -16,7 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
@@ -26,9 +26,9 @@ import (
 func fixtureLB(t *testing.T) string {
 	t.Helper()
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("fixture-"+strings.ToLower(t.Name()))
+	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr("fixture-"+strings.ToLower(t.Name()))
 	if len(*req.LoadBalancerName) > 60 {
-		req.LoadBalancerName = clbconv.Ptr((*req.LoadBalancerName)[:60])
+		req.LoadBalancerName = clb.Ptr((*req.LoadBalancerName)[:60])
 	}
 	var id string
 	eventually(t, "create a fixture load balancer", func() error {
@@ -49,7 +49,7 @@ func fixtureLB(t *testing.T) string {
 		del := clbsdk.NewDeleteLoadBalancerRequest()
 		// Forced: a fixture may still hold many targets, which the API
 		// otherwise refuses to delete with (TargetNumCheckRisk).
-		del.LoadBalancerIds, del.ForceDelete = []*string{&id}, clbconv.Ptr(true)
+		del.LoadBalancerIds, del.ForceDelete = []*string{&id}, clb.Ptr(true)
 		err := testenvEventually(func() error {
 			_, err := sdk(t).DeleteLoadBalancer(del)
 			return err
@@ -67,7 +67,7 @@ func fixtureListener(t *testing.T, lbID, protocol string, port int64) string {
 	req := clbsdk.NewCreateListenerRequest()
 	req.LoadBalancerId, req.Protocol, req.Ports = &lbID, &protocol, []*int64{&port}
 	if protocol == "HTTPS" {
-		req.Certificate = &clbsdk.CertificateInput{SSLMode: clbconv.Ptr("UNIDIRECTIONAL"), CertId: clbconv.Ptr("cert-fixture")}
+		req.Certificate = &clbsdk.CertificateInput{SSLMode: clb.Ptr("UNIDIRECTIONAL"), CertId: clb.Ptr("cert-fixture")}
 	}
 	var id string
 	eventually(t, "create a fixture listener", func() error {
@@ -155,7 +155,7 @@ func describeRule(t *testing.T, lbID, listenerID, id string) *clbsdk.RuleOutput 
 		}
 		for _, l := range resp.Response.Listeners {
 			for _, r := range l.Rules {
-				if clbconv.Deref(r.LocationId) == id {
+				if clb.Deref(r.LocationId) == id {
 					out = r
 					return nil
 				}
@@ -170,8 +170,8 @@ func newRule(ns, name, lbID, listenerID string, mods ...func(*v1alpha1.Rule)) *v
 	r := &v1alpha1.Rule{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.RuleSpec{ForProvider: v1alpha1.RuleParameters{
-			LoadBalancerID: clbconv.Ptr(lbID),
-			ListenerID:     clbconv.Ptr(listenerID),
+			LoadBalancerID: clb.Ptr(lbID),
+			ListenerID:     clb.Ptr(listenerID),
 			Domain:         "www.example.com",
 			URL:            "/",
 		}},
@@ -195,7 +195,7 @@ func TestRuleLifecycle(t *testing.T) {
 
 	cr := newRule(ns, "api", lbID, lisID, func(r *v1alpha1.Rule) {
 		r.Spec.ForProvider.URL = "/api"
-		r.Spec.ForProvider.HealthCheck = &v1alpha1.HealthCheck{Enabled: clbconv.Ptr(true), HTTPCheckPath: clbconv.Ptr("/healthz")}
+		r.Spec.ForProvider.HealthCheck = &v1alpha1.HealthCheck{Enabled: clb.Ptr(true), HTTPCheckPath: clb.Ptr("/healthz")}
 	})
 	if err := kube.Create(ctx, cr); err != nil {
 		t.Fatal(err)
@@ -211,22 +211,22 @@ func TestRuleLifecycle(t *testing.T) {
 	}
 	// Late initialization filled what the spec left unset, and kept the rest.
 	p := cr.Spec.ForProvider
-	if clbconv.Deref(p.Scheduler) != "WRR" || clbconv.Deref(p.ForwardType) != "HTTP" || p.SessionExpireTime == nil {
+	if clb.Deref(p.Scheduler) != "WRR" || clb.Deref(p.ForwardType) != "HTTP" || p.SessionExpireTime == nil {
 		t.Errorf("late-init left scheduler/forwardType/sessionExpireTime unset: %+v", p)
 	}
-	if clbconv.Deref(p.HealthCheck.HTTPCheckPath) != "/healthz" {
+	if clb.Deref(p.HealthCheck.HTTPCheckPath) != "/healthz" {
 		t.Errorf("late-init changed the health check path: %+v", p.HealthCheck)
 	}
 
 	// A spec change reaches the cloud.
 	cr.Spec.ForProvider.URL = "/v2"
-	cr.Spec.ForProvider.Scheduler = clbconv.Ptr("LEAST_CONN")
+	cr.Spec.ForProvider.Scheduler = clb.Ptr("LEAST_CONN")
 	if err := kube.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "url /v2 and scheduler LEAST_CONN", func() error {
 		r := describeRule(t, lbID, lisID, id)
-		if u, s := clbconv.Deref(r.Url), clbconv.Deref(r.Scheduler); u != "/v2" || s != "LEAST_CONN" {
+		if u, s := clb.Deref(r.Url), clb.Deref(r.Scheduler); u != "/v2" || s != "LEAST_CONN" {
 			return errors.Errorf("url %q, scheduler %q", u, s)
 		}
 		return nil
@@ -235,14 +235,14 @@ func TestRuleLifecycle(t *testing.T) {
 	// A change in the cloud is corrected.
 	req := clbsdk.NewModifyRuleRequest()
 	req.LoadBalancerId, req.ListenerId, req.LocationId = &lbID, &lisID, &id
-	req.Url, req.SessionExpireTime = clbconv.Ptr("/by-hand"), clbconv.Ptr(int64(600))
+	req.Url, req.SessionExpireTime = clb.Ptr("/by-hand"), clb.Ptr(int64(600))
 	eventually(t, "change the rule behind the provider's back", func() error {
 		_, err := sdk(t).ModifyRule(req)
 		return err
 	})
 	eventually(t, "drift corrected", func() error {
 		r := describeRule(t, lbID, lisID, id)
-		if u, s := clbconv.Deref(r.Url), clbconv.Deref(r.SessionExpireTime); u != "/v2" || s != clbconv.Deref(cr.Spec.ForProvider.SessionExpireTime) {
+		if u, s := clb.Deref(r.Url), clb.Deref(r.SessionExpireTime); u != "/v2" || s != clb.Deref(cr.Spec.ForProvider.SessionExpireTime) {
 			return errors.Errorf("url %q, sessionExpireTime %d", u, s)
 		}
 		return nil

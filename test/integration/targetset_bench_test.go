@@ -20,7 +20,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
@@ -98,7 +98,7 @@ func benchListener(b *testing.B, endpoint string) (string, string) {
 	b.Helper()
 	c := emulatortest.DefaultClient(b, endpoint)
 	lb := clbsdk.NewCreateLoadBalancerRequest()
-	lb.LoadBalancerType, lb.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr("rollover")
+	lb.LoadBalancerType, lb.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr("rollover")
 	resp, err := c.CreateLoadBalancer(lb)
 	if err != nil {
 		b.Fatal(err)
@@ -107,7 +107,7 @@ func benchListener(b *testing.B, endpoint string) (string, string) {
 	var lisID string
 	eventually(b, "create the bench listener", func() error {
 		req := clbsdk.NewCreateListenerRequest()
-		req.LoadBalancerId, req.Protocol, req.Ports = &lbID, clbconv.Ptr("TCP"), []*int64{clbconv.Ptr(int64(80))}
+		req.LoadBalancerId, req.Protocol, req.Ports = &lbID, clb.Ptr("TCP"), []*int64{clb.Ptr(int64(80))}
 		resp, err := c.CreateListener(req)
 		if err != nil {
 			return err
@@ -129,11 +129,11 @@ func writeSlices(b *testing.B, ns, svc string, ips []string) {
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", svc, s), Labels: map[string]string{
 				discoveryv1.LabelServiceName: svc, discoveryv1.LabelManagedBy: "integration-test"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
-			Ports:       []discoveryv1.EndpointPort{{Name: clbconv.Ptr(""), Port: clbconv.Ptr(int32(8080)), Protocol: clbconv.Ptr(corev1.ProtocolTCP)}},
+			Ports:       []discoveryv1.EndpointPort{{Name: clb.Ptr(""), Port: clb.Ptr(int32(8080)), Protocol: clb.Ptr(corev1.ProtocolTCP)}},
 		}
 		for _, ip := range ips[s*rolloverSlice : min(len(ips), (s+1)*rolloverSlice)] {
 			want.Endpoints = append(want.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip},
-				Conditions: discoveryv1.EndpointConditions{Ready: clbconv.Ptr(true)}, NodeName: clbconv.Ptr("n1")})
+				Conditions: discoveryv1.EndpointConditions{Ready: clb.Ptr(true)}, NodeName: clb.Ptr("n1")})
 		}
 		got := &discoveryv1.EndpointSlice{}
 		err := kube.Get(ctx, client.ObjectKeyFromObject(want), got)

@@ -19,7 +19,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
@@ -134,7 +134,7 @@ func (w *workload) slice() *discoveryv1.EndpointSlice {
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: w.svc + "-abcde", Labels: map[string]string{
 			discoveryv1.LabelServiceName: w.svc, discoveryv1.LabelManagedBy: "integration-test"}},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: clbconv.Ptr(w.portName), Port: clbconv.Ptr(w.targetPort), Protocol: clbconv.Ptr(corev1.ProtocolTCP)}},
+		Ports:       []discoveryv1.EndpointPort{{Name: clb.Ptr(w.portName), Port: clb.Ptr(w.targetPort), Protocol: clb.Ptr(corev1.ProtocolTCP)}},
 	}
 	for _, p := range w.pods {
 		ready := false
@@ -143,8 +143,8 @@ func (w *workload) slice() *discoveryv1.EndpointSlice {
 		}
 		sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{
 			Addresses:  []string{p.Status.PodIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: clbconv.Ptr(ready), Serving: clbconv.Ptr(ready), Terminating: clbconv.Ptr(false)},
-			NodeName:   clbconv.Ptr(p.Spec.NodeName),
+			Conditions: discoveryv1.EndpointConditions{Ready: clb.Ptr(ready), Serving: clb.Ptr(ready), Terminating: clb.Ptr(false)},
+			NodeName:   clb.Ptr(p.Spec.NodeName),
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
 		})
 	}
@@ -393,15 +393,15 @@ func TestTargetSetServiceWeights(t *testing.T) {
 	b.addPod(t, "b-1", "10.9.3.11", "n1", 0, true)
 
 	ts := serviceTargetSet(ns, "test7", lbID, lisID, v1alpha1.TargetSource{Services: []v1alpha1.ServiceBackend{
-		{Name: "svc-a", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clbconv.Ptr(int64(80))},
-		{Name: "svc-b", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clbconv.Ptr(int64(20))},
+		{Name: "svc-a", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clb.Ptr(int64(80))},
+		{Name: "svc-b", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clb.Ptr(int64(20))},
 	}})
 	createTS(t, ts)
 	waitReady(t, ts)
 	waitCloudTargets(t, lbID, lisID, map[string]int{"10.9.3.1:8080": 80, "10.9.3.2:8080": 80, "10.9.3.11:8080": 20})
 
 	reg, dereg, weight := callsOf("BatchRegisterTargets"), callsOf("BatchDeregisterTargets"), callsOf("BatchModifyTargetWeight")
-	updateTS(t, ts, func() { ts.Spec.ForProvider.Source.Services[1].Weight = clbconv.Ptr(int64(50)) })
+	updateTS(t, ts, func() { ts.Spec.ForProvider.Source.Services[1].Weight = clb.Ptr(int64(50)) })
 	waitCloudTargets(t, lbID, lisID, map[string]int{"10.9.3.1:8080": 80, "10.9.3.2:8080": 80, "10.9.3.11:8080": 50})
 	waitReady(t, ts)
 	if n := callsOf("BatchModifyTargetWeight") - weight; n < 1 {
@@ -430,7 +430,7 @@ func TestTargetSetServiceSubsets(t *testing.T) {
 	w.addPod(t, "other", "10.9.4.21", "n1", 0, true)
 
 	ts := serviceTargetSet(ns, "test8", lbID, lisID, v1alpha1.TargetSource{Services: []v1alpha1.ServiceBackend{{
-		Name: "test-svc", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clbconv.Ptr(int64(5)),
+		Name: "test-svc", Port: intstr.FromInt32(80), Backend: v1alpha1.BackendPodIP, Weight: clb.Ptr(int64(5)),
 		Subsets: []v1alpha1.WeightedSubset{
 			{LabelSelector: map[string]string{"version": "v1"}, Weight: 10},
 			{LabelSelector: map[string]string{"version": "v2"}, Weight: 20},
@@ -466,7 +466,7 @@ func TestTargetSetNamedPods(t *testing.T) {
 
 	ts := serviceTargetSet(ns, "test5", lbID, lisID, v1alpha1.TargetSource{Pods: []v1alpha1.PodBackend{
 		{Name: "gameserver-0", Port: 7777},
-		{Name: "gameserver-1", Port: 7777, Backend: v1alpha1.BackendHostPort, Weight: clbconv.Ptr(int64(30))},
+		{Name: "gameserver-1", Port: 7777, Backend: v1alpha1.BackendHostPort, Weight: clb.Ptr(int64(30))},
 	}})
 	createTS(t, ts)
 	waitReady(t, ts)

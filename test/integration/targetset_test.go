@@ -16,14 +16,14 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
 func eniTarget(ip string, port int64, weight ...int64) v1alpha1.Target {
 	t := v1alpha1.Target{IP: ip, Port: port}
 	if len(weight) > 0 {
-		t.Weight = clbconv.Ptr(weight[0])
+		t.Weight = clb.Ptr(weight[0])
 	}
 	return t
 }
@@ -32,8 +32,8 @@ func newTargetSet(ns, name, lbID, listenerID string, targets []v1alpha1.Target, 
 	ts := &v1alpha1.TargetSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.TargetSetSpec{ForProvider: v1alpha1.TargetSetParameters{
-			LoadBalancerID: clbconv.Ptr(lbID),
-			ListenerID:     clbconv.Ptr(listenerID),
+			LoadBalancerID: clb.Ptr(lbID),
+			ListenerID:     clb.Ptr(listenerID),
 			Targets:        targets,
 		}},
 	}
@@ -101,8 +101,8 @@ func sdkRegister(t *testing.T, lbID, listenerID string, weight int64, ips ...str
 	req := clbsdk.NewBatchRegisterTargetsRequest()
 	req.LoadBalancerId = &lbID
 	for _, ip := range ips {
-		req.Targets = append(req.Targets, &clbsdk.BatchTarget{ListenerId: &listenerID, EniIp: clbconv.Ptr(ip),
-			Port: clbconv.Ptr(int64(9000)), Weight: clbconv.Ptr(weight)})
+		req.Targets = append(req.Targets, &clbsdk.BatchTarget{ListenerId: &listenerID, EniIp: clb.Ptr(ip),
+			Port: clb.Ptr(int64(9000)), Weight: clb.Ptr(weight)})
 	}
 	eventually(t, "register targets behind the provider's back", func() error {
 		resp, err := sdk(t).BatchRegisterTargets(req)
@@ -110,7 +110,7 @@ func sdkRegister(t *testing.T, lbID, listenerID string, weight int64, ips ...str
 			return err
 		}
 		if len(resp.Response.FailListenerIdSet) > 0 {
-			return errors.Errorf("refused: %s", clbconv.Deref(resp.Response.Message))
+			return errors.Errorf("refused: %s", clb.Deref(resp.Response.Message))
 		}
 		return nil
 	})
@@ -153,8 +153,8 @@ func TestTargetSetLifecycle(t *testing.T) {
 	sdkRegister(t, lbID, lisID, 10, "10.0.0.99")
 	w := clbsdk.NewBatchModifyTargetWeightRequest()
 	w.LoadBalancerId = &lbID
-	w.ModifyList = []*clbsdk.RsWeightRule{{ListenerId: &lisID, Weight: clbconv.Ptr(int64(77)),
-		Targets: []*clbsdk.Target{{EniIp: clbconv.Ptr("10.0.0.1"), Port: clbconv.Ptr(int64(9000))}}}}
+	w.ModifyList = []*clbsdk.RsWeightRule{{ListenerId: &lisID, Weight: clb.Ptr(int64(77)),
+		Targets: []*clbsdk.Target{{EniIp: clb.Ptr("10.0.0.1"), Port: clb.Ptr(int64(9000))}}}}
 	eventually(t, "re-weight a target behind the provider's back", func() error {
 		_, err := sdk(t).BatchModifyTargetWeight(w)
 		return err
@@ -188,7 +188,7 @@ func TestTargetSetChangesOnlyWhatChanged(t *testing.T) {
 	waitTargets(t, lbID, lisID, "", map[string]int{"10.0.0.1:9000": 10, "10.0.0.2:9000": 10, "10.0.0.3:9000": 10})
 
 	reg, dereg, weight := callsOf("BatchRegisterTargets"), callsOf("BatchDeregisterTargets"), callsOf("BatchModifyTargetWeight")
-	cr.Spec.ForProvider.Targets[1].Weight = clbconv.Ptr(int64(70))
+	cr.Spec.ForProvider.Targets[1].Weight = clb.Ptr(int64(70))
 	if err := kube.Update(ctx, cr); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
@@ -78,7 +78,7 @@ func benchBind(b *testing.B, policy string) {
 			name := fmt.Sprintf("lb-%02d", i)
 			lbNames = append(lbNames, name)
 			cr := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-			cr.Spec.ForProvider.Type = clbconv.Ptr("OPEN")
+			cr.Spec.ForProvider.Type = clb.Ptr("OPEN")
 			cr.Spec.ProviderConfigReference = ref
 			if err := kube.Create(context.Background(), cr); err != nil {
 				b.Fatal(err)

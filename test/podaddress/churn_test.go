@@ -24,7 +24,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
@@ -70,7 +69,7 @@ func lbsOn(t *testing.T, ns string, n int, ref *xpv2.ProviderConfigReference) []
 	var crs []*clbv1alpha1.LoadBalancer
 	for i := range n {
 		cr := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lb-%d", i)}}
-		cr.Spec.ForProvider.Type = clbconv.Ptr("OPEN")
+		cr.Spec.ForProvider.Type = clb.Ptr("OPEN")
 		cr.Spec.ProviderConfigReference = ref
 		if err := kube.Create(context.Background(), cr); err != nil {
 			t.Fatal(err)

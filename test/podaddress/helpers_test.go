@@ -18,7 +18,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
@@ -46,7 +46,7 @@ func lb(t testing.TB, ns, name, isp string) *clbv1alpha1.LoadBalancer {
 	t.Helper()
 	cr := &clbv1alpha1.LoadBalancer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       clbv1alpha1.LoadBalancerSpec{ForProvider: clbv1alpha1.LoadBalancerParameters{Type: clbconv.Ptr("OPEN"), VipIsp: clbconv.Ptr(isp)}},
+		Spec:       clbv1alpha1.LoadBalancerSpec{ForProvider: clbv1alpha1.LoadBalancerParameters{Type: clb.Ptr("OPEN"), VipIsp: clb.Ptr(isp)}},
 	}
 	if err := kube.Create(context.Background(), cr); err != nil {
 		t.Fatal(err)

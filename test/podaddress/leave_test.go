@@ -17,7 +17,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
@@ -267,7 +267,7 @@ func TestLoadBalancerDeletedInCloud(t *testing.T) {
 
 	sdk := emulatortest.ConsoleClient(t, cloud.Endpoint(), emulator.DefaultRegion)
 	req := clbsdk.NewDeleteLoadBalancerRequest()
-	req.LoadBalancerIds = []*string{clbconv.Ptr(a)}
+	req.LoadBalancerIds = []*string{clb.Ptr(a)}
 	eventually(t, "delete "+a+" in the cloud", func() error {
 		_, err := sdk.DeleteLoadBalancer(req)
 		return err

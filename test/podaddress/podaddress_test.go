@@ -16,7 +16,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
@@ -109,7 +109,7 @@ func TestOrdinal(t *testing.T) {
 	ns := namespace(t)
 	lb(t, ns, "lb", "BGP")
 	pool(t, ns, "seg", []string{"lb"}, 32000, 32049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.SegmentLength = clbconv.Ptr(int64(5))
+		pp.Spec.ForProvider.SegmentLength = clb.Ptr(int64(5))
 	})
 	for _, i := range []int{3, 0, 7} {
 		pod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.2.0.%d", i+1), map[string]string{
@@ -360,7 +360,7 @@ func TestAutoCreateGrows(t *testing.T) {
 	pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort = 43000, 43001
 	pp.Spec.ForProvider.AutoCreate = &clbv1alpha1.PoolAutoCreate{
 		MaxLoadBalancers: 2,
-		Template:         clbv1alpha1.LoadBalancerParameters{Type: clbconv.Ptr("OPEN"), VipIsp: clbconv.Ptr("BGP")},
+		Template:         clbv1alpha1.LoadBalancerParameters{Type: clb.Ptr("OPEN"), VipIsp: clb.Ptr("BGP")},
 	}
 	if err := kube.Create(context.Background(), pp); err != nil {
 		t.Fatal(err)

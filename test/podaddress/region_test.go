@@ -15,7 +15,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 )
@@ -27,7 +27,7 @@ func lbIn(t *testing.T, region, name string) string {
 	t.Helper()
 	sdk := emulatortest.ConsoleClient(t, cloud.Endpoint(), region)
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clbconv.Ptr("OPEN"), clbconv.Ptr(name)
+	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr(name)
 	var id string
 	eventually(t, "a load balancer in "+region, func() error {
 		resp, err := sdk.CreateLoadBalancer(req)

@@ -21,7 +21,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
@@ -252,7 +252,7 @@ func TestRemotePodOrdinal(t *testing.T) {
 	ns := namespace(t)
 	lb(t, ns, "lb", "BGP")
 	pool(t, ns, "seg", []string{"lb"}, 48000, 48049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.SegmentLength = clbconv.Ptr(int64(5))
+		pp.Spec.ForProvider.SegmentLength = clb.Ptr(int64(5))
 	})
 	sts := func(rp *v1alpha1.RemotePod) { rp.Spec.Owner = &v1alpha1.RemoteOwner{Kind: "StatefulSet", Name: "room"} }
 	for _, i := range []int{3, 0} {

@@ -18,7 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
@@ -92,7 +92,7 @@ func TestKillAfterCreateLoadBalancer(t *testing.T) {
 	}{
 		{"LoadBalancer", func(t *testing.T, ns string, ref *xpv2.ProviderConfigReference, i int) (client.Object, func() error, string) {
 			cr := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("lb-%03d", i)}}
-			cr.Spec.ForProvider.Type = clbconv.Ptr("OPEN")
+			cr.Spec.ForProvider.Type = clb.Ptr("OPEN")
 			cr.Spec.ProviderConfigReference = ref
 			if err := kube.Create(context.Background(), cr); err != nil {
 				t.Fatal(err)
@@ -107,7 +107,7 @@ func TestKillAfterCreateLoadBalancer(t *testing.T) {
 					// Room for a second load balancer, so that a duplicate
 					// would be kept and counted, not refused.
 					AutoCreate: &clbv1alpha1.PoolAutoCreate{MaxLoadBalancers: 3,
-						Template: clbv1alpha1.LoadBalancerParameters{VipIsp: clbconv.Ptr("BGP")}},
+						Template: clbv1alpha1.LoadBalancerParameters{VipIsp: clb.Ptr("BGP")}},
 				}},
 			}
 			pp.Spec.ProviderConfigReference = ref

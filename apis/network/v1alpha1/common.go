@@ -18,6 +18,15 @@ const (
 	ProtocolQUIC   = "QUIC"
 )
 
+// ListenerProtocols are the protocols of the listeners a port asking for
+// protocol binds to: TCP and UDP for TCP_UDP, else protocol itself.
+func ListenerProtocols(protocol string) []string {
+	if protocol == ProtocolTCPUDP {
+		return []string{ProtocolTCP, ProtocolUDP}
+	}
+	return []string{protocol}
+}
+
 // Allocation strategies.
 const (
 	// StrategyDynamic takes the first free port of the pool.

@@ -31,3 +31,20 @@ func FuzzParsePoolKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePolicySource: a source names a policy exactly when it is the
+// PolicySource of a non-empty name, and then that name.
+func FuzzParsePolicySource(f *testing.F) {
+	for _, s := range []string{"policy/web", "policy/", "policy", "", "annotation"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ok := ParsePolicySource(s)
+		if ok != (p != "" && PolicySource(p) == s) {
+			t.Fatalf("ParsePolicySource(%q) = %q, %v", s, p, ok)
+		}
+		if got, ok := ParsePolicySource(PolicySource(s)); ok != (s != "") || (ok && got != s) {
+			t.Fatalf("ParsePolicySource(PolicySource(%q)) = %q, %v", s, got, ok)
+		}
+	})
+}

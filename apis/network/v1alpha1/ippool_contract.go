@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -44,10 +45,14 @@ const (
 func ContainerKey(host, containerID string) string { return host + "/" + containerID }
 
 // ClaimKey is a NetIPClaim's NetIPStatus.IPClaimKey.
-func ClaimKey(namespace, name string) string { return namespace + "/" + name }
+func ClaimKey(namespace, name string) string { return objectKey(namespace, name) }
+
+// ParseClaimKey returns the namespace and name of a ClaimKey; a key that
+// is not one names no claim.
+func ParseClaimKey(key string) (types.NamespacedName, bool) { return parseObjectKey(key) }
 
 // PodKey is a Pod's NetIPStatus.PodPrimaryKey.
-func PodKey(namespace, name string) string { return namespace + "/" + name }
+func PodKey(namespace, name string) string { return objectKey(namespace, name) }
 
 // FixedKey is what a fixed IP is kept for: its claim, else its Pod. The
 // prefixes keep a claim and a Pod of the same name apart.

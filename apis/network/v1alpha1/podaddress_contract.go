@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"strings"
 )
 
 // AnnotationCreatedBindings is the record a PodAddress is created with
@@ -62,4 +63,20 @@ func (pa *PodAddress) AdoptCreatedBindings() {
 	if statusUnwritten(pa.Status) {
 		pa.Status.Bindings = pa.RecordedBindings()
 	}
+}
+
+// policySourcePrefix starts the PodAddressSpec.Source of a policy's
+// PodAddresses.
+const policySourcePrefix = "policy/"
+
+// PolicySource is the PodAddressSpec.Source of the PodAddresses a policy
+// of this name asked for.
+func PolicySource(policy string) string { return policySourcePrefix + policy }
+
+// ParsePolicySource returns the policy a PolicySource names; ok is false
+// for any other source (a Pod's annotation, a composition) and for one
+// naming no policy.
+func ParsePolicySource(source string) (policy string, ok bool) {
+	policy, ok = strings.CutPrefix(source, policySourcePrefix)
+	return policy, ok && policy != ""
 }

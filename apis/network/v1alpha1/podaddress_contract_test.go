@@ -47,3 +47,14 @@ func TestRecordedBindings(t *testing.T) {
 		t.Errorf("an unreadable record gave %+v", got)
 	}
 }
+
+func TestPolicySource(t *testing.T) {
+	if p, ok := ParsePolicySource(PolicySource("web")); !ok || p != "web" {
+		t.Fatalf("ParsePolicySource round trip: %q %v", p, ok)
+	}
+	for _, other := range []string{"", "policy/", "annotation", "Policy/web", "web"} {
+		if p, ok := ParsePolicySource(other); ok {
+			t.Errorf("ParsePolicySource(%q) = %q, want none", other, p)
+		}
+	}
+}

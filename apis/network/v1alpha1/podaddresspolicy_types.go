@@ -72,10 +72,6 @@ const (
 	ReasonBindFailed xpv2.ConditionReason = "BindFailed"
 )
 
-// PolicySource is the PodAddressSpec.Source of the PodAddresses a policy
-// of this name asked for.
-func PolicySource(policy string) string { return "policy/" + policy }
-
 // +kubebuilder:object:root=true
 
 // A PodAddressPolicy gives every Pod its selector matches a public address

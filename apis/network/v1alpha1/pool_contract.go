@@ -9,11 +9,17 @@ import (
 )
 
 // PoolKey names a PortPool as bindings record it: "namespace/name".
-func PoolKey(namespace, name string) string { return namespace + "/" + name }
+func PoolKey(namespace, name string) string { return objectKey(namespace, name) }
 
-// ParsePoolKey returns the namespace and name of a PoolKey. Neither may be
-// empty or hold "/", as no Kubernetes namespace or name does.
-func ParsePoolKey(key string) (types.NamespacedName, bool) {
+// ParsePoolKey returns the namespace and name of a PoolKey.
+func ParsePoolKey(key string) (types.NamespacedName, bool) { return parseObjectKey(key) }
+
+// objectKey is the "namespace/name" spelling the keys of objects share.
+func objectKey(namespace, name string) string { return namespace + "/" + name }
+
+// parseObjectKey splits an objectKey. Neither part may be empty or hold
+// "/", as no Kubernetes namespace or name does.
+func parseObjectKey(key string) (types.NamespacedName, bool) {
 	ns, name, ok := strings.Cut(key, "/")
 	return types.NamespacedName{Namespace: ns, Name: name}, ok && ns != "" && name != "" && !strings.Contains(name, "/")
 }

@@ -35,3 +35,29 @@ func TestPoolsOfSpecAndStatus(t *testing.T) {
 		t.Errorf("PoolsOf = %v, want %v", got, want)
 	}
 }
+
+func TestClaimKey(t *testing.T) {
+	nn, ok := ParseClaimKey(ClaimKey("games", "claim-a"))
+	if !ok || nn.Namespace != "games" || nn.Name != "claim-a" {
+		t.Fatalf("ParseClaimKey round trip: %v %v", nn, ok)
+	}
+	for _, bad := range []string{"", "x", "/x", "x/", "a/b/c"} {
+		if _, ok := ParseClaimKey(bad); ok {
+			t.Errorf("ParseClaimKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestListenerProtocols(t *testing.T) {
+	for in, want := range map[string][]string{
+		ProtocolTCPUDP: {ProtocolTCP, ProtocolUDP},
+		ProtocolTCP:    {ProtocolTCP},
+		ProtocolUDP:    {ProtocolUDP},
+		ProtocolTCPSSL: {ProtocolTCPSSL},
+		ProtocolQUIC:   {ProtocolQUIC},
+	} {
+		if got := ListenerProtocols(in); !slices.Equal(got, want) {
+			t.Errorf("ListenerProtocols(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

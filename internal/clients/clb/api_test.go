@@ -24,7 +24,7 @@ func TestWriteMethods(t *testing.T) {
 	}
 
 	mod := clbsdk.NewModifyLoadBalancerAttributesRequest()
-	mod.LoadBalancerId, mod.LoadBalancerName = &lb, ptr("api-renamed")
+	mod.LoadBalancerId, mod.LoadBalancerName = &lb, Ptr("api-renamed")
 	_, err := c.ModifyLoadBalancerAttributes(ctx, mod)
 	must(t, err)
 	if inv().Name != "api-renamed" {
@@ -33,17 +33,17 @@ func TestWriteMethods(t *testing.T) {
 
 	l4 := createListeners(t, c, lb, "TCP", 80, 81, 82)
 	ml := clbsdk.NewModifyListenerRequest()
-	ml.LoadBalancerId, ml.ListenerId, ml.ListenerName = &lb, &l4[0], ptr("renamed")
+	ml.LoadBalancerId, ml.ListenerId, ml.ListenerName = &lb, &l4[0], Ptr("renamed")
 	_, err = c.ModifyListener(ctx, ml)
 	must(t, err)
 	got, err := c.DescribeListener(ctx, lb, l4[0])
 	must(t, err)
-	if str(got.ListenerName) != "renamed" {
-		t.Fatalf("listener name = %q", str(got.ListenerName))
+	if Deref(got.ListenerName) != "renamed" {
+		t.Fatalf("listener name = %q", Deref(got.ListenerName))
 	}
 	tcp, err := c.DescribeListeners(ctx, lb, "TCP", 81)
 	must(t, err)
-	if len(tcp) != 1 || str(tcp[0].ListenerId) != l4[1] {
+	if len(tcp) != 1 || Deref(tcp[0].ListenerId) != l4[1] {
 		t.Fatalf("DescribeListeners(TCP, 81) = %d listeners", len(tcp))
 	}
 
@@ -55,7 +55,7 @@ func TestWriteMethods(t *testing.T) {
 	_, err = c.RegisterTargets(ctx, lb, targets)
 	must(t, err)
 	for i := range targets {
-		targets[i].Weight = ptr(int64(42))
+		targets[i].Weight = Ptr(int64(42))
 	}
 	_, err = c.ModifyTargetWeight(ctx, lb, targets)
 	must(t, err)
@@ -66,7 +66,7 @@ func TestWriteMethods(t *testing.T) {
 	}
 	b, err := c.DescribeTargets(ctx, lb, l4[1])
 	must(t, err)
-	if len(b.Targets) != 1 || str(b.Targets[0].InstanceId) != "ins-abcdefgh" {
+	if len(b.Targets) != 1 || Deref(b.Targets[0].InstanceId) != "ins-abcdefgh" {
 		t.Fatalf("targets of %s: %+v", l4[1], b.Targets)
 	}
 	if _, err := c.ModifyTargetWeight(ctx, lb, []Target{{ListenerID: l4[0], EniIP: "10.0.0.1", Port: 80}}); !IsInvalid(err) {
@@ -77,14 +77,14 @@ func TestWriteMethods(t *testing.T) {
 	http := createListeners(t, c, lb, "HTTP", 8080)[0]
 	cr := clbsdk.NewCreateRuleRequest()
 	cr.LoadBalancerId, cr.ListenerId = &lb, &http
-	cr.Rules = []*clbsdk.RuleInput{{Domain: ptr("example.com"), Url: ptr("/a")}}
+	cr.Rules = []*clbsdk.RuleInput{{Domain: Ptr("example.com"), Url: Ptr("/a")}}
 	locs, _, err := c.CreateRule(ctx, cr)
 	must(t, err)
 	if len(locs) != 1 {
 		t.Fatalf("location ids %v", locs)
 	}
 	mr := clbsdk.NewModifyRuleRequest()
-	mr.LoadBalancerId, mr.ListenerId, mr.LocationId, mr.Url = &lb, &http, &locs[0], ptr("/b")
+	mr.LoadBalancerId, mr.ListenerId, mr.LocationId, mr.Url = &lb, &http, &locs[0], Ptr("/b")
 	_, err = c.ModifyRule(ctx, mr)
 	must(t, err)
 	_, err = c.RegisterTargets(ctx, lb, []Target{{ListenerID: http, LocationID: locs[0], EniIP: "10.0.0.9", Port: 8080}})

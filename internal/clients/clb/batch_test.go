@@ -305,21 +305,21 @@ func TestDescribesCoalesce(t *testing.T) {
 				if !IsNotFound(err) {
 					t.Errorf("%s: %v", id, err)
 				}
-			case err != nil || str(lb.LoadBalancerId) != id:
+			case err != nil || Deref(lb.LoadBalancerId) != id:
 				t.Errorf("%s: got %v, %v", id, lb, err)
 			}
 		})
 		wg.Go(func() {
 			id := ls[i%3]
 			l, err := c.DescribeListener(ctx, lbs[0], id)
-			if err != nil || str(l.ListenerId) != id {
+			if err != nil || Deref(l.ListenerId) != id {
 				t.Errorf("listener %s: %v", id, err)
 			}
 		})
 		wg.Go(func() {
 			id := ls[i%3]
 			b, err := c.DescribeTargets(ctx, lbs[0], id)
-			if err != nil || str(b.ListenerId) != id {
+			if err != nil || Deref(b.ListenerId) != id {
 				t.Errorf("targets of %s: %v", id, err)
 				return
 			}
@@ -384,7 +384,7 @@ func TestDescribeIsolatesAnInvalidCall(t *testing.T) {
 				if !IsNotFound(err) {
 					t.Errorf("%s: %v", id, err)
 				}
-			case err != nil || str(lb.LoadBalancerId) != id:
+			case err != nil || Deref(lb.LoadBalancerId) != id:
 				t.Errorf("%s: %v", id, err)
 			}
 		})
@@ -402,13 +402,13 @@ func TestTargetValidation(t *testing.T) {
 		{ListenerID: "lbl-1", EniIP: "10.0.0.1", InstanceID: "ins-1", Port: 80},
 		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 0},
 		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 65536},
-		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: ptr(int64(101))},
+		{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: Ptr(int64(101))},
 	} {
 		if bad.problem() == "" {
 			t.Errorf("%+v passed validation", bad)
 		}
 	}
-	if p := (Target{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: ptr(int64(0))}).problem(); p != "" {
+	if p := (Target{ListenerID: "lbl-1", EniIP: "10.0.0.1", Port: 80, Weight: Ptr(int64(0))}).problem(); p != "" {
 		t.Errorf("weight 0 is valid: %s", p)
 	}
 	c := &Client{}
@@ -547,7 +547,7 @@ func TestDescribeRetriesTransientErrors(t *testing.T) {
 		{Action: "DescribeLoadBalancers", Drop: true, Count: 1},
 	}}))
 	got, err := c.DescribeLoadBalancer(ctx, lb)
-	if err != nil || str(got.LoadBalancerId) != lb {
+	if err != nil || Deref(got.LoadBalancerId) != lb {
 		t.Fatalf("DescribeLoadBalancer: %v", err)
 	}
 	if calls := e.Calls()["DescribeLoadBalancers"]; calls["OK"] != 1 || e.CallCount("DescribeLoadBalancers") != 3 {

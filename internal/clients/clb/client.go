@@ -207,13 +207,6 @@ func errEmptyAnswer(op string) error {
 	return localErr(op, Transient, "the API answered without a Response")
 }
 
-func str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 func strs(ps []*string) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
@@ -231,5 +224,3 @@ func ptrs(ss []string) []*string {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,7 @@ func (c *Client) describeHealthIDs(ctx context.Context, lbID string, ids []strin
 		return nil, err
 	}
 	for _, lb := range resp.Response.LoadBalancers {
-		if lb != nil && str(lb.LoadBalancerId) == lbID {
+		if lb != nil && Deref(lb.LoadBalancerId) == lbID {
 			return lb.Listeners, nil
 		}
 	}

@@ -15,7 +15,7 @@ func TestDescribeListenerHealthCoalesces(t *testing.T) {
 	ctx := testCtx(t)
 	lb := createLB(t, c, "health")
 	ls := createListeners(t, c, lb, "TCP", 81, 82, 83)
-	_, err := c.RegisterTargets(ctx, lb, []Target{{ListenerID: ls[1], EniIP: "10.0.0.5", Port: 80, Weight: ptr(int64(10))}})
+	_, err := c.RegisterTargets(ctx, lb, []Target{{ListenerID: ls[1], EniIP: "10.0.0.5", Port: 80, Weight: Ptr(int64(10))}})
 	must(t, err)
 	e.SetTargetHealth("10.0.0.5", 80, false)
 	before := e.CallCount("DescribeTargetHealth")
@@ -25,7 +25,7 @@ func TestDescribeListenerHealthCoalesces(t *testing.T) {
 		wg.Go(func() {
 			id := ls[i%3]
 			h, err := c.DescribeListenerHealth(ctx, lb, id)
-			if err != nil || str(h.ListenerId) != id {
+			if err != nil || Deref(h.ListenerId) != id {
 				t.Errorf("health of %s: %v", id, err)
 				return
 			}

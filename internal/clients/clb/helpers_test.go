@@ -79,7 +79,7 @@ func waitTask(t *testing.T, c *Client, task string) TaskState {
 func createLB(t *testing.T, c *Client, name string) string {
 	t.Helper()
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType = ptr("OPEN")
+	req.LoadBalancerType = Ptr("OPEN")
 	req.LoadBalancerName = &name
 	ids, task, err := c.CreateLoadBalancer(testCtx(t), req)
 	must(t, err)
@@ -108,7 +108,7 @@ func listenerRequest(lbID, protocol string, ports ...int64) *clbsdk.CreateListen
 	req.LoadBalancerId = &lbID
 	req.Protocol = &protocol
 	for _, p := range ports {
-		req.Ports = append(req.Ports, ptr(p))
+		req.Ports = append(req.Ports, Ptr(p))
 	}
 	return req
 }

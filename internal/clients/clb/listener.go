@@ -22,7 +22,7 @@ func (c *Client) CreateListener(ctx context.Context, req *clbsdk.CreateListenerR
 		return nil, "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxCreateListenerPorts)+
 			" ports can be created per call, got "+strconv.Itoa(len(req.Ports)))
 	}
-	resp, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.CreateListenerWithContext)
+	resp, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.CreateListenerWithContext)
 	if err != nil {
 		return nil, "", err
 	}
@@ -84,7 +84,7 @@ func (c *Client) ModifyListener(ctx context.Context, req *clbsdk.ModifyListenerR
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyListenerWithContext)
+	_, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.ModifyListenerWithContext)
 	return task, err
 }
 

@@ -26,7 +26,7 @@ func (c *Client) CreateLoadBalancer(ctx context.Context, req *clbsdk.CreateLoadB
 	}
 	ids = strs(resp.Response.LoadBalancerIds)
 	if len(ids) == 0 {
-		ids = c.taskLoadBalancers(ctx, task, str(resp.Response.DealName))
+		ids = c.taskLoadBalancers(ctx, task, Deref(resp.Response.DealName))
 	}
 	// The new load balancers refuse writes until creation ends.
 	c.s.tasks.remember(task, c.s.clock(), ids...)
@@ -66,8 +66,8 @@ func (c *Client) FindLoadBalancersByTag(ctx context.Context, key, value string) 
 	var out []*clbsdk.LoadBalancer
 	for offset := int64(0); ; offset += MaxDescribeLBPage {
 		req := clbsdk.NewDescribeLoadBalancersRequest()
-		req.Filters = []*clbsdk.Filter{{Name: ptr("tag:" + key), Values: []*string{&value}}}
-		req.Offset, req.Limit = ptr(offset), ptr(int64(MaxDescribeLBPage))
+		req.Filters = []*clbsdk.Filter{{Name: Ptr("tag:" + key), Values: []*string{&value}}}
+		req.Offset, req.Limit = Ptr(offset), Ptr(int64(MaxDescribeLBPage))
 		resp, _, err := call(ctx, c, op, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
 		if err != nil {
 			return nil, err
@@ -97,14 +97,14 @@ func (c *Client) FindLoadBalancersByName(ctx context.Context, name string) ([]*c
 	for offset := int64(0); ; offset += MaxDescribeLBPage {
 		req := clbsdk.NewDescribeLoadBalancersRequest()
 		req.LoadBalancerName = &name
-		req.Offset, req.Limit = ptr(offset), ptr(int64(MaxDescribeLBPage))
+		req.Offset, req.Limit = Ptr(offset), Ptr(int64(MaxDescribeLBPage))
 		resp, _, err := call(ctx, c, op, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
 		if err != nil {
 			return nil, err
 		}
 		page := resp.Response.LoadBalancerSet
 		for _, lb := range page {
-			if lb != nil && str(lb.LoadBalancerName) == name {
+			if lb != nil && Deref(lb.LoadBalancerName) == name {
 				out = append(out, lb)
 			}
 		}
@@ -140,7 +140,7 @@ func missingLB(_, id string) string { return "load balancer " + id + " does not 
 func (c *Client) describeLBIDs(ctx context.Context, _ string, ids []string) ([]*clbsdk.LoadBalancer, error) {
 	req := clbsdk.NewDescribeLoadBalancersRequest()
 	req.LoadBalancerIds = ptrs(ids)
-	req.Limit = ptr(int64(len(ids)))
+	req.Limit = Ptr(int64(len(ids)))
 	resp, _, err := call(ctx, c, opDescribeLB, actionDescribeLBs, req, c.sdk.DescribeLoadBalancersWithContext)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (c *Client) DeleteLoadBalancer(ctx context.Context, id string) (string, err
 	const op, action = "delete load balancer", "DeleteLoadBalancer"
 	req := clbsdk.NewDeleteLoadBalancerRequest()
 	req.LoadBalancerIds = []*string{&id}
-	req.ForceDelete = ptr(true)
+	req.ForceDelete = Ptr(true)
 	_, task, err := writeCall(ctx, c, op, action, id, req, c.sdk.DeleteLoadBalancerWithContext)
 	return task, err
 }
@@ -171,11 +171,15 @@ func (c *Client) ModifyLoadBalancerAttributes(ctx context.Context, req *clbsdk.M
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyLoadBalancerAttributesWithContext)
+	_, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.ModifyLoadBalancerAttributesWithContext)
 	return task, err
 }
 
 // DescribeQuota returns the CLB quotas of the region.
+// ListenerQuotaID is the DescribeQuota entry of listeners per load
+// balancer.
+const ListenerQuotaID = "TOTAL_LISTENER_QUOTA"
+
 func (c *Client) DescribeQuota(ctx context.Context) ([]*clbsdk.Quota, error) {
 	const op = "describe quota"
 	resp, _, err := call(ctx, c, op, "DescribeQuota", clbsdk.NewDescribeQuotaRequest(), c.sdk.DescribeQuotaWithContext)

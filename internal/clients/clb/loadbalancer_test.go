@@ -47,7 +47,7 @@ func TestCreateLoadBalancerReadsDelayedIDsFromTask(t *testing.T) {
 	e, c := start(t, emulator.DefaultConfig(), Options{Transport: hideCreatedIDs{next: tr}})
 	t.Cleanup(tr.CloseIdleConnections) // before the emulator closes
 	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType = ptr("OPEN")
+	req.LoadBalancerType = Ptr("OPEN")
 	ids, task, err := c.CreateLoadBalancer(testCtx(t), req)
 	must(t, err)
 	inv := e.Inventory()
@@ -67,7 +67,7 @@ func TestFindLoadBalancersByNameIsExact(t *testing.T) {
 	ids := map[string]string{}
 	for _, name := range []string{"imp", "imp-2"} {
 		req := clbsdk.NewCreateLoadBalancerRequest()
-		req.LoadBalancerType, req.LoadBalancerName = ptr("OPEN"), ptr(name)
+		req.LoadBalancerType, req.LoadBalancerName = Ptr("OPEN"), Ptr(name)
 		got, _, err := c.CreateLoadBalancer(testCtx(t), req)
 		must(t, err)
 		ids[name] = got[0]
@@ -75,7 +75,7 @@ func TestFindLoadBalancersByNameIsExact(t *testing.T) {
 	// The API matches "imp" in both names; only the exact one is returned.
 	found, err := c.FindLoadBalancersByName(testCtx(t), "imp")
 	must(t, err)
-	if len(found) != 1 || str(found[0].LoadBalancerId) != ids["imp"] {
+	if len(found) != 1 || Deref(found[0].LoadBalancerId) != ids["imp"] {
 		t.Fatalf("found %d load balancers named imp, want only %s", len(found), ids["imp"])
 	}
 	if found, err := c.FindLoadBalancersByName(testCtx(t), "im"); err != nil || len(found) != 0 {

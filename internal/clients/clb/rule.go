@@ -13,7 +13,7 @@ func (c *Client) CreateRule(ctx context.Context, req *clbsdk.CreateRuleRequest) 
 	if req == nil {
 		return nil, "", localErr(op, Invalid, "no request given")
 	}
-	resp, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.CreateRuleWithContext)
+	resp, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.CreateRuleWithContext)
 	if err != nil {
 		return nil, "", err
 	}
@@ -26,7 +26,7 @@ func (c *Client) ModifyRule(ctx context.Context, req *clbsdk.ModifyRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.ModifyRuleWithContext)
+	_, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.ModifyRuleWithContext)
 	return task, err
 }
 
@@ -37,6 +37,6 @@ func (c *Client) DeleteRule(ctx context.Context, req *clbsdk.DeleteRuleRequest) 
 	if req == nil {
 		return "", localErr(op, Invalid, "no request given")
 	}
-	_, task, err := writeCall(ctx, c, op, action, str(req.LoadBalancerId), req, c.sdk.DeleteRuleWithContext)
+	_, task, err := writeCall(ctx, c, op, action, Deref(req.LoadBalancerId), req, c.sdk.DeleteRuleWithContext)
 	return task, err
 }

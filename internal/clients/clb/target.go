@@ -67,9 +67,9 @@ func optional(s string) *string {
 
 func (t Target) batch() *clbsdk.BatchTarget {
 	return &clbsdk.BatchTarget{
-		ListenerId: ptr(t.ListenerID), LocationId: optional(t.LocationID),
+		ListenerId: Ptr(t.ListenerID), LocationId: optional(t.LocationID),
 		EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID),
-		Port: ptr(t.Port), Weight: t.Weight,
+		Port: Ptr(t.Port), Weight: t.Weight,
 	}
 }
 
@@ -362,7 +362,7 @@ func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, tas
 		if err != nil {
 			return nil, "", "", err
 		}
-		return strs(resp.Response.FailListenerIdSet), str(resp.Response.Message), task, nil
+		return strs(resp.Response.FailListenerIdSet), Deref(resp.Response.Message), task, nil
 	}
 	req := clbsdk.NewBatchDeregisterTargetsRequest()
 	req.LoadBalancerId, req.Targets = &b.lbID, ts
@@ -370,7 +370,7 @@ func (b *targetBatch) callAPI(entries []*targetEntry) (failed []string, msg, tas
 	if err != nil {
 		return nil, "", "", err
 	}
-	return strs(resp.Response.FailListenerIdSet), str(resp.Response.Message), task, nil
+	return strs(resp.Response.FailListenerIdSet), Deref(resp.Response.Message), task, nil
 }
 
 // DescribeTargets returns the backends of one listener (for L7 listeners,
@@ -450,7 +450,7 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 		k := t.ListenerID + "|" + t.LocationID
 		r := index[k]
 		if r == nil {
-			r = &clbsdk.RsWeightRule{ListenerId: ptr(t.ListenerID), LocationId: optional(t.LocationID)}
+			r = &clbsdk.RsWeightRule{ListenerId: Ptr(t.ListenerID), LocationId: optional(t.LocationID)}
 			index[k] = r
 			rules = append(rules, r)
 		}
@@ -458,7 +458,7 @@ func (c *Client) ModifyTargetWeight(ctx context.Context, lbID string, targets []
 			return "", localErr(op, Invalid, "at most "+strconv.Itoa(MaxWeightRuleTargets)+" targets per listener or rule per call")
 		}
 		r.Targets = append(r.Targets, &clbsdk.Target{
-			Port: ptr(t.Port), EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID), Weight: t.Weight,
+			Port: Ptr(t.Port), EniIp: optional(t.EniIP), InstanceId: optional(t.InstanceID), Weight: t.Weight,
 		})
 	}
 	if len(rules) > MaxWeightRules {

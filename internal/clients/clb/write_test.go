@@ -191,10 +191,10 @@ func TestCreateLoadBalancerIdempotent(t *testing.T) {
 	ctx := testCtx(t)
 	newReq := func() *clbsdk.CreateLoadBalancerRequest {
 		req := clbsdk.NewCreateLoadBalancerRequest()
-		req.LoadBalancerType = ptr("OPEN")
-		req.LoadBalancerName = ptr("idem")
-		req.ClientToken = ptr("uid-1234")
-		req.Tags = []*clbsdk.TagInfo{{TagKey: ptr("crossplane-uid"), TagValue: ptr("uid-1234")}}
+		req.LoadBalancerType = Ptr("OPEN")
+		req.LoadBalancerName = Ptr("idem")
+		req.ClientToken = Ptr("uid-1234")
+		req.Tags = []*clbsdk.TagInfo{{TagKey: Ptr("crossplane-uid"), TagValue: Ptr("uid-1234")}}
 		return req
 	}
 	ids1, task1, err := c.CreateLoadBalancer(ctx, newReq())
@@ -215,7 +215,7 @@ func TestCreateLoadBalancerIdempotent(t *testing.T) {
 
 	found, err := c.FindLoadBalancersByTag(ctx, "crossplane-uid", "uid-1234")
 	must(t, err)
-	if len(found) != 1 || str(found[0].LoadBalancerId) != ids1[0] {
+	if len(found) != 1 || Deref(found[0].LoadBalancerId) != ids1[0] {
 		t.Fatalf("FindLoadBalancersByTag = %d results", len(found))
 	}
 	none, err := c.FindLoadBalancersByTag(ctx, "crossplane-uid", "other")

@@ -28,7 +28,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -154,8 +153,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the address's task")
 	}
-	cr.Status.AtProvider = observe(*a, cr.Status.AtProvider.Task)
-	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, *a)
+	cr.Status.AtProvider = vpc.ObserveAddress(*a, cr.Status.AtProvider.Task)
+	lateInit := mr.MayLateInitialize(cr) && vpc.LateInitAddress(&cr.Spec.ForProvider, *a)
 
 	switch a.Status {
 	case vpc.StatusCreating:
@@ -174,7 +173,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 	// A binding or unbinding refuses writes; drift is acted on once the
 	// address has settled.
 	if !running && settled(a.Status) {
-		obs.Diff = diff(cr)
+		obs.Diff = vpc.DiffAddress(cr)
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
@@ -218,13 +217,13 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalUpdate, error) {
 	id := meta.GetExternalName(cr)
 	at := cr.Status.AtProvider
-	if want := name(cr); want != at.Name {
+	if want := vpc.AddressName(cr); want != at.Name {
 		if err := e.c.Rename(ctx, id, want); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot rename address")
 		}
 	}
 	as := cr.Spec.ForProvider.Association
-	if matches(as, at) {
+	if vpc.MatchesAssociation(as, at) {
 		return managed.ExternalUpdate{}, nil
 	}
 	if at.BoundTo != "" || at.InstanceID != "" {
@@ -241,9 +240,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	case as.InstanceID != nil:
 		task, err = e.c.AssociateInstance(ctx, id, *as.InstanceID)
 	case as.NetworkInterfaceID != nil:
-		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, clbconv.Deref(as.PrivateIPAddress))
+		task, err = e.c.Associate(ctx, id, *as.NetworkInterfaceID, clb.Deref(as.PrivateIPAddress))
 	default:
-		ip := clbconv.Deref(as.PrivateIPAddress)
+		ip := clb.Deref(as.PrivateIPAddress)
 		var eni string
 		if eni, err = e.c.ENIOf(ctx, ip); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot find the network interface of "+ip)

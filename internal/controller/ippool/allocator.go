@@ -500,10 +500,13 @@ func poolNames(pools []v1alpha1.NetPool) string {
 
 // setClaim writes a claim's status; a claim that is gone needs none.
 func setClaim(ctx context.Context, kube client.Client, key, phase, ip string) error {
-	ns, name, _ := strings.Cut(key, "/")
+	nn, ok := v1alpha1.ParseClaimKey(key)
+	if !ok {
+		return nil // names no claim
+	}
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		c := &v1alpha1.NetIPClaim{}
-		if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, c); err != nil {
+		if err := kube.Get(ctx, nn, c); err != nil {
 			return client.IgnoreNotFound(err)
 		}
 		if !c.Status.SetPhase(phase, ip) {

@@ -2,9 +2,7 @@ package ippool
 
 import (
 	"context"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -33,12 +31,11 @@ func setupClaims(mgr ctrl.Manager, o controller.Options) error {
 		// Both the old and the new NetIP are mapped, so a claim hears of
 		// the IP it just lost.
 		Watches(&v1alpha1.NetIP{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			key := o.(*v1alpha1.NetIP).Status.IPClaimKey
-			if key == "" {
+			nn, ok := v1alpha1.ParseClaimKey(o.(*v1alpha1.NetIP).Status.IPClaimKey)
+			if !ok {
 				return nil
 			}
-			ns, name, _ := strings.Cut(key, "/")
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+			return []reconcile.Request{{NamespacedName: nn}}
 		})).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }

@@ -244,12 +244,16 @@ func (r *poolReconciler) expire(ctx context.Context, ip *v1alpha1.NetIP, now tim
 	s := ip.Status
 	claimGone := false
 	if s.IPClaimKey != "" {
-		ns, name, _ := strings.Cut(s.IPClaimKey, "/")
-		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1alpha1.NetIPClaim{})
-		if client.IgnoreNotFound(err) != nil {
-			return 0, err
+		// A key that names no claim has no claim to keep the IP for.
+		nn, ok := v1alpha1.ParseClaimKey(s.IPClaimKey)
+		claimGone = !ok
+		if ok {
+			err := r.kube.Get(ctx, nn, &v1alpha1.NetIPClaim{})
+			if client.IgnoreNotFound(err) != nil {
+				return 0, err
+			}
+			claimGone = kerrors.IsNotFound(err)
 		}
-		claimGone = kerrors.IsNotFound(err)
 	}
 	if !claimGone {
 		if s.FixedIPExpiredTime == "" {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -54,7 +53,7 @@ type external struct {
 	c api
 }
 
-func lbID(cr *v1alpha1.Listener) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+func lbID(cr *v1alpha1.Listener) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalObservation, error) {
 	if lbID(cr) == "" {
@@ -72,8 +71,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.
 	if err != nil && !clb.IsNotFound(err) {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the listener's load balancer")
 	}
-	cr.Status.AtProvider = observe(cr.Status.AtProvider.Task, lbID(cr), l, lb)
-	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, l)
+	cr.Status.AtProvider = clb.ObserveListener(cr.Status.AtProvider.Task, lbID(cr), l, lb)
+	lateInit := mr.MayLateInitialize(cr) && clb.LateInitListener(&cr.Spec.ForProvider, l)
 
 	if running && cr.Status.AtProvider.Task.Operation == mr.OpCreate {
 		cr.SetConditions(xpv2.Creating())
@@ -88,7 +87,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.
 	}
 	// A running task locks the load balancer; act on drift once it ends.
 	if !running {
-		obs.Diff = diff(cr.Spec.ForProvider, l)
+		obs.Diff = clb.DiffListener(cr.Spec.ForProvider, l)
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
@@ -116,14 +115,14 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Lis
 		return nil, false, errors.Wrap(err, "cannot look for a listener created earlier")
 	}
 	for _, l := range found {
-		if clbconv.Deref(l.Port) != p.Port || clbconv.Deref(l.Protocol) != p.Protocol {
+		if clb.Deref(l.Port) != p.Port || clb.Deref(l.Protocol) != p.Protocol {
 			continue
 		}
-		if clbconv.Deref(l.ListenerName) != name(cr) {
+		if clb.Deref(l.ListenerName) != clb.ListenerName(cr) {
 			return nil, false, errors.Errorf("port %d/%s of load balancer %s is used by listener %s (%q); set its id as this resource's external name to manage it",
-				p.Port, p.Protocol, lbID(cr), clbconv.Deref(l.ListenerId), clbconv.Deref(l.ListenerName))
+				p.Port, p.Protocol, lbID(cr), clb.Deref(l.ListenerId), clb.Deref(l.ListenerName))
 		}
-		meta.SetExternalName(cr, clbconv.Deref(l.ListenerId))
+		meta.SetExternalName(cr, clb.Deref(l.ListenerId))
 		return l, true, nil
 	}
 	return nil, false, nil
@@ -131,7 +130,7 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Lis
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
-	ids, task, err := e.c.CreateListener(ctx, createRequest(cr))
+	ids, task, err := e.c.CreateListener(ctx, clb.CreateListenerRequest(cr))
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create listener")
 	}
@@ -144,7 +143,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Listener) (managed.E
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalUpdate, error) {
-	task, err := e.c.ModifyListener(ctx, modifyRequest(lbID(cr), meta.GetExternalName(cr), cr))
+	task, err := e.c.ModifyListener(ctx, clb.ModifyListenerRequest(lbID(cr), meta.GetExternalName(cr), cr))
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify listener")
 	}

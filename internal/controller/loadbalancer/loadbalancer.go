@@ -70,11 +70,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the load balancer's task")
 	}
-	cr.Status.AtProvider = observe(lb, cr.Status.AtProvider.Task)
-	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, lb)
+	cr.Status.AtProvider = clb.ObserveLoadBalancer(lb, cr.Status.AtProvider.Task)
+	lateInit := mr.MayLateInitialize(cr) && clb.LateInitLoadBalancer(&cr.Spec.ForProvider, lb)
 
 	// Ready follows the cloud's own status: Creating (0) until Normal (1).
-	if cr.Status.AtProvider.Status == statusNormal {
+	if cr.Status.AtProvider.Status == clb.LoadBalancerNormal {
 		cr.SetConditions(xpv2.Available())
 	} else {
 		cr.SetConditions(xpv2.Creating())
@@ -88,8 +88,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 	}
 	// While a task runs the load balancer rejects writes; its state settles
 	// when the task ends, and only then is drift worth acting on.
-	if !running && cr.Status.AtProvider.Status == statusNormal {
-		obs.Diff = diff(cr.Spec.ForProvider, lb)
+	if !running && cr.Status.AtProvider.Status == clb.LoadBalancerNormal {
+		obs.Diff = clb.DiffLoadBalancer(cr.Spec.ForProvider, lb)
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
@@ -114,7 +114,7 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (lb *clb
 	if err != nil || len(found) == 0 {
 		return nil, false, errors.Wrap(err, "cannot look for a load balancer created earlier")
 	}
-	meta.SetExternalName(cr, deref(found[0].LoadBalancerId))
+	meta.SetExternalName(cr, clb.Deref(found[0].LoadBalancerId))
 	return found[0], true, nil
 }
 
@@ -141,14 +141,14 @@ func (e *external) importByName(ctx context.Context, cr *v1alpha1.LoadBalancer, 
 	default:
 		ids := make([]string, 0, len(found))
 		for _, lb := range found {
-			ids = append(ids, deref(lb.LoadBalancerId))
+			ids = append(ids, clb.Deref(lb.LoadBalancerId))
 		}
 		slices.Sort(ids)
 		return nil, errors.Errorf("%d load balancers are named %q (%s); set the external name to the id of the one to import",
 			len(found), name, strings.Join(ids, ", "))
 	}
 	orig := cr.DeepCopy()
-	meta.SetExternalName(cr, deref(found[0].LoadBalancerId))
+	meta.SetExternalName(cr, clb.Deref(found[0].LoadBalancerId))
 	if err := e.kube.Patch(ctx, cr, client.MergeFrom(orig)); err != nil {
 		return nil, errors.Wrap(err, "cannot save the external name of the load balancer found by name")
 	}
@@ -171,7 +171,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
-	req := modifyRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
+	req := clb.ModifyLoadBalancerRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
 	task, err := e.c.ModifyLoadBalancerAttributes(ctx, req)
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify load balancer")

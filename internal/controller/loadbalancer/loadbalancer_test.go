@@ -10,7 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // sameNames answers a search by name with several load balancers, which
@@ -23,7 +23,7 @@ type sameNames struct {
 func (s sameNames) FindLoadBalancersByName(context.Context, string) ([]*clbsdk.LoadBalancer, error) {
 	out := make([]*clbsdk.LoadBalancer, 0, len(s.ids))
 	for _, id := range s.ids {
-		out = append(out, &clbsdk.LoadBalancer{LoadBalancerId: clbconv.Ptr(id), LoadBalancerName: clbconv.Ptr("dup")})
+		out = append(out, &clbsdk.LoadBalancer{LoadBalancerId: clb.Ptr(id), LoadBalancerName: clb.Ptr("dup")})
 	}
 	return out, nil
 }
@@ -31,7 +31,7 @@ func (s sameNames) FindLoadBalancersByName(context.Context, string) ([]*clbsdk.L
 func TestImportByNameRefusesSeveral(t *testing.T) {
 	cr := &v1alpha1.LoadBalancer{Spec: v1alpha1.LoadBalancerSpec{
 		ManagedResourceSpec: xpv2.ManagedResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
-		ForProvider:         v1alpha1.LoadBalancerParameters{Name: clbconv.Ptr("dup")},
+		ForProvider:         v1alpha1.LoadBalancerParameters{Name: clb.Ptr("dup")},
 	}}
 	e := &external{c: sameNames{ids: []string{"lb-b", "lb-a"}}}
 	_, err := e.Observe(context.Background(), cr)

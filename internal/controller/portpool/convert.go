@@ -12,8 +12,8 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
+	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // Tags of the load balancers a pool creates. The UID tag finds them after
@@ -54,81 +54,18 @@ func shortHash(s string) string {
 	return hex.EncodeToString(h[:])[:hashLen]
 }
 
-// withCertificate reports whether protocol takes the pool's certificate,
-// in CreateListener as in ModifyListener: TCP_SSL must have one, QUIC may.
-func withCertificate(protocol string) bool { return protocol == "TCP_SSL" || protocol == "QUIC" }
-
-func certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
-	if c == nil {
-		return nil
-	}
-	mode := clbconv.Deref(c.SSLMode)
-	if mode == "" {
-		mode = "UNIDIRECTIONAL"
-	}
-	return &clbsdk.CertificateInput{SSLMode: clbconv.Ptr(mode), CertId: clbconv.Ptr(c.CertID), CertCaId: c.CertCaID}
-}
-
 // createRequest creates the listeners of one protocol on ports; for a
 // segmented pool ports holds one start port and EndPort closes the range.
 func createRequest(s shape, lbID, protocol string, ports []int64, owner namer, settings *v1alpha1.PoolListenerSettings) *clbsdk.CreateListenerRequest {
-	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId = clbconv.Ptr(lbID)
-	req.Protocol = clbconv.Ptr(protocol)
-	for _, p := range ports {
-		req.Ports = append(req.Ports, clbconv.Ptr(p))
-		req.ListenerNames = append(req.ListenerNames, clbconv.Ptr(owner.listenerName(p)))
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = owner.listenerName(p)
 	}
+	var end int64
 	if s.seg > 1 && len(ports) == 1 {
-		req.EndPort = clbconv.Ptr(uint64(ports[0] + s.seg - 1)) //nolint:gosec // G115: ports are 1-65535.
+		end = ports[0] + s.seg - 1
 	}
-	if settings != nil {
-		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
-		req.Scheduler = settings.Scheduler
-		req.SessionExpireTime = settings.SessionExpireTime
-		if withCertificate(protocol) {
-			req.Certificate = certificate(settings.Certificate)
-		}
-	}
-	return req
-}
-
-// modifyRequest sets every listener setting the pool gives.
-func modifyRequest(lbID, id, protocol string, settings *v1alpha1.PoolListenerSettings) *clbsdk.ModifyListenerRequest {
-	req := clbsdk.NewModifyListenerRequest()
-	req.LoadBalancerId = clbconv.Ptr(lbID)
-	req.ListenerId = clbconv.Ptr(id)
-	if settings != nil {
-		req.HealthCheck = clbconv.HealthCheckToSDK(settings.HealthCheck)
-		req.Scheduler = settings.Scheduler
-		req.SessionExpireTime = settings.SessionExpireTime
-		if withCertificate(protocol) {
-			req.Certificate = certificate(settings.Certificate)
-		}
-	}
-	return req
-}
-
-// diff compares the settings the pool gives with a listener; unset
-// settings are the cloud's business.
-func diff(settings *v1alpha1.PoolListenerSettings, protocol string, l *clbsdk.Listener) string {
-	if settings == nil {
-		return ""
-	}
-	d := clbconv.Diff{}
-	clbconv.Compare(&d, "scheduler", settings.Scheduler, l.Scheduler)
-	clbconv.Compare(&d, "sessionExpireTime", settings.SessionExpireTime, l.SessionExpireTime)
-	clbconv.DiffHealthCheck(&d, settings.HealthCheck, l.HealthCheck)
-	if c := settings.Certificate; c != nil && withCertificate(protocol) {
-		got := l.Certificate
-		if got == nil {
-			got = &clbsdk.CertificateOutput{}
-		}
-		clbconv.Compare(&d, "certificate.certId", &c.CertID, got.CertId)
-		clbconv.Compare(&d, "certificate.certCaId", c.CertCaID, got.CertCaId)
-		clbconv.Compare(&d, "certificate.sslMode", c.SSLMode, got.SSLMode)
-	}
-	return d.String()
+	return clb.CreatePoolListenersRequest(lbID, protocol, ports, names, end, settings)
 }
 
 // lbCreateRequest is the CreateLoadBalancer request of the pool's next
@@ -144,21 +81,15 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	lb.SetName(lbName(cr.GetName(), index))
 	lb.SetUID(cr.GetUID())
 	lb.Spec.ForProvider = *tmpl.DeepCopy()
-	lb.Spec.ForProvider.Tags = nil
-	req := loadbalancer.CreateRequest(lb)
-
 	uid := string(cr.GetUID())
-	req.ClientToken = clbconv.Ptr(clientToken(uid, index, existing))
 	tags := maps.Clone(tmpl.Tags)
 	if tags == nil {
 		tags = map[string]string{}
 	}
 	tags[TagPoolUID] = uid
-	tags[TagPool] = cr.GetNamespace() + "/" + cr.GetName()
-	req.Tags = nil
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		req.Tags = append(req.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(tags[k])})
-	}
+	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
+	req := clb.CreateLoadBalancerRequest(lb, tags)
+	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	return req
 }
 

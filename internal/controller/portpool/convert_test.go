@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 func TestListenerNames(t *testing.T) {
@@ -67,7 +67,7 @@ func TestClientToken(t *testing.T) {
 func TestLBCreateRequest(t *testing.T) {
 	cr := &v1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: "games", Name: "rooms", UID: "uid-1"}}
 	cr.Spec.ForProvider.AutoCreate = &v1alpha1.PoolAutoCreate{MaxLoadBalancers: 3, Template: v1alpha1.LoadBalancerParameters{
-		VipIsp: clbconv.Ptr("CMCC"), Tags: map[string]string{"team": "t", TagPool: "not this"},
+		VipIsp: clb.Ptr("CMCC"), Tags: map[string]string{"team": "t", TagPool: "not this"},
 	}}
 	req := lbCreateRequest(cr, 2, []string{"lb-1", "lb-0"})
 	tags := map[string]string{}
@@ -78,13 +78,13 @@ func TestLBCreateRequest(t *testing.T) {
 	if diff := cmp.Diff(want, tags); diff != "" {
 		t.Errorf("tags: the pool's, over the template's: -want +got:\n%s", diff)
 	}
-	if got := clbconv.Deref(req.LoadBalancerName); got != "rooms-2" {
+	if got := clb.Deref(req.LoadBalancerName); got != "rooms-2" {
 		t.Errorf("name %q, want rooms-2", got)
 	}
-	if clbconv.Deref(req.VipIsp) != "CMCC" || clbconv.Deref(req.LoadBalancerType) != "OPEN" {
-		t.Errorf("template fields: isp %q type %q", clbconv.Deref(req.VipIsp), clbconv.Deref(req.LoadBalancerType))
+	if clb.Deref(req.VipIsp) != "CMCC" || clb.Deref(req.LoadBalancerType) != "OPEN" {
+		t.Errorf("template fields: isp %q type %q", clb.Deref(req.VipIsp), clb.Deref(req.LoadBalancerType))
 	}
-	if got, want := clbconv.Deref(req.ClientToken), clientToken("uid-1", 2, []string{"lb-0", "lb-1"}); got != want {
+	if got, want := clb.Deref(req.ClientToken), clientToken("uid-1", 2, []string{"lb-0", "lb-1"}); got != want {
 		t.Errorf("token %q, want %q", got, want)
 	}
 	if cr.Spec.ForProvider.AutoCreate.Template.Tags[TagPool] != "not this" {
@@ -97,25 +97,25 @@ func TestLBCreateRequest(t *testing.T) {
 
 func TestCreateRequestSettings(t *testing.T) {
 	s := &v1alpha1.PoolListenerSettings{
-		Scheduler:         clbconv.Ptr("LEAST_CONN"),
-		SessionExpireTime: clbconv.Ptr(int64(0)),
-		HealthCheck:       &v1alpha1.HealthCheck{Enabled: clbconv.Ptr(true)},
+		Scheduler:         clb.Ptr("LEAST_CONN"),
+		SessionExpireTime: clb.Ptr(int64(0)),
+		HealthCheck:       &v1alpha1.HealthCheck{Enabled: clb.Ptr(true)},
 		Certificate:       &v1alpha1.Certificate{CertID: "cert-1"},
 	}
 	owner := newNamer("ns", "p")
 	tcp := createRequest(shape{seg: 1}, "lb-1", "TCP", []int64{1}, owner, s)
 	ssl := createRequest(shape{seg: 1}, "lb-1", "TCP_SSL", []int64{1}, owner, s)
-	if tcp.Certificate != nil || ssl.Certificate == nil || clbconv.Deref(ssl.Certificate.SSLMode) != "UNIDIRECTIONAL" {
+	if tcp.Certificate != nil || ssl.Certificate == nil || clb.Deref(ssl.Certificate.SSLMode) != "UNIDIRECTIONAL" {
 		t.Errorf("the certificate goes to TCP_SSL and QUIC only: TCP %v, TCP_SSL %v", tcp.Certificate, ssl.Certificate)
 	}
-	if clbconv.Deref(tcp.Scheduler) != "LEAST_CONN" || clbconv.Deref(tcp.HealthCheck.HealthSwitch) != 1 || tcp.SessionExpireTime == nil {
+	if clb.Deref(tcp.Scheduler) != "LEAST_CONN" || clb.Deref(tcp.HealthCheck.HealthSwitch) != 1 || tcp.SessionExpireTime == nil {
 		t.Errorf("settings not sent: %+v", tcp)
 	}
-	got := diff(s, "TCP", &clbsdk.Listener{Scheduler: clbconv.Ptr("WRR"), SessionExpireTime: clbconv.Ptr(int64(0)), HealthCheck: &clbsdk.HealthCheck{HealthSwitch: clbconv.Ptr(int64(0))}})
+	got := clb.DiffPoolListener(s, "TCP", &clbsdk.Listener{Scheduler: clb.Ptr("WRR"), SessionExpireTime: clb.Ptr(int64(0)), HealthCheck: &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0))}})
 	if want := "scheduler: want LEAST_CONN, got WRR; healthCheck.enabled: want true, got false"; got != want {
 		t.Errorf("diff %q, want %q", got, want)
 	}
-	if m := modifyRequest("lb-1", "lbl-1", "QUIC", s); m.Certificate == nil || m.ListenerName != nil {
+	if m := clb.ModifyPoolListenerRequest("lb-1", "lbl-1", "QUIC", s); m.Certificate == nil || m.ListenerName != nil {
 		t.Errorf("modify: a QUIC listener gets the certificate and keeps its name: %+v", m)
 	}
 }

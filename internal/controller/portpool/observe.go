@@ -17,7 +17,6 @@ import (
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 // observation is what Observe found.
@@ -52,7 +51,7 @@ func (l *lbObs) found() bool { return l.lb != nil }
 
 // cloudReady reports whether the load balancer itself is created (Status
 // 1); before that it takes no listeners.
-func (l *lbObs) cloudReady() bool { return l.lb != nil && clbconv.Deref(l.lb.Status) == 1 }
+func (l *lbObs) cloudReady() bool { return l.lb != nil && clb.Deref(l.lb.Status) == 1 }
 
 func poolKey(cr *v1alpha1.PortPool) string {
 	return networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
@@ -113,7 +112,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	}
 	autoByID := map[string]*clbsdk.LoadBalancer{}
 	for _, lb := range auto {
-		if id := clbconv.Deref(lb.LoadBalancerId); id != "" {
+		if id := clb.Deref(lb.LoadBalancerId); id != "" {
 			autoByID[id] = lb
 		}
 	}
@@ -146,14 +145,14 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 		o.lbs = append(o.lbs, &lbObs{id: ref.ID, region: region, c: c, lb: autoByID[ref.ID], auto: autoByID[ref.ID] != nil})
 	}
 	sort.SliceStable(auto, func(i, j int) bool {
-		a, b := clbconv.Deref(auto[i].CreateTime), clbconv.Deref(auto[j].CreateTime)
+		a, b := clb.Deref(auto[i].CreateTime), clb.Deref(auto[j].CreateTime)
 		if a != b {
 			return a < b
 		}
-		return clbconv.Deref(auto[i].LoadBalancerId) < clbconv.Deref(auto[j].LoadBalancerId)
+		return clb.Deref(auto[i].LoadBalancerId) < clb.Deref(auto[j].LoadBalancerId)
 	})
 	for _, lb := range auto {
-		id := clbconv.Deref(lb.LoadBalancerId)
+		id := clb.Deref(lb.LoadBalancerId)
 		if id == "" || seen[id] {
 			continue
 		}
@@ -327,14 +326,14 @@ func (o *observation) fillStatus() {
 		}
 		if lb := l.lb; lb != nil {
 			for _, v := range lb.LoadBalancerVips {
-				st.VIPs = append(st.VIPs, clbconv.Deref(v))
+				st.VIPs = append(st.VIPs, clb.Deref(v))
 			}
-			st.Domain = clbconv.Deref(lb.LoadBalancerDomain)
+			st.Domain = clb.Deref(lb.LoadBalancerDomain)
 			if st.Domain == "" {
-				st.Domain = clbconv.Deref(lb.Domain)
+				st.Domain = clb.Deref(lb.Domain)
 			}
-			st.ISP = clbconv.Deref(lb.VipIsp)
-			st.Name, st.Type = clbconv.Deref(lb.LoadBalancerName), clbconv.Deref(lb.LoadBalancerType)
+			st.ISP = clb.Deref(lb.VipIsp)
+			st.Name, st.Type = clb.Deref(lb.LoadBalancerName), clb.Deref(lb.LoadBalancerType)
 		}
 		for i := int64(0); i < o.shape.slots; i++ {
 			if l.m.usable[i] && !l.bound[o.shape.port(i)] {
@@ -415,7 +414,7 @@ func (o *observation) diff() string {
 func (o *observation) ownListeners(l *lbObs) []string {
 	var ids []string
 	for _, ls := range l.listeners {
-		if ls != nil && ls.ListenerId != nil && clbconv.Deref(ls.ListenerName) == o.owner.listenerName(clbconv.Deref(ls.Port)) {
+		if ls != nil && ls.ListenerId != nil && clb.Deref(ls.ListenerName) == o.owner.listenerName(clb.Deref(ls.Port)) {
 			ids = append(ids, *ls.ListenerId)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 // Defaults of the PortPool API.
@@ -171,23 +170,23 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 		blockers[p] = map[int64][]*clbsdk.Listener{}
 	}
 	ours := func(l *clbsdk.Listener) bool {
-		return clbconv.Deref(l.ListenerName) == owner.listenerName(clbconv.Deref(l.Port))
+		return clb.Deref(l.ListenerName) == owner.listenerName(clb.Deref(l.Port))
 	}
 	for _, l := range listeners {
 		if l == nil || l.ListenerId == nil {
 			continue
 		}
-		proto, port := clbconv.Deref(l.Protocol), clbconv.Deref(l.Port)
+		proto, port := clb.Deref(l.Protocol), clb.Deref(l.Port)
 		last := port
-		if e := clbconv.Deref(l.EndPort); e > port {
+		if e := clb.Deref(l.EndPort); e > port {
 			last = e
 		}
 		if ours(l) {
 			if i, ok := s.slotOf(port); ok && slices.Contains(s.protocols, proto) && s.port(i) == port &&
-				clbconv.Deref(l.EndPort) == s.endPort(i) {
+				clb.Deref(l.EndPort) == s.endPort(i) {
 				k := key(proto, port)
 				out.ids[k] = *l.ListenerId
-				if d := diff(settings, proto, l); d != "" {
+				if d := clb.DiffPoolListener(settings, proto, l); d != "" {
 					out.drift = append(out.drift, drifted{id: *l.ListenerId, key: k, diff: d, protocol: proto})
 				}
 				continue
@@ -226,7 +225,7 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 				if !ours(b) {
 					foreign = true
 					out.conflicts = append(out.conflicts, fmt.Sprintf("%s is taken by listener %s (%s %s, named %q)",
-						k, clbconv.Deref(b.ListenerId), clbconv.Deref(b.Protocol), portText(b), clbconv.Deref(b.ListenerName)))
+						k, clb.Deref(b.ListenerId), clb.Deref(b.Protocol), portText(b), clb.Deref(b.ListenerName)))
 				}
 			}
 			if !foreign {
@@ -240,10 +239,10 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 }
 
 func portText(l *clbsdk.Listener) string {
-	if e := clbconv.Deref(l.EndPort); e > 0 {
-		return fmt.Sprintf("%d-%d", clbconv.Deref(l.Port), e)
+	if e := clb.Deref(l.EndPort); e > 0 {
+		return fmt.Sprintf("%d-%d", clb.Deref(l.Port), e)
 	}
-	return fmt.Sprint(clbconv.Deref(l.Port))
+	return fmt.Sprint(clb.Deref(l.Port))
 }
 
 // ready counts the wanted listeners that exist.

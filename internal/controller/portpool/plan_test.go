@@ -9,7 +9,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 func TestSegments(t *testing.T) {
@@ -144,8 +144,8 @@ func summarise(reqs []*clbsdk.CreateListenerRequest) []batch {
 	var out []batch
 	for _, r := range reqs {
 		out = append(out, batch{
-			Protocol: clbconv.Deref(r.Protocol), First: clbconv.Deref(r.Ports[0]), Ports: len(r.Ports),
-			EndPort: clbconv.Deref(r.EndPort), FirstName: clbconv.Deref(r.ListenerNames[0]),
+			Protocol: clb.Deref(r.Protocol), First: clb.Deref(r.Ports[0]), Ports: len(r.Ports),
+			EndPort: clb.Deref(r.EndPort), FirstName: clb.Deref(r.ListenerNames[0]),
 		})
 	}
 	return out
@@ -295,7 +295,7 @@ func summariseMatch(m lbListeners) matched {
 
 func TestMatch(t *testing.T) {
 	owner := newNamer("ns", "p")
-	wrr := &v1alpha1.PoolListenerSettings{Scheduler: clbconv.Ptr("WRR")}
+	wrr := &v1alpha1.PoolListenerSettings{Scheduler: clb.Ptr("WRR")}
 	cases := map[string]struct {
 		reason    string
 		shape     shape
@@ -427,7 +427,7 @@ func TestNeedLoadBalancer(t *testing.T) {
 		"BlacklistedGiveNothing": {"blacklisted load balancers offer no slots", ac(2, nil), []lbUsage{
 			{state: v1alpha1.PoolLBBlacklisted, free: 0, allocated: 0},
 		}, true},
-		"MinFree": {"minFreeSlots asks for headroom", ac(2, clbconv.Ptr(int64(5))), []lbUsage{
+		"MinFree": {"minFreeSlots asks for headroom", ac(2, clb.Ptr(int64(5))), []lbUsage{
 			{state: v1alpha1.PoolLBReady, free: 4, allocated: 6},
 		}, true},
 	}

@@ -3,9 +3,7 @@ package portpool
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	kubefake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -23,171 +21,9 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 )
-
-// cloud is a fake region: load balancers with listeners, and a log of
-// writes. errs makes writes to a load balancer fail.
-type cloud struct {
-	mu        sync.Mutex
-	quota     int64
-	quotaErr  error
-	lbs       map[string]*clbsdk.LoadBalancer
-	listeners map[string][]*clbsdk.Listener
-	errs      map[string]error
-	writes    []string
-	quotaCall int
-	seq       int
-}
-
-func newCloud(ids ...string) *cloud {
-	c := &cloud{quota: 50, lbs: map[string]*clbsdk.LoadBalancer{}, listeners: map[string][]*clbsdk.Listener{}, errs: map[string]error{}}
-	for _, id := range ids {
-		c.addLB(id, nil)
-	}
-	return c
-}
-
-func (c *cloud) addLB(id string, tags map[string]string) {
-	lb := &clbsdk.LoadBalancer{
-		LoadBalancerId: clbconv.Ptr(id), Status: clbconv.Ptr(uint64(1)), VipIsp: clbconv.Ptr("BGP"),
-		LoadBalancerVips: []*string{clbconv.Ptr("10.0.0." + fmt.Sprint(len(c.lbs)+1))}, CreateTime: clbconv.Ptr(fmt.Sprintf("2025-01-01 00:00:%02d", len(c.lbs))),
-	}
-	for k, v := range tags {
-		lb.Tags = append(lb.Tags, &clbsdk.TagInfo{TagKey: clbconv.Ptr(k), TagValue: clbconv.Ptr(v)})
-	}
-	c.lbs[id] = lb
-}
-
-func (c *cloud) write(format string, args ...any) {
-	c.writes = append(c.writes, fmt.Sprintf(format, args...))
-}
-
-var errLBNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist", "req")
-
-func (c *cloud) DescribeQuota(context.Context) ([]*clbsdk.Quota, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.quotaCall++
-	if c.quotaErr != nil {
-		return nil, c.quotaErr
-	}
-	return []*clbsdk.Quota{
-		{QuotaId: clbconv.Ptr("TOTAL_OPEN_CLB_QUOTA"), QuotaLimit: clbconv.Ptr(int64(100))},
-		{QuotaId: clbconv.Ptr(listenerQuotaID), QuotaLimit: clbconv.Ptr(c.quota)},
-	}, nil
-}
-
-func (c *cloud) DescribeLoadBalancer(_ context.Context, id string) (*clbsdk.LoadBalancer, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if lb, ok := c.lbs[id]; ok {
-		return lb, nil
-	}
-	return nil, errLBNotFound
-}
-
-func (c *cloud) FindLoadBalancersByTag(_ context.Context, key, value string) ([]*clbsdk.LoadBalancer, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*clbsdk.LoadBalancer
-	for _, lb := range c.lbs {
-		for _, t := range lb.Tags {
-			if *t.TagKey == key && *t.TagValue == value {
-				out = append(out, lb)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (c *cloud) CreateLoadBalancer(_ context.Context, req *clbsdk.CreateLoadBalancerRequest) ([]string, string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	id := fmt.Sprintf("lb-auto%d", c.seq)
-	tags := map[string]string{}
-	for _, t := range req.Tags {
-		tags[*t.TagKey] = *t.TagValue
-	}
-	c.addLB(id, tags)
-	c.lbs[id].Status = clbconv.Ptr(uint64(0)) // being created
-	c.write("CreateLoadBalancer %s token=%s", id, clbconv.Deref(req.ClientToken))
-	return []string{id}, "task", nil
-}
-
-func (c *cloud) DeleteLoadBalancer(_ context.Context, id string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.errs[id]; err != nil {
-		return "", err
-	}
-	delete(c.lbs, id)
-	c.write("DeleteLoadBalancer %s", id)
-	return "task", nil
-}
-
-func (c *cloud) DescribeListeners(_ context.Context, lbID, _ string, _ int64) ([]*clbsdk.Listener, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.lbs[lbID]; !ok {
-		return nil, errLBNotFound
-	}
-	return slices.Clone(c.listeners[lbID]), nil
-}
-
-func (c *cloud) CreateListener(_ context.Context, req *clbsdk.CreateListenerRequest) ([]string, string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := *req.LoadBalancerId
-	if err := c.errs[id]; err != nil {
-		return nil, "", err
-	}
-	var ids []string
-	for i, p := range req.Ports {
-		c.seq++
-		l := listener(fmt.Sprintf("lbl-%d", c.seq), *req.ListenerNames[i], *req.Protocol, *p, int64(clbconv.Deref(req.EndPort))) //nolint:gosec // G115: test ports.
-		l.Scheduler = req.Scheduler
-		c.listeners[id] = append(c.listeners[id], l)
-		ids = append(ids, *l.ListenerId)
-	}
-	c.write("CreateListener %s %s %d..%d end=%d", id, *req.Protocol, *req.Ports[0], *req.Ports[len(req.Ports)-1], clbconv.Deref(req.EndPort))
-	return ids, "task", nil
-}
-
-func (c *cloud) ModifyListener(_ context.Context, req *clbsdk.ModifyListenerRequest) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.errs[*req.LoadBalancerId]; err != nil {
-		return "", err
-	}
-	for _, l := range c.listeners[*req.LoadBalancerId] {
-		if *l.ListenerId == *req.ListenerId && req.Scheduler != nil {
-			l.Scheduler = req.Scheduler
-		}
-	}
-	c.write("ModifyListener %s %s", *req.LoadBalancerId, *req.ListenerId)
-	return "task", nil
-}
-
-func (c *cloud) DeleteListeners(_ context.Context, lbID string, ids []string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.errs[lbID]; err != nil {
-		return "", err
-	}
-	c.listeners[lbID] = slices.DeleteFunc(c.listeners[lbID], func(l *clbsdk.Listener) bool { return slices.Contains(ids, *l.ListenerId) })
-	c.write("DeleteListeners %s %d", lbID, len(ids))
-	return "task", nil
-}
-
-func (c *cloud) log() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := slices.Clone(c.writes)
-	slices.Sort(out) // load balancers are written in parallel
-	return out
-}
 
 func pool(mods ...func(*v1alpha1.PortPool)) *v1alpha1.PortPool {
 	p := &v1alpha1.PortPool{
@@ -217,13 +53,13 @@ func kubeWith(t *testing.T, objs ...client.Object) client.Client {
 	if err := networkv1alpha1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+	return kubefake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithIndex(&networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf).Build()
 }
 
 // newExternal serves the home region ap-guangzhou from home and other
 // regions from others.
-func newExternal(t *testing.T, home *cloud, others map[string]*cloud, objs ...client.Object) *external {
+func newExternal(t *testing.T, home *fake.Cloud, others map[string]*fake.Cloud, objs ...client.Object) *external {
 	t.Helper()
 	kube := kubeWith(t, objs...)
 	return &external{
@@ -259,7 +95,7 @@ func reconcile(t *testing.T, e external, cr *v1alpha1.PortPool) error {
 }
 
 func TestObserveStatus(t *testing.T) {
-	home := newCloud("lb-a", "lb-b")
+	home := fake.New("lb-a", "lb-b")
 	cr := pool(onLBs("lb-a", "lb-b", "lb-gone", "lb-a"), func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.Blacklist = []string{"ap-guangzhou:lb-b"}
 	})
@@ -302,22 +138,22 @@ func TestObserveStatus(t *testing.T) {
 		"CreateListener lb-a TCP 100..104 end=0",
 		"CreateListener lb-b TCP 100..104 end=0",
 	}
-	if diff := cmp.Diff(wantWrites, home.log()); diff != "" {
+	if diff := cmp.Diff(wantWrites, home.Log()); diff != "" {
 		t.Errorf("a blacklisted load balancer still gets its listeners; a missing one gets nothing: -want +got:\n%s", diff)
 	}
 }
 
 func TestSyncBusyDoesNotStopOthers(t *testing.T) {
-	home := newCloud("lb-a", "lb-b", "lb-c")
-	home.errs["lb-a"] = sdkerrors.NewTencentCloudSDKError("FailedOperation.ResourceInOperating", "busy", "req")
-	home.errs["lb-c"] = sdkerrors.NewTencentCloudSDKError("LimitExceeded", "The number of listeners would exceed the quota", "req")
+	home := fake.New("lb-a", "lb-b", "lb-c")
+	home.Errs["lb-a"] = sdkerrors.NewTencentCloudSDKError("FailedOperation.ResourceInOperating", "busy", "req")
+	home.Errs["lb-c"] = sdkerrors.NewTencentCloudSDKError("LimitExceeded", "The number of listeners would exceed the quota", "req")
 	cr := pool(onLBs("lb-a", "lb-b", "lb-c"))
 	e := newExternal(t, home, nil)
 	err := reconcile(t, *e, cr)
 	if err == nil || !strings.Contains(err.Error(), "lb-c: cannot create listeners: the listener quota is used up") || strings.Contains(err.Error(), "lb-a") {
 		t.Errorf("error %v: want lb-c's quota problem only (a busy load balancer is retried, not reported)", err)
 	}
-	if diff := cmp.Diff([]string{"CreateListener lb-b TCP 100..104 end=0"}, home.log()); diff != "" {
+	if diff := cmp.Diff([]string{"CreateListener lb-b TCP 100..104 end=0"}, home.Log()); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
 	if !e.shared.isPending(cr.GetUID()) {
@@ -329,10 +165,10 @@ func TestSyncBusyDoesNotStopOthers(t *testing.T) {
 }
 
 func TestSyncOneWritePerLoadBalancer(t *testing.T) {
-	home := newCloud("lb-a")
+	home := fake.New("lb-a")
 	cr := pool(onLBs("lb-a"), func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
-		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clbconv.Ptr("WRR")}
+		p.Spec.ForProvider.Listener = &v1alpha1.PoolListenerSettings{Scheduler: clb.Ptr("WRR")}
 	})
 	e := newExternal(t, home, nil)
 	for range 3 {
@@ -341,8 +177,8 @@ func TestSyncOneWritePerLoadBalancer(t *testing.T) {
 		}
 	}
 	// Drift, and a listener of the pool that no slot wants.
-	home.listeners["lb-a"][0].Scheduler = clbconv.Ptr("LEAST_CONN")
-	home.listeners["lb-a"] = append(home.listeners["lb-a"], listener("lbl-old", "ns_p-200", "TCP", 200, 0))
+	home.Listeners["lb-a"][0].Scheduler = clb.Ptr("LEAST_CONN")
+	home.Listeners["lb-a"] = append(home.Listeners["lb-a"], listener("lbl-old", "ns_p-200", "TCP", 200, 0))
 	for range 3 {
 		if err := reconcile(t, *e, cr); err != nil {
 			t.Fatal(err)
@@ -354,7 +190,7 @@ func TestSyncOneWritePerLoadBalancer(t *testing.T) {
 		"DeleteListeners lb-a 1",
 		"ModifyListener lb-a lbl-1",
 	}
-	if diff := cmp.Diff(want, home.log()); diff != "" {
+	if diff := cmp.Diff(want, home.Log()); diff != "" {
 		t.Errorf("one write per reconcile: creates, then settings, then stale listeners: -want +got:\n%s", diff)
 	}
 	obs, _ := e.Observe(context.Background(), cr)
@@ -364,8 +200,8 @@ func TestSyncOneWritePerLoadBalancer(t *testing.T) {
 }
 
 func TestSyncKeepsBoundStaleListeners(t *testing.T) {
-	home := newCloud("lb-a")
-	home.listeners["lb-a"] = []*clbsdk.Listener{listener("lbl-old", "ns_p-200", "TCP", 200, 0)}
+	home := fake.New("lb-a")
+	home.Listeners["lb-a"] = []*clbsdk.Listener{listener("lbl-old", "ns_p-200", "TCP", 200, 0)}
 	cr := pool(onLBs("lb-a"))
 	e := newExternal(t, home, nil, podAddress("pod-0", networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 200}))
 	for range 3 {
@@ -373,7 +209,7 @@ func TestSyncKeepsBoundStaleListeners(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, w := range home.log() {
+	for _, w := range home.Log() {
 		if strings.HasPrefix(w, "DeleteListeners") {
 			t.Errorf("a listener a binding uses was deleted: %s", w)
 		}
@@ -381,7 +217,7 @@ func TestSyncKeepsBoundStaleListeners(t *testing.T) {
 }
 
 func TestAutoCreate(t *testing.T) {
-	home := newCloud()
+	home := fake.New()
 	cr := pool(func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.AutoCreate = &v1alpha1.PoolAutoCreate{MaxLoadBalancers: 2, Template: v1alpha1.LoadBalancerParameters{Tags: map[string]string{"team": "t"}}}
 	})
@@ -391,21 +227,21 @@ func TestAutoCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := home.log(); len(got) != 1 || !strings.HasPrefix(got[0], "CreateLoadBalancer lb-auto1 token=pp-uid-1-0-") {
+	if got := home.Log(); len(got) != 1 || !strings.HasPrefix(got[0], "CreateLoadBalancer lb-auto1 token=pp-uid-1-0-") {
 		t.Fatalf("one load balancer while the first is being created: %v", got)
 	}
 	if c := cr.GetCondition(xpv2.TypeReady); c.Reason != xpv2.ReasonCreating {
 		t.Errorf("Ready = %+v, want Creating", c)
 	}
 	// The load balancer is up: its listeners are made, and no other one.
-	home.lbs["lb-auto1"].Status = clbconv.Ptr(uint64(1))
+	home.LBs["lb-auto1"].Status = clb.Ptr(uint64(1))
 	for range 3 {
 		if err := reconcile(t, *e, cr); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want := []string{"CreateListener lb-auto1 TCP 100..104 end=0", "CreateLoadBalancer lb-auto1 token=pp-uid-1-0-" + shortHash("")}
-	if diff := cmp.Diff(want, home.log()); diff != "" {
+	if diff := cmp.Diff(want, home.Log()); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
 	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || !s[0].AutoCreated || s[0].State != v1alpha1.PoolLBReady {
@@ -422,13 +258,13 @@ func TestAutoCreate(t *testing.T) {
 	if _, err := e.Delete(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	if got := home.log(); got[len(got)-1] != "DeleteLoadBalancer lb-auto1" {
+	if got := home.Log(); got[len(got)-1] != "DeleteLoadBalancer lb-auto1" {
 		t.Errorf("writes: %v", got)
 	}
 }
 
 func TestDeleteRefusedWithBindings(t *testing.T) {
-	home := newCloud("lb-a")
+	home := fake.New("lb-a")
 	cr := pool(onLBs("lb-a"))
 	e := newExternal(t, home, nil,
 		podAddress("pod-0", networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 100}),
@@ -437,7 +273,7 @@ func TestDeleteRefusedWithBindings(t *testing.T) {
 	if err := reconcile(t, *e, cr); err != nil {
 		t.Fatal(err)
 	}
-	writes := len(home.log())
+	writes := len(home.Log())
 	now := metav1.Now()
 	cr.SetDeletionTimestamp(&now)
 	e.obs = nil
@@ -449,19 +285,19 @@ func TestDeleteRefusedWithBindings(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("Delete: %v, want %q", err, want)
 	}
-	if got := len(home.log()); got != writes {
-		t.Errorf("a refused delete wrote to the cloud: %v", home.log()[writes:])
+	if got := len(home.Log()); got != writes {
+		t.Errorf("a refused delete wrote to the cloud: %v", home.Log()[writes:])
 	}
 }
 
 func TestDeleteOnlyOwnListeners(t *testing.T) {
-	home := newCloud("lb-a")
+	home := fake.New("lb-a")
 	cr := pool(onLBs("lb-a"))
 	e := newExternal(t, home, nil)
 	if err := reconcile(t, *e, cr); err != nil {
 		t.Fatal(err)
 	}
-	home.listeners["lb-a"] = append(home.listeners["lb-a"], listener("lbl-theirs", "theirs", "TCP", 7000, 0))
+	home.Listeners["lb-a"] = append(home.Listeners["lb-a"], listener("lbl-theirs", "theirs", "TCP", 7000, 0))
 	now := metav1.Now()
 	cr.SetDeletionTimestamp(&now)
 	e.obs = nil
@@ -471,7 +307,7 @@ func TestDeleteOnlyOwnListeners(t *testing.T) {
 	if _, err := e.Delete(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	if ls := home.listeners["lb-a"]; len(ls) != 1 || *ls[0].ListenerId != "lbl-theirs" {
+	if ls := home.Listeners["lb-a"]; len(ls) != 1 || *ls[0].ListenerId != "lbl-theirs" {
 		t.Errorf("after delete: %v", ls)
 	}
 	e.obs = nil
@@ -481,17 +317,17 @@ func TestDeleteOnlyOwnListeners(t *testing.T) {
 }
 
 func TestOtherRegion(t *testing.T) {
-	home := newCloud()
-	sh := newCloud("lb-sh")
-	sh.quota = 3
+	home := fake.New()
+	sh := fake.New("lb-sh")
+	sh.Quota = 3
 	cr := pool(onLBs("ap-shanghai:lb-sh"))
-	e := newExternal(t, home, map[string]*cloud{"ap-shanghai": sh})
+	e := newExternal(t, home, map[string]*fake.Cloud{"ap-shanghai": sh})
 	for range 2 {
 		if err := reconcile(t, *e, cr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff([]string{"CreateListener lb-sh TCP 100..102 end=0"}, sh.log()); diff != "" {
+	if diff := cmp.Diff([]string{"CreateListener lb-sh TCP 100..102 end=0"}, sh.Log()); diff != "" {
 		t.Errorf("the other region's client, capped by its quota of 3: -want +got:\n%s", diff)
 	}
 	if s := cr.Status.AtProvider.LoadBalancers; len(s) != 1 || s[0].Region != "ap-shanghai" || s[0].State != v1alpha1.PoolLBReady {
@@ -506,7 +342,7 @@ func TestOtherRegion(t *testing.T) {
 }
 
 func TestQuotaCache(t *testing.T) {
-	c := newCloud()
+	c := fake.New()
 	now := time.Unix(0, 0)
 	q := newQuotaCache(func() time.Time { return now })
 	for range 3 {
@@ -514,16 +350,16 @@ func TestQuotaCache(t *testing.T) {
 			t.Fatalf("quota %d, %v", v, err)
 		}
 	}
-	if c.quotaCall != 1 {
-		t.Errorf("%d DescribeQuota calls within the TTL, want 1", c.quotaCall)
+	if c.QuotaCalls != 1 {
+		t.Errorf("%d DescribeQuota calls within the TTL, want 1", c.QuotaCalls)
 	}
 	now = now.Add(quotaTTL + time.Second)
-	c.quota = 100
-	if v, _ := q.listenerQuota(context.Background(), c); v != 100 || c.quotaCall != 2 {
-		t.Errorf("after the TTL: quota %d after %d calls, want 100 after 2", v, c.quotaCall)
+	c.Quota = 100
+	if v, _ := q.listenerQuota(context.Background(), c); v != 100 || c.QuotaCalls != 2 {
+		t.Errorf("after the TTL: quota %d after %d calls, want 100 after 2", v, c.QuotaCalls)
 	}
 	now = now.Add(quotaTTL + time.Second)
-	c.quotaErr = fmt.Errorf("boom")
+	c.QuotaErr = fmt.Errorf("boom")
 	if v, err := q.listenerQuota(context.Background(), c); err != nil || v != 100 {
 		t.Errorf("a failed refresh keeps the last value: %d, %v", v, err)
 	}
@@ -534,7 +370,7 @@ func TestQuotaCache(t *testing.T) {
 
 func TestInvalidProtocols(t *testing.T) {
 	cr := pool(onLBs("lb-a"), func(p *v1alpha1.PortPool) { p.Spec.ForProvider.Protocols = []string{"TCP", "TCP_SSL"} })
-	e := newExternal(t, newCloud("lb-a"), nil)
+	e := newExternal(t, fake.New("lb-a"), nil)
 	if _, err := e.Observe(context.Background(), cr); err == nil || !strings.Contains(err.Error(), "invalid pool: protocols TCP and TCP_SSL") {
 		t.Errorf("Observe: %v", err)
 	}

@@ -7,16 +7,13 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 const (
 	// quotaTTL is how long a listener quota is trusted; quotas change by
 	// ticket, rarely.
 	quotaTTL = 5 * time.Minute
-	// listenerQuotaID is the DescribeQuota entry of listeners per load
-	// balancer.
-	listenerQuotaID = "TOTAL_LISTENER_QUOTA"
 )
 
 // quotaCache remembers the listener quota per client (one account and
@@ -71,9 +68,9 @@ func describeListenerQuota(ctx context.Context, c api) (int64, error) {
 		return 0, errors.Wrap(err, "cannot read the listener quota")
 	}
 	for _, q := range qs {
-		if q != nil && clbconv.Deref(q.QuotaId) == listenerQuotaID && q.QuotaLimit != nil {
+		if q != nil && clb.Deref(q.QuotaId) == clb.ListenerQuotaID && q.QuotaLimit != nil {
 			return *q.QuotaLimit, nil
 		}
 	}
-	return 0, errors.Errorf("cannot read the listener quota: DescribeQuota has no %s", listenerQuotaID)
+	return 0, errors.Errorf("cannot read the listener quota: DescribeQuota has no %s", clb.ListenerQuotaID)
 }

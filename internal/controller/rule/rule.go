@@ -17,7 +17,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -50,9 +49,9 @@ type external struct {
 	c api
 }
 
-func lbID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+func lbID(cr *v1alpha1.Rule) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
 
-func listenerID(cr *v1alpha1.Rule) string { return clbconv.Deref(cr.Spec.ForProvider.ListenerID) }
+func listenerID(cr *v1alpha1.Rule) string { return clb.Deref(cr.Spec.ForProvider.ListenerID) }
 
 // errNotL7 is the error of a rule whose listener cannot hold rules. Its
 // text is stable, so the condition does not change between retries and the
@@ -95,7 +94,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the rule's listener")
 	}
-	if p := clbconv.Deref(l.Protocol); !isL7(p) {
+	if p := clb.Deref(l.Protocol); !clb.IsL7(p) {
 		if meta.WasDeleted(cr) {
 			return managed.ExternalObservation{}, nil // such a listener holds no rules
 		}
@@ -113,12 +112,12 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the rule's task")
 	}
-	cr.Status.AtProvider = observe(cr.Status.AtProvider.Task, lbID(cr), l, r)
-	if got, want := ruleDomain(r), cr.Spec.ForProvider.Domain; got != want {
+	cr.Status.AtProvider = clb.ObserveRule(cr.Status.AtProvider.Task, lbID(cr), l, r)
+	if got, want := clb.RuleDomain(r), cr.Spec.ForProvider.Domain; got != want {
 		return managed.ExternalObservation{}, errors.Errorf("rule %s matches domain %q, not %q; the domain of a rule cannot change: set %q or create a new Rule",
-			clbconv.Deref(r.LocationId), got, want, got)
+			clb.Deref(r.LocationId), got, want, got)
 	}
-	lateInit := mr.MayLateInitialize(cr) && lateInitialize(&cr.Spec.ForProvider, r)
+	lateInit := mr.MayLateInitialize(cr) && clb.LateInitRule(&cr.Spec.ForProvider, r)
 
 	if running && cr.Status.AtProvider.Task.Operation == mr.OpCreate {
 		cr.SetConditions(xpv2.Creating())
@@ -132,7 +131,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	}
 	// A running task locks the load balancer; act on drift once it ends.
 	if !running {
-		obs.Diff = diff(cr.Spec.ForProvider, r)
+		obs.Diff = clb.DiffRule(cr.Spec.ForProvider, r)
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
@@ -146,18 +145,18 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 // resources never silently share a rule.
 func (e *external) find(cr *v1alpha1.Rule, l *clbsdk.Listener) (*clbsdk.RuleOutput, bool, error) {
 	if id := meta.GetExternalName(cr); id != "" {
-		return findRule(l, id), false, nil
+		return clb.FindRule(l, id), false, nil
 	}
 	p := cr.Spec.ForProvider
-	r := findRuleByMatch(l, p.Domain, p.URL)
+	r := clb.FindRuleByMatch(l, p.Domain, p.URL)
 	if r == nil {
 		return nil, false, nil
 	}
 	if !createMayHaveSucceeded(cr) {
 		return nil, false, errors.Errorf("listener %s already has a rule for %s%s (%s); set its id as this resource's external name to manage it",
-			listenerID(cr), p.Domain, p.URL, clbconv.Deref(r.LocationId))
+			listenerID(cr), p.Domain, p.URL, clb.Deref(r.LocationId))
 	}
-	meta.SetExternalName(cr, clbconv.Deref(r.LocationId))
+	meta.SetExternalName(cr, clb.Deref(r.LocationId))
 	return r, true, nil
 }
 
@@ -188,7 +187,7 @@ func (e *external) missing(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
-	ids, task, err := e.c.CreateRule(ctx, createRequest(lbID(cr), listenerID(cr), cr.Spec.ForProvider))
+	ids, task, err := e.c.CreateRule(ctx, clb.CreateRuleRequest(lbID(cr), listenerID(cr), cr.Spec.ForProvider))
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create rule")
 	}
@@ -202,7 +201,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Rule) (managed.Exter
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalUpdate, error) {
-	task, err := e.c.ModifyRule(ctx, modifyRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr), cr.Spec.ForProvider))
+	task, err := e.c.ModifyRule(ctx, clb.ModifyRuleRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr), cr.Spec.ForProvider))
 	if err != nil {
 		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify rule")
 	}
@@ -216,7 +215,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Rule) (managed.Exter
 		// Deletion is under way; the reconciler comes back to verify.
 		return managed.ExternalDelete{}, nil
 	}
-	task, err := e.c.DeleteRule(ctx, deleteRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr)))
+	task, err := e.c.DeleteRule(ctx, clb.DeleteRuleRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr)))
 	if clb.IsNotFound(err) {
 		return managed.ExternalDelete{}, nil
 	}

@@ -2,12 +2,12 @@ package rule
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -16,48 +16,39 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// fake answers from fixed values and counts writes.
-type fake struct {
-	listener *clbsdk.Listener
-	err      error
-	task     clb.TaskState
-	creates  int
+// region is a cloud holding load balancer lb-1 with listeners ls, whose
+// tasks are in state task.
+func region(task clb.TaskState, ls ...*clbsdk.Listener) *fake.Cloud {
+	c := fake.New("lb-1")
+	c.Task = task
+	c.Listeners["lb-1"] = ls
+	return c
 }
 
-func (f *fake) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
-	return f.task, "", nil
-}
-
-func (f *fake) DescribeListener(context.Context, string, string) (*clbsdk.Listener, error) {
-	return f.listener, f.err
-}
-
-func (f *fake) CreateRule(context.Context, *clbsdk.CreateRuleRequest) ([]string, string, error) {
-	f.creates++
-	return []string{"loc-new"}, "task-1", nil
-}
-
-func (f *fake) ModifyRule(context.Context, *clbsdk.ModifyRuleRequest) (string, error) {
-	return "task-2", nil
-}
-
-func (f *fake) DeleteRule(context.Context, *clbsdk.DeleteRuleRequest) (string, error) {
-	return "task-3", nil
+// creates counts the rules created in c.
+func creates(c *fake.Cloud) int {
+	n := 0
+	for _, w := range c.Log() {
+		if strings.HasPrefix(w, "CreateRule ") {
+			n++
+		}
+	}
+	return n
 }
 
 func listener(protocol string, rules ...*clbsdk.RuleOutput) *clbsdk.Listener {
-	return &clbsdk.Listener{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr(protocol), Rules: rules}
+	return &clbsdk.Listener{ListenerId: clb.Ptr("lbl-1"), Protocol: clb.Ptr(protocol), Rules: rules}
 }
 
 func rule(mods ...func(*v1alpha1.Rule)) *v1alpha1.Rule {
 	cr := &v1alpha1.Rule{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"},
 		Spec: v1alpha1.RuleSpec{ForProvider: v1alpha1.RuleParameters{
-			LoadBalancerID: clbconv.Ptr("lb-1"), ListenerID: clbconv.Ptr("lbl-1"), Domain: "www.example.com", URL: "/",
+			LoadBalancerID: clb.Ptr("lb-1"), ListenerID: clb.Ptr("lbl-1"), Domain: "www.example.com", URL: "/",
 		}},
 	}
 	for _, m := range mods {
@@ -69,8 +60,6 @@ func rule(mods ...func(*v1alpha1.Rule)) *v1alpha1.Rule {
 func withExternalName(id string) func(*v1alpha1.Rule) {
 	return func(cr *v1alpha1.Rule) { meta.SetExternalName(cr, id) }
 }
-
-var errListenerNotFound = sdkerrors.NewTencentCloudSDKError("InvalidParameter.ListenerIdNotFound", "listener not found", "req-1")
 
 func errString(err error) string {
 	if err == nil {
@@ -84,7 +73,7 @@ func TestObserve(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
 		cr       *v1alpha1.Rule
-		api      *fake
+		api      *fake.Cloud
 		want     managed.ExternalObservation
 		wantErr  string
 		wantName string
@@ -93,44 +82,44 @@ func TestObserve(t *testing.T) {
 		"NoListenerID": {
 			reason:  "An unresolved listener is reported before any call.",
 			cr:      rule(func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.ListenerID = nil }),
-			api:     &fake{},
+			api:     fake.New(),
 			wantErr: "spec.forProvider.listenerId is not set and no reference resolved it",
 		},
 		"TCPListener": {
 			reason:  "A rule on a TCP listener is a stable, readable error.",
 			cr:      rule(),
-			api:     &fake{listener: listener("TCP")},
+			api:     region(clb.TaskSucceeded, listener("TCP")),
 			wantErr: "listener lbl-1 is TCP; rules need an HTTP or HTTPS listener",
 		},
 		"TCPListenerWhileDeleting": {
 			reason: "A rule on a TCP listener never existed, so deletion may finish.",
 			cr:     rule(deleted),
-			api:    &fake{listener: listener("TCP")},
+			api:    region(clb.TaskSucceeded, listener("TCP")),
 			want:   managed.ExternalObservation{},
 		},
 		"ListenerMissing": {
 			reason:  "A listener that does not exist is named in the error.",
 			cr:      rule(),
-			api:     &fake{err: errListenerNotFound},
+			api:     region(clb.TaskSucceeded),
 			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
 		},
 		"LoadBalancerMissing": {
 			reason:  "A load balancer that does not exist is named as such.",
 			cr:      rule(),
-			api:     &fake{err: sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist: lb-1", "req-2")},
+			api:     fake.New(),
 			wantErr: "load balancer lb-1 does not exist",
 		},
 		"ListenerMissingWhileDeleting": {
 			reason:   "A rule whose listener is gone is gone too.",
 			cr:       rule(withExternalName("loc-1"), deleted),
-			api:      &fake{err: errListenerNotFound},
+			api:      region(clb.TaskSucceeded),
 			want:     managed.ExternalObservation{},
 			wantName: "loc-1",
 		},
 		"NotCreated": {
 			reason: "Without an external name and without a matching rule, the rule does not exist.",
 			cr:     rule(),
-			api:    &fake{listener: listener("HTTP", cloudRule(func(r *clbsdk.RuleOutput) { r.Url = clbconv.Ptr("/other") }))},
+			api:    region(clb.TaskSucceeded, listener("HTTP", cloudRule(func(r *clbsdk.RuleOutput) { r.Url = clb.Ptr("/other") }))),
 			want:   managed.ExternalObservation{},
 		},
 		"AdoptsLostCreate": {
@@ -139,7 +128,7 @@ func TestObserve(t *testing.T) {
 				meta.SetExternalCreateFailed(cr, time.Now().Add(-time.Minute))
 				meta.SetExternalCreatePending(cr, time.Now())
 			}),
-			api:      &fake{listener: listener("HTTP", cloudRule())},
+			api:      region(clb.TaskSucceeded, listener("HTTP", cloudRule())),
 			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
 			wantName: "loc-1",
 			ready:    xpv2.ReasonAvailable,
@@ -147,7 +136,7 @@ func TestObserve(t *testing.T) {
 		"ForeignRule": {
 			reason:  "A rule with the same domain and url that this resource never tried to create is not taken over.",
 			cr:      rule(),
-			api:     &fake{listener: listener("HTTP", cloudRule())},
+			api:     region(clb.TaskSucceeded, listener("HTTP", cloudRule())),
 			wantErr: "listener lbl-1 already has a rule for www.example.com/ (loc-1); set its id as this resource's external name to manage it",
 		},
 		"FailedCreate": {
@@ -156,20 +145,20 @@ func TestObserve(t *testing.T) {
 				meta.SetExternalCreatePending(cr, time.Now().Add(-time.Minute))
 				meta.SetExternalCreateFailed(cr, time.Now())
 			}),
-			api:     &fake{listener: listener("HTTP", cloudRule())},
+			api:     region(clb.TaskSucceeded, listener("HTTP", cloudRule())),
 			wantErr: "listener lbl-1 already has a rule for www.example.com/ (loc-1); set its id as this resource's external name to manage it",
 		},
 		"DeletedInCloud": {
 			reason:   "A rule the listener no longer lists is recreated.",
 			cr:       rule(withExternalName("loc-9")),
-			api:      &fake{listener: listener("HTTP", cloudRule())},
+			api:      region(clb.TaskSucceeded, listener("HTTP", cloudRule())),
 			want:     managed.ExternalObservation{},
 			wantName: "loc-9",
 		},
 		"Drift": {
 			reason:   "A changed url is reported with a readable diff.",
 			cr:       rule(withExternalName("loc-1"), func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.URL = "/api" }),
-			api:      &fake{listener: listener("HTTPS", cloudRule())},
+			api:      region(clb.TaskSucceeded, listener("HTTPS", cloudRule())),
 			want:     managed.ExternalObservation{ResourceExists: true, Diff: "url: want /api, got /", ResourceLateInitialized: true},
 			wantName: "loc-1",
 			ready:    xpv2.ReasonAvailable,
@@ -180,7 +169,7 @@ func TestObserve(t *testing.T) {
 				cr.Spec.ForProvider.URL = "/api"
 				meta.AddAnnotations(cr, map[string]string{v1alpha1.AnnotationTask: "task-1"})
 			}),
-			api:      &fake{listener: listener("HTTP", cloudRule()), task: clb.TaskRunning},
+			api:      region(clb.TaskRunning, listener("HTTP", cloudRule())),
 			want:     managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
 			wantName: "loc-1",
 			ready:    xpv2.ReasonCreating,
@@ -188,7 +177,7 @@ func TestObserve(t *testing.T) {
 		"DomainChanged": {
 			reason:   "A rule whose domain is not the spec's is an error that says what to do.",
 			cr:       rule(withExternalName("loc-1"), func(cr *v1alpha1.Rule) { cr.Spec.ForProvider.Domain = "api.example.com" }),
-			api:      &fake{listener: listener("HTTP", cloudRule())},
+			api:      region(clb.TaskSucceeded, listener("HTTP", cloudRule())),
 			wantErr:  `rule loc-1 matches domain "www.example.com", not "api.example.com"; the domain of a rule cannot change: set "www.example.com" or create a new Rule`,
 			wantName: "loc-1",
 		},
@@ -209,7 +198,7 @@ func TestObserve(t *testing.T) {
 			if d := cmp.Diff(tc.ready, tc.cr.GetCondition(xpv2.TypeReady).Reason); d != "" {
 				t.Errorf("%s\nReady reason: -want, +got:\n%s", tc.reason, d)
 			}
-			if tc.api.creates != 0 {
+			if creates(tc.api) != 0 {
 				t.Errorf("%s\nObserve created a rule", tc.reason)
 			}
 		})
@@ -217,16 +206,16 @@ func TestObserve(t *testing.T) {
 }
 
 func TestCreate(t *testing.T) {
-	api := &fake{}
+	api := region(clb.TaskSucceeded, listener("HTTP"))
 	cr := rule()
 	if _, err := (&external{c: api}).Create(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	if got := meta.GetExternalName(cr); got != "loc-new" {
-		t.Errorf("external name = %q, want loc-new", got)
+	if got := meta.GetExternalName(cr); got != "loc-1" {
+		t.Errorf("external name = %q, want loc-1", got)
 	}
-	if got := cr.GetAnnotations()[v1alpha1.AnnotationTask]; got != "task-1" {
-		t.Errorf("task annotation = %q, want task-1", got)
+	if got := cr.GetAnnotations()[v1alpha1.AnnotationTask]; got != "task" {
+		t.Errorf("task annotation = %q, want task", got)
 	}
 }
 
@@ -238,7 +227,7 @@ func TestDelete(t *testing.T) {
 	}{
 		"Starts": {
 			reason: "Delete starts a DeleteRule task.",
-			want:   v1alpha1.TaskStatus{ID: "task-3", Operation: mr.OpDelete, State: mr.TaskRunning},
+			want:   v1alpha1.TaskStatus{ID: "task", Operation: mr.OpDelete, State: mr.TaskRunning},
 		},
 		"AlreadyRunning": {
 			reason: "A running delete task is not started twice.",
@@ -250,7 +239,7 @@ func TestDelete(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cr := rule(withExternalName("loc-1"))
 			cr.Status.AtProvider.Task = tc.task
-			if _, err := (&external{c: &fake{}}).Delete(context.Background(), cr); err != nil {
+			if _, err := (&external{c: region(clb.TaskRunning, listener("HTTP", cloudRule()))}).Delete(context.Background(), cr); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(tc.want, cr.Status.AtProvider.Task); d != "" {
@@ -260,4 +249,4 @@ func TestDelete(t *testing.T) {
 	}
 }
 
-var _ api = &fake{}
+var _ api = &fake.Cloud{}

@@ -7,7 +7,7 @@ import (
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // Health verdicts of TargetObservation.Health.
@@ -57,16 +57,16 @@ func (e *external) withHealth(ctx context.Context, cr *v1alpha1.TargetSet, id id
 func ruleHealth(h *clbsdk.ListenerHealth, id identity) map[key]string {
 	out := map[key]string{}
 	for _, r := range h.Rules {
-		if r == nil || (id.rule != "" && clbconv.Deref(r.LocationId) != id.rule) {
+		if r == nil || (id.rule != "" && clb.Deref(r.LocationId) != id.rule) {
 			continue
 		}
 		for _, t := range r.Targets {
 			if t == nil {
 				continue
 			}
-			o := v1alpha1.TargetObservation{IP: normalizeIP(clbconv.Deref(t.IP)), Port: clbconv.Deref(t.Port)}
+			o := v1alpha1.TargetObservation{IP: clb.NormalizeIP(clb.Deref(t.IP)), Port: clb.Deref(t.Port)}
 			// TargetId names a CVM instance for CVM targets only.
-			if ins := clbconv.Deref(t.TargetId); strings.HasPrefix(ins, "ins-") {
+			if ins := clb.Deref(t.TargetId); strings.HasPrefix(ins, "ins-") {
 				o.InstanceID = ins
 			}
 			out[observedKey(o)] = verdict(t)
@@ -78,7 +78,7 @@ func ruleHealth(h *clbsdk.ListenerHealth, id identity) map[key]string {
 // verdict maps the API's detail (Alive, Dead, Unknown, Close) to Health;
 // without a detail the boolean decides.
 func verdict(t *clbsdk.TargetHealth) string {
-	switch clbconv.Deref(t.HealthStatusDetail) {
+	switch clb.Deref(t.HealthStatusDetail) {
 	case "Alive":
 		return healthHealthy
 	case "Dead":

@@ -18,7 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 // TypeResolved is the condition that tells what spec.forProvider.source
@@ -201,20 +201,20 @@ func (s *resolver) service(ctx context.Context, res *resolution, ns string, b v1
 			}
 			switch backend {
 			case v1alpha1.BackendNodePort:
-				node := clbconv.Deref(ep.NodeName)
+				node := clb.Deref(ep.NodeName)
 				if node == "" || nodes[node] {
 					continue
 				}
 				nodes[node] = true
 				if ins, ok := s.instance(ctx, res, node); ok {
-					res.targets = append(res.targets, v1alpha1.Target{InstanceID: ins, Port: int64(sp.NodePort), Weight: clbconv.Ptr(weightOr(b.Weight))})
+					res.targets = append(res.targets, v1alpha1.Target{InstanceID: ins, Port: int64(sp.NodePort), Weight: clb.Ptr(weightOr(b.Weight))})
 				}
 			case v1alpha1.BackendPodIP:
 				w, err := s.endpointWeight(ctx, ep, b)
 				if err != nil {
 					return err
 				}
-				res.targets = append(res.targets, v1alpha1.Target{IP: ep.Addresses[0], Port: int64(port), Weight: clbconv.Ptr(w)})
+				res.targets = append(res.targets, v1alpha1.Target{IP: ep.Addresses[0], Port: int64(port), Weight: clb.Ptr(w)})
 			case v1alpha1.BackendHostPort:
 				pod, err := s.endpointPod(ctx, ep)
 				if err != nil {
@@ -237,7 +237,7 @@ func (s *resolver) service(ctx context.Context, res *resolution, ns string, b v1
 // ports carry the Service port's name with the target port resolved.
 func slicePort(sl discoveryv1.EndpointSlice, sp corev1.ServicePort) (int32, bool) {
 	for _, p := range sl.Ports {
-		if clbconv.Deref(p.Name) == sp.Name && p.Port != nil {
+		if clb.Deref(p.Name) == sp.Name && p.Port != nil {
 			return *p.Port, true
 		}
 	}
@@ -331,7 +331,7 @@ func (s *resolver) hostPortTarget(ctx context.Context, res *resolution, pod *cor
 		return v1alpha1.Target{}, false // not scheduled: not an endpoint yet
 	}
 	ins, ok := s.instance(ctx, res, pod.Spec.NodeName)
-	return v1alpha1.Target{InstanceID: ins, Port: int64(hostPort), Weight: clbconv.Ptr(weight)}, ok
+	return v1alpha1.Target{InstanceID: ins, Port: int64(hostPort), Weight: clb.Ptr(weight)}, ok
 }
 
 // podReady reports whether the Pod's Ready condition is True.
@@ -369,7 +369,7 @@ func (s *resolver) pod(ctx context.Context, res *resolution, ns string, b v1alph
 	if pod.Status.PodIP == "" {
 		return nil
 	}
-	res.targets = append(res.targets, v1alpha1.Target{IP: pod.Status.PodIP, Port: b.Port, Weight: clbconv.Ptr(w)})
+	res.targets = append(res.targets, v1alpha1.Target{IP: pod.Status.PodIP, Port: b.Port, Weight: clb.Ptr(w)})
 	return nil
 }
 

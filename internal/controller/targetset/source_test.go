@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 )
 
 func TestInstanceID(t *testing.T) {
@@ -30,7 +30,7 @@ func TestInstanceID(t *testing.T) {
 }
 
 func TestIncluded(t *testing.T) {
-	yes, no := clbconv.Ptr(true), clbconv.Ptr(false)
+	yes, no := clb.Ptr(true), clb.Ptr(false)
 	for _, c := range []struct {
 		cond            discoveryv1.EndpointConditions
 		includeNotReady bool
@@ -49,7 +49,7 @@ func TestIncluded(t *testing.T) {
 }
 
 func TestSubsetWeight(t *testing.T) {
-	b := v1alpha1.ServiceBackend{Weight: clbconv.Ptr(int64(7)), Subsets: []v1alpha1.WeightedSubset{
+	b := v1alpha1.ServiceBackend{Weight: clb.Ptr(int64(7)), Subsets: []v1alpha1.WeightedSubset{
 		{LabelSelector: map[string]string{"version": "v1", "zone": "a"}, Weight: 10},
 		{LabelSelector: map[string]string{"version": "v1"}, Weight: 20},
 	}}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -79,7 +78,7 @@ func (e *external) desired(ctx context.Context, cr *v1alpha1.TargetSet) ([]v1alp
 	return e.want, nil
 }
 
-func lbID(cr *v1alpha1.TargetSet) string { return clbconv.Deref(cr.Spec.ForProvider.LoadBalancerID) }
+func lbID(cr *v1alpha1.TargetSet) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
 
 // mayUpdate reports whether the management policies let the provider
 // change the cloud's targets.
@@ -96,7 +95,7 @@ func resolve(cr *v1alpha1.TargetSet) (identity, error) {
 		return identity{}, errors.New("spec.forProvider.loadBalancerId is not set and no reference resolved it")
 	}
 	p := cr.Spec.ForProvider
-	spec := identity{listener: clbconv.Deref(p.ListenerID), rule: clbconv.Deref(p.RuleID)}
+	spec := identity{listener: clb.Deref(p.ListenerID), rule: clb.Deref(p.RuleID)}
 	name := meta.GetExternalName(cr)
 	if name == "" {
 		if spec.listener == "" {
@@ -132,7 +131,7 @@ func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id iden
 	if err != nil {
 		return false, errors.Wrap(err, "cannot describe targets")
 	}
-	protocol := clbconv.Deref(l.Protocol)
+	protocol := clb.Deref(l.Protocol)
 	l7 := protocol == "HTTP" || protocol == "HTTPS"
 	switch {
 	case l7 && id.rule == "":
@@ -140,7 +139,7 @@ func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id iden
 	case !l7 && id.rule != "":
 		return true, errors.Errorf("listener %s is %s and has no rules; unset ruleId", id.listener, protocol)
 	}
-	bs, ok := backends(l, id)
+	bs, ok := clb.BackendsOf(l, id.rule)
 	if !ok {
 		return true, errors.Errorf("rule %s of listener %s does not exist", id.rule, id.listener)
 	}
@@ -208,11 +207,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 func lateInitialize(p *v1alpha1.TargetSetParameters, id identity) bool {
 	changed := false
 	if p.ListenerID == nil {
-		p.ListenerID = clbconv.Ptr(id.listener)
+		p.ListenerID = clb.Ptr(id.listener)
 		changed = true
 	}
 	if p.RuleID == nil && id.rule != "" {
-		p.RuleID = clbconv.Ptr(id.rule)
+		p.RuleID = clb.Ptr(id.rule)
 		changed = true
 	}
 	return changed

@@ -18,7 +18,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 // fake serves one listener's targets and records the calls.
@@ -66,24 +65,24 @@ func (f *fake) ModifyTargetWeight(_ context.Context, _ string, ts []clb.Target) 
 var _ api = &fake{}
 
 func backend(ip string, port, weight int64) *clbsdk.Backend {
-	return &clbsdk.Backend{Type: clbconv.Ptr("ENI"), InstanceId: clbconv.Ptr(""), Port: clbconv.Ptr(port), Weight: clbconv.Ptr(weight),
-		PrivateIpAddresses: []*string{clbconv.Ptr(ip)}}
+	return &clbsdk.Backend{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr(""), Port: clb.Ptr(port), Weight: clb.Ptr(weight),
+		PrivateIpAddresses: []*string{clb.Ptr(ip)}}
 }
 
 func tcp(bs ...*clbsdk.Backend) *clbsdk.ListenerBackend {
-	return &clbsdk.ListenerBackend{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr("TCP"), Targets: bs}
+	return &clbsdk.ListenerBackend{ListenerId: clb.Ptr("lbl-1"), Protocol: clb.Ptr("TCP"), Targets: bs}
 }
 
 func http(rule string, bs ...*clbsdk.Backend) *clbsdk.ListenerBackend {
-	return &clbsdk.ListenerBackend{ListenerId: clbconv.Ptr("lbl-1"), Protocol: clbconv.Ptr("HTTP"),
-		Rules: []*clbsdk.RuleTargets{{LocationId: clbconv.Ptr(rule), Targets: bs}}}
+	return &clbsdk.ListenerBackend{ListenerId: clb.Ptr("lbl-1"), Protocol: clb.Ptr("HTTP"),
+		Rules: []*clbsdk.RuleTargets{{LocationId: clb.Ptr(rule), Targets: bs}}}
 }
 
 func targetSet(mods ...func(*v1alpha1.TargetSet)) *v1alpha1.TargetSet {
 	cr := &v1alpha1.TargetSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ts"},
 		Spec: v1alpha1.TargetSetSpec{ForProvider: v1alpha1.TargetSetParameters{
-			LoadBalancerID: clbconv.Ptr("lb-1"), ListenerID: clbconv.Ptr("lbl-1"),
+			LoadBalancerID: clb.Ptr("lb-1"), ListenerID: clb.Ptr("lbl-1"),
 			Targets: []v1alpha1.Target{eni("10.0.0.1", 80), eni("10.0.0.2", 80, 20)},
 		}},
 	}
@@ -148,7 +147,7 @@ func TestObserve(t *testing.T) {
 		},
 		"RuleMissing": {
 			reason:  "A rule the listener does not have is named.",
-			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-9") }),
+			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clb.Ptr("loc-9") }),
 			api:     &fake{backend: http("loc-1")},
 			wantErr: "rule loc-9 of listener lbl-1 does not exist",
 		},
@@ -175,7 +174,7 @@ func TestObserve(t *testing.T) {
 		"RuleTargets": {
 			reason: "The targets of a rule are those of the rule the external name names.",
 			cr: targetSet(named("lbl-1/loc-1"), func(cr *v1alpha1.TargetSet) {
-				cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-1")
+				cr.Spec.ForProvider.RuleID = clb.Ptr("loc-1")
 			}),
 			api:   &fake{backend: http("loc-1", backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))},
 			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
@@ -257,7 +256,7 @@ func TestWrites(t *testing.T) {
 		},
 		"CreateForRule": {
 			reason: "A rule's set is named listenerId/ruleId and registers on the rule.",
-			cr:     targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clbconv.Ptr("loc-1") }),
+			cr:     targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clb.Ptr("loc-1") }),
 			cloud:  http("loc-1"),
 			do:     create,
 			calls:  []string{"describe", "register lbl-1/loc-1/10.0.0.1:80=10 lbl-1/loc-1/10.0.0.2:80=20"},

@@ -8,13 +8,12 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 func eni(ip string, port int64, weight ...int64) v1alpha1.Target {
 	t := v1alpha1.Target{IP: ip, Port: port}
 	if len(weight) > 0 {
-		t.Weight = clbconv.Ptr(weight[0])
+		t.Weight = clb.Ptr(weight[0])
 	}
 	return t
 }
@@ -120,12 +119,12 @@ func TestDiffIsBounded(t *testing.T) {
 
 func TestObserveBackends(t *testing.T) {
 	bs := []*clbsdk.Backend{
-		{Type: clbconv.Ptr("ENI"), InstanceId: clbconv.Ptr(""), Port: clbconv.Ptr(int64(80)), Weight: clbconv.Ptr(int64(10)),
-			PrivateIpAddresses: []*string{clbconv.Ptr("10.0.0.2")}},
-		{Type: clbconv.Ptr("CVM"), InstanceId: clbconv.Ptr("ins-1"), Port: clbconv.Ptr(int64(80)), Weight: clbconv.Ptr(int64(5)),
-			PrivateIpAddresses: []*string{clbconv.Ptr("10.1.0.1")}},
-		{Type: clbconv.Ptr("ENI"), InstanceId: clbconv.Ptr("ins-owner"), Port: clbconv.Ptr(int64(80)), Weight: clbconv.Ptr(int64(0)),
-			PrivateIpAddresses: []*string{clbconv.Ptr("10.0.0.1")}},
+		{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr(""), Port: clb.Ptr(int64(80)), Weight: clb.Ptr(int64(10)),
+			PrivateIpAddresses: []*string{clb.Ptr("10.0.0.2")}},
+		{Type: clb.Ptr("CVM"), InstanceId: clb.Ptr("ins-1"), Port: clb.Ptr(int64(80)), Weight: clb.Ptr(int64(5)),
+			PrivateIpAddresses: []*string{clb.Ptr("10.1.0.1")}},
+		{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr("ins-owner"), Port: clb.Ptr(int64(80)), Weight: clb.Ptr(int64(0)),
+			PrivateIpAddresses: []*string{clb.Ptr("10.0.0.1")}},
 	}
 	want := []v1alpha1.TargetObservation{
 		{IP: "10.0.0.1", Port: 80, Weight: 0},
@@ -169,8 +168,8 @@ func TestTargets(t *testing.T) {
 	id := identity{listener: "lbl-1", rule: "loc-1"}
 	chs := []change{{Key: key{IP: "10.0.0.1", Port: 80}, Weight: 30}, {Key: key{InstanceID: "ins-1", Port: 81}, Weight: 0}}
 	want := []clb.Target{
-		{ListenerID: "lbl-1", LocationID: "loc-1", EniIP: "10.0.0.1", Port: 80, Weight: clbconv.Ptr(int64(30))},
-		{ListenerID: "lbl-1", LocationID: "loc-1", InstanceID: "ins-1", Port: 81, Weight: clbconv.Ptr(int64(0))},
+		{ListenerID: "lbl-1", LocationID: "loc-1", EniIP: "10.0.0.1", Port: 80, Weight: clb.Ptr(int64(30))},
+		{ListenerID: "lbl-1", LocationID: "loc-1", InstanceID: "ins-1", Port: 81, Weight: clb.Ptr(int64(0))},
 	}
 	if d := cmp.Diff(want, targets(id, chs, true)); d != "" {
 		t.Errorf("targets(..., true): -want, +got:\n%s", d)

@@ -1,10 +1,13 @@
-// Package clbconv converts between the provider's API types and the CLB SDK
-// types that more than one kind shares (health checks, pointers), and
-// renders drift as a readable diff.
-package clbconv
+package clb
+
+// Conversions between the provider's API types and the CLB SDK types that
+// more than one kind shares (health checks, certificates, pointers), and
+// drift rendered as a readable diff. Each kind's own conversions are in
+// its <kind>_convert.go.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
@@ -90,6 +93,56 @@ func DiffHealthCheck(d *Diff, want *v1alpha1.HealthCheck, got *clbsdk.HealthChec
 	Compare(d, "healthCheck.httpCheckMethod", want.HTTPCheckMethod, got.HttpCheckMethod)
 	Compare(d, "healthCheck.httpCode", want.HTTPCode, got.HttpCode)
 }
+
+// Certificate converts a certificate for a create or modify request; the
+// SSL mode defaults to one-way.
+func Certificate(c *v1alpha1.Certificate) *clbsdk.CertificateInput {
+	if c == nil {
+		return nil
+	}
+	mode := Deref(c.SSLMode)
+	if mode == "" {
+		mode = "UNIDIRECTIONAL"
+	}
+	return &clbsdk.CertificateInput{SSLMode: Ptr(mode), CertId: Ptr(c.CertID), CertCaId: c.CertCaID}
+}
+
+// DiffCertificate records the fields of want that differ from got.
+func DiffCertificate(d *Diff, want *v1alpha1.Certificate, got *clbsdk.CertificateOutput) {
+	if want == nil {
+		return
+	}
+	if got == nil {
+		got = &clbsdk.CertificateOutput{}
+	}
+	Compare(d, "certificate.certId", &want.CertID, got.CertId)
+	Compare(d, "certificate.certCaId", want.CertCaID, got.CertCaId)
+	Compare(d, "certificate.sslMode", want.SSLMode, got.SSLMode)
+}
+
+// lateInitString fills an unset *dst from a string the cloud sets (not
+// empty) and reports whether it did.
+func lateInitString(dst **string, got *string) bool {
+	if *dst != nil || Deref(got) == "" {
+		return false
+	}
+	*dst = Ptr(*got)
+	return true
+}
+
+// lateInitValue fills an unset *dst from any value the cloud reports, zero
+// included, and reports whether it did.
+func lateInitValue[T any](dst **T, got *T) bool {
+	if *dst != nil || got == nil {
+		return false
+	}
+	*dst = Ptr(*got)
+	return true
+}
+
+// anyOf reports whether any of changed is true; every late initialization
+// passed to it has run, as arguments are evaluated before the call.
+func anyOf(changed ...bool) bool { return slices.Contains(changed, true) }
 
 // LateInitHealthCheck fills an unset health check from the cloud.
 func LateInitHealthCheck(dst **v1alpha1.HealthCheck, got *clbsdk.HealthCheck) bool {

@@ -3,7 +3,6 @@ package targetset
 import (
 	"cmp"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbconv"
 )
 
 const (
@@ -25,8 +23,6 @@ const (
 	maxWeightChanges = clb.MaxWeightRuleTargets
 	// maxDiffItems bounds how many changes the readable diff lists.
 	maxDiffItems = 10
-	// backendTypeCVM is the Type of a target bound by instance id.
-	backendTypeCVM = "CVM"
 )
 
 // identity names the listener, or the rule of a listener, whose targets a
@@ -69,20 +65,11 @@ func compareKeys(a, b key) int {
 	return cmp.Or(cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.IP, b.IP), cmp.Compare(a.Port, b.Port))
 }
 
-// normalizeIP spells an address the way the cloud reports it.
-func normalizeIP(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	return a.String()
-}
-
 func specKey(t v1alpha1.Target) key {
 	if t.InstanceID != "" {
 		return key{InstanceID: t.InstanceID, Port: t.Port}
 	}
-	return key{IP: normalizeIP(t.IP), Port: t.Port}
+	return key{IP: clb.NormalizeIP(t.IP), Port: t.Port}
 }
 
 func specWeight(t v1alpha1.Target) int64 {
@@ -96,41 +83,12 @@ func observedKey(o v1alpha1.TargetObservation) key {
 	if o.InstanceID != "" {
 		return key{InstanceID: o.InstanceID, Port: o.Port}
 	}
-	return key{IP: normalizeIP(o.IP), Port: o.Port}
+	return key{IP: clb.NormalizeIP(o.IP), Port: o.Port}
 }
 
-// backends returns the targets of the listener (id.rule == "") or of its
-// rule, and whether that rule exists.
-func backends(l *clbsdk.ListenerBackend, id identity) ([]*clbsdk.Backend, bool) {
-	if id.rule == "" {
-		return l.Targets, true
-	}
-	for _, r := range l.Rules {
-		if r != nil && clbconv.Deref(r.LocationId) == id.rule {
-			return r.Targets, true
-		}
-	}
-	return nil, false
-}
-
-// observe converts the cloud's targets, ordered by key. A CVM target keeps
-// its instance id (its key) and its private IP; an ENI target its IP.
+// observe converts the cloud's targets, ordered by key.
 func observe(bs []*clbsdk.Backend) []v1alpha1.TargetObservation {
-	out := make([]v1alpha1.TargetObservation, 0, len(bs))
-	for _, b := range bs {
-		if b == nil {
-			continue
-		}
-		o := v1alpha1.TargetObservation{Port: clbconv.Deref(b.Port), Weight: clbconv.Deref(b.Weight)}
-		if len(b.PrivateIpAddresses) > 0 {
-			o.IP = normalizeIP(clbconv.Deref(b.PrivateIpAddresses[0]))
-		}
-		typ, ins := clbconv.Deref(b.Type), clbconv.Deref(b.InstanceId)
-		if typ == backendTypeCVM || (typ == "" && ins != "") {
-			o.InstanceID = ins
-		}
-		out = append(out, o)
-	}
+	out := clb.ObserveTargets(bs)
 	slices.SortFunc(out, func(a, b v1alpha1.TargetObservation) int { return compareKeys(observedKey(a), observedKey(b)) })
 	return out
 }
@@ -212,7 +170,7 @@ func targets(id identity, chs []change, withWeight bool) []clb.Target {
 	for i, ch := range chs {
 		out[i] = clb.Target{ListenerID: id.listener, LocationID: id.rule, EniIP: ch.Key.IP, InstanceID: ch.Key.InstanceID, Port: ch.Key.Port}
 		if withWeight {
-			out[i].Weight = clbconv.Ptr(ch.Weight)
+			out[i].Weight = clb.Ptr(ch.Weight)
 		}
 	}
 	return out
