@@ -47,7 +47,7 @@ test: check-files check-generated lint test-unit test-race test-node
 test-unit:
 	$(GO) test $(TEST_FLAGS) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$')
 
-## test-node: the suites on the real node (internal/node; Linux and root),
+## test-node: the suites on the real node (internal/tooling/node; Linux and root),
 ## one package at a time: they share the machine's one node, and compare
 ## the machine's state before and after theirs.
 test-node:

@@ -1,4 +1,4 @@
-// Command images builds the container images of internal/images — the NAT
+// Command images builds the container images of internal/tooling/images — the NAT
 // agent, the game server, pause — for one or more architectures, and
 // writes each as an image tarball or pushes them to a registry (several
 // architectures as one index). `make xpkg` writes the agent's.
@@ -22,8 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/images"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/publish"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/images"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/publish"
 )
 
 type options struct {

@@ -6,7 +6,7 @@
 # main package's requirements through `go mod tidy`). Binaries are cached
 # outside the work tree, so warm runs cost nothing. Builds are static
 # (CGO_ENABLED=0) because the core binary also goes into an image with no
-# libc (internal/xpcluster); core's cache path says "static" so a binary
+# libc (internal/tooling/xpcluster); core's cache path says "static" so a binary
 # cached before that is not reused.
 #
 # The chart renderer (cluster/local/crossplane/chart) is our own program in

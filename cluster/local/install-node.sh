@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the real node (internal/node) needs beside the control plane
+# Installs what the real node (internal/tooling/node) needs beside the control plane
 # of install.sh: Debian's containerd, runc, CNI plugins, iptables and
 # conntrack, and kubelet, kube-controller-manager, kube-scheduler and
 # kube-proxy built from the same Kubernetes module as kube-apiserver. Built

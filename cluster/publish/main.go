@@ -1,6 +1,6 @@
 // Command publish pushes what `make xpkg` wrote to a registry: each NAME's
 // files of the version as <registry>/<NAME>:<version>, one file as an
-// image and one file per architecture as an image index (internal/publish).
+// image and one file per architecture as an image index (internal/tooling/publish).
 // `make publish` runs it.
 package main
 
@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/publish"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/publish"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // Command xpkg builds one Crossplane package (.xpkg) from a package root and,
 // for Providers and Functions, the Go main package of its runtime, with no
-// Docker daemon: one file per architecture, named as internal/publish
+// Docker daemon: one file per architecture, named as internal/tooling/publish
 // finds them. `make xpkg` runs it once per package.
 package main
 
@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/publish"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/publish"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpkgbuild"
 )
 
 func main() {

@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/benchpeer"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/benchpeer"
 )
 
 func main() {

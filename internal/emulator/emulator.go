@@ -7,6 +7,9 @@
 //
 // Point the SDK at it with HttpProfile.Endpoint = "127.0.0.1:<port>" and
 // HttpProfile.Scheme = "http"; see the emulatortest package for a helper.
+//
+// It lives beside the provider's packages, not under internal/tooling,
+// because it ships: users run it as cmd/tencentcloud-emulator.
 package emulator
 
 import (

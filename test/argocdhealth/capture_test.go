@@ -16,8 +16,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocdhealth"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 const (
@@ -299,7 +299,7 @@ func podIn(t *testing.T, namespace, name, app, ip string, annotations map[string
 // capture waits until the object is at the moment when describes, assesses
 // it with its kind's script and checks the status Argo CD would show. With
 // -update it records the object as testdata/<group>_<Kind>/<status>-<name>.yaml
-// of internal/argocdhealth.
+// of internal/tooling/argocdhealth.
 func capture(t *testing.T, apiVersion, kind, namespace, name, moment, want string, when func(*unstructured.Unstructured) error) {
 	t.Helper()
 	gv, err := schema.ParseGroupVersion(apiVersion)
@@ -367,7 +367,7 @@ func record(t *testing.T, k argocdhealth.Kind, u *unstructured.Unstructured, nam
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(testenv.RepoRoot(), "internal", "argocdhealth", "testdata", k.Group+"_"+k.Kind)
+	dir := filepath.Join(testenv.RepoRoot(), "internal", "tooling", "argocdhealth", "testdata", k.Group+"_"+k.Kind)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		t.Fatal(err)
 	}

@@ -10,22 +10,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
-	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocdhealth"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 const ipNS = "health-ippool"
@@ -161,28 +154,7 @@ func startIPPools(t *testing.T, cfg *rest.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	skip := true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := xpcontroller.Options{Logger: logging.NewNopLogger(), GlobalRateLimiter: ratelimiter.NewGlobal(1000), PollInterval: time.Minute, MaxConcurrentReconciles: 4}
-	if err := pcontroller.SetupIPPools(mgr, o, ippool.NewServer(addr, logging.NewNopLogger()), time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("provider: %v", err)
-		}
-	})
+	shared.StartProvider(t, suite.As(cfg), suite.IPPools(addr, time.Hour))
 	return "http://" + addr
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocdhealth"
 )
 
 const remoteNS = "health-remote"

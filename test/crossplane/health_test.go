@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/argocdhealth"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocdhealth"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
 // health assesses a live object with the Argo CD health script of its kind

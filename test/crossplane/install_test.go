@@ -3,7 +3,6 @@ package crossplane
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,8 +20,7 @@ import (
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
 var (
@@ -105,11 +103,8 @@ func activate(t *testing.T) {
 		}
 	}
 
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), testenv.WithEndpoint(suite.Endpoint)); err != nil {
-			t.Fatal(err)
-		}
+	if err := suite.ProviderConfig(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,7 +2,7 @@
 // Crossplane core v2.4 (out of cluster, against the local control plane)
 // pulls the Configuration package from a registry on loopback, resolves
 // the provider and the function as its dependencies, and runs them
-// through the External package runtime of internal/xplocal as local
+// through the External package runtime of internal/tooling/xplocal as local
 // processes. Then claims and composites give Pods public addresses from
 // the emulated cloud.
 package crossplane
@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal/xplocaltest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal/xplocaltest"
 )
 
 const version = "v0.1.0"

@@ -22,10 +22,10 @@ import (
 
 	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/node"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
 // TestDeploymentRuntime: Crossplane ran our packages as Deployments: the

@@ -1,5 +1,5 @@
 // Package e2e runs the product as deployed, on the real node
-// (internal/deployed): Crossplane core from its chart, the provider and
+// (internal/tooling/deployed): Crossplane core from its chart, the provider and
 // the function as Pods of the Deployment runtime, game servers as real
 // Pods whose addresses carry real packets, and the real garbage collector.
 package e2e
@@ -13,9 +13,9 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpcluster"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
 )
 
 // version tags the packages the suite installs.

@@ -10,16 +10,14 @@ import (
 	"context"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal/xplocaltest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal/xplocaltest"
 )
 
 const version = "v0.1.0"
@@ -75,11 +73,5 @@ func install(ctx context.Context, s *xplocaltest.Suite) error {
 	if _, err := s.Local.Activate(ctx, wait, "tencentcloud-network", "*.clb.tencentcloud.m.crossplane.io"); err != nil {
 		return err
 	}
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, s.Kube, filepath.Join(dir, f), testenv.WithEndpoint(s.Endpoint)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.ProviderConfig(ctx)
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // policyActions returns the actions README's CAM policy allows, without
@@ -17,7 +18,7 @@ import (
 // allow statement, every action named in full, on every resource.
 func policyActions(t *testing.T) []string {
 	t.Helper()
-	doc, err := os.ReadFile(camPolicyFile())
+	doc, err := os.ReadFile(suite.CAMPolicyFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestCAMPolicyIsExactlyWhatTheProviderCalls(t *testing.T) {
 // TestREADMEShowsTheCAMPolicy keeps README's policy and the committed file
 // one document: README quotes the file verbatim.
 func TestREADMEShowsTheCAMPolicy(t *testing.T) {
-	doc, err := os.ReadFile(camPolicyFile())
+	doc, err := os.ReadFile(suite.CAMPolicyFile())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +108,6 @@ func TestREADMEShowsTheCAMPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "```json\n"+string(doc)+"```\n") {
-		t.Errorf("README.md does not quote %s verbatim in a json block; paste the file's content there", camPolicyFile())
+		t.Errorf("README.md does not quote %s verbatim in a json block; paste the file's content there", suite.CAMPolicyFile())
 	}
 }

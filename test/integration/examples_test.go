@@ -14,7 +14,7 @@ import (
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // TestProviderConfigExamples applies examples/providerconfig as a user would

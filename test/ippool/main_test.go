@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,37 +22,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 var (
-	env  *testenv.Env
-	kube client.Client
+	shared *suite.Suite
+	env    *testenv.Env
+	kube   client.Client
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	kube = env.Client
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	os.Exit(suite.Main(m, func(s *suite.Suite) { shared, env, kube = s, s.Env, s.Kube }))
 }
 
 // startProvider runs the NetPool controller and the allocator API in this
@@ -72,32 +56,7 @@ func startProviderAs(t testing.TB, cfg *rest.Config, keep time.Duration) (base s
 	if err != nil {
 		t.Fatal(err)
 	}
-	skip := true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     env.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: &skip, UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := xpcontroller.Options{Logger: logging.NewNopLogger(), GlobalRateLimiter: ratelimiter.NewGlobal(1000), PollInterval: time.Minute, MaxConcurrentReconciles: 4}
-	if err := pcontroller.SetupIPPools(mgr, o, ippool.NewServer(addr, logging.NewNopLogger()), keep); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("provider: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	stop = shared.StartProvider(t, suite.As(cfg), suite.IPPools(addr, keep))
 	base = "http://" + addr
 	waitServing(t, base)
 	return base, stop

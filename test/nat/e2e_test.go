@@ -32,7 +32,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // e2eWait bounds every poll of TestEndToEnd: two processes and an

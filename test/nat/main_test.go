@@ -26,19 +26,16 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/agent"
-	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // The agent's ServiceAccount in the workload cluster (agent-rbac.yaml).
@@ -57,6 +54,7 @@ const (
 
 // Shared by the tests, set once in TestMain.
 var (
+	shared        *suite.Suite
 	hub, workload *testenv.Env
 	// hubKube and workKube are admin clients of each control plane.
 	hubKube, workKube client.Client
@@ -71,42 +69,35 @@ var (
 	stopProvider func()
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	var err error
-	if hub, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = hub.Stop() }()
-	if workload, err = testenv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = workload.Stop() }()
-	hubKube, workKube = hub.Client, workload.Client
+func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New())
+	os.Exit(suite.Main(m, func(s *suite.Suite) { shared, hub, hubKube = s, s.Env, s.Kube }, suite.Setup(setup)))
+}
 
+// setup starts the workload cluster and its agent's identity, and the
+// provider's WorkloadCluster controller on the hub.
+func setup(ctx context.Context, s *suite.Suite) error {
+	var err error
+	if workload, err = testenv.Start(); err != nil {
+		return err
+	}
+	s.Cleanup(func() { _ = workload.Stop() })
+	workKube = workload.Client
 	if agentLocal, err = workload.ServiceAccountOnly(ctx, agentSANamespace, agentSA,
 		filepath.Join(testenv.RepoRoot(), "examples", "nat", "agent-rbac.yaml")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	// The provider's side: its ServiceAccount with Crossplane's grants
 	// and examples/provider/rbac.yaml, so the Roles it creates for agents
 	// are within what it holds.
 	if providerCfg, err = hub.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	if stopProvider, err = startProvider(providerCfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if stopProvider, err = startProvider(); err != nil {
+		return err
 	}
-	defer func() { stopProvider() }()
-	return m.Run()
+	s.Cleanup(func() { stopProvider() })
+	return nil
 }
 
 // pauseProvider stops the in-process WorkloadCluster controller until the
@@ -117,7 +108,7 @@ func pauseProvider(t *testing.T) {
 	stopProvider()
 	stopProvider = func() {}
 	t.Cleanup(func() {
-		stop, err := startProvider(providerCfg)
+		stop, err := startProvider()
 		if err != nil {
 			t.Fatalf("cannot restart the in-process provider: %v", err)
 		}
@@ -125,34 +116,20 @@ func pauseProvider(t *testing.T) {
 	})
 }
 
-// startProvider runs the WorkloadCluster controller against the hub.
-func startProvider(cfg *rest.Config) (func(), error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:     hub.Scheme,
-		Metrics:    metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
-	})
+// startProvider runs the WorkloadCluster controller against the hub as
+// the provider's ServiceAccount.
+func startProvider() (func(), error) {
+	stop, err := shared.RunProvider(suite.As(providerCfg), suite.Workers(4), suite.RateLimit(100), suite.Poll(time.Second),
+		suite.Logger(logging.NewLogrLogger(ctrl.Log.WithName("provider"))),
+		suite.Controllers(func(mgr ctrl.Manager, o xpcontroller.Options) error {
+			return workloadcluster.Setup(mgr, o, workloadcluster.Options{CheckInterval: 200 * time.Millisecond, Registerer: registry})
+		}))
 	if err != nil {
 		return nil, err
 	}
-	o := xpcontroller.Options{
-		Logger:                  logging.NewLogrLogger(ctrl.Log.WithName("provider")),
-		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-		PollInterval:            time.Second,
-		MaxConcurrentReconciles: 4,
-	}
-	if err := workloadcluster.Setup(mgr, o, workloadcluster.Options{CheckInterval: 200 * time.Millisecond, Registerer: registry}); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	return func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			fmt.Fprintln(os.Stderr, "the provider's manager did not stop within 10s")
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 		}
 	}, nil
 }

@@ -1,4 +1,4 @@
-// Package node_test runs the real node of internal/node: a Pod really
+// Package node_test runs the real node of internal/tooling/node: a Pod really
 // runs, gets an address on the bridge and answers, and a stopped node
 // leaves the machine as it found it.
 package node_test
@@ -19,10 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/images"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpkgbuild"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/images"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/node"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpkgbuild"
 )
 
 func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {

@@ -22,7 +22,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // benchTimeout bounds one run of the benchmark.
@@ -62,7 +63,7 @@ func benchBind(b *testing.B, policy string) {
 
 	for range b.N {
 		b.StopTimer()
-		startProviderWith(b, env.Config, 64)
+		startProvider(b, suite.Workers(64))
 		ns := namespace(b)
 		// A namespaced ProviderConfig sends this namespace's resources to
 		// the realistic emulator.

@@ -17,6 +17,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // TestRegistrationCallsScaleWithBatches registers 300 Pods (a quarter with
@@ -37,7 +38,7 @@ import (
 func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 	const pods, lbs = 300, 2
 	const window = 2 * time.Second
-	startProviderClients(t, env.Config, 32, clb.Options{TargetBatchWindow: window})
+	startProvider(t, suite.Workers(32), suite.Clients(clb.Options{TargetBatchWindow: window}))
 	ns := namespace(t)
 	emu, ref := ownCloud(t, ns, func(c *emulator.Config) { c.ListenerQuota = 300 })
 	names := lbsOn(t, ns, lbs, ref)
@@ -120,7 +121,7 @@ func TestRegistrationCallsScaleWithBatches(t *testing.T) {
 // BatchDeregisterTargets per load balancer per --target-batch-max-wait.
 func TestDeleteCallsPerLoadBalancer(t *testing.T) {
 	const pods, lbs = 200, 4
-	startProviderClients(t, env.Config, 32, clb.Options{})
+	startProvider(t, suite.Workers(32))
 	ns, emu := ownPool(t, "del", lbs, 43000, 43099)
 
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -183,7 +184,7 @@ func TestDeleteCallsPerLoadBalancer(t *testing.T) {
 // mode with.
 func TestNaiveModeCallsPerPod(t *testing.T) {
 	const pods = 40
-	startProviderClients(t, env.Config, 32, clb.Options{CallMode: clb.CallsNaive})
+	startProvider(t, suite.Workers(32), suite.Clients(clb.Options{CallMode: clb.CallsNaive}))
 	ns, emu := ownPool(t, "naive", 2, 44000, 44049)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

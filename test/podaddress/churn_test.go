@@ -26,7 +26,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // ownCloud starts an emulator for one test, with a namespaced
@@ -34,7 +35,7 @@ import (
 // calls and fills its inventory.
 func ownCloud(t *testing.T, ns string, mod func(*emulator.Config)) (*emulator.Emulator, *xpv2.ProviderConfigReference) {
 	t.Helper()
-	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), camPolicyFile(), emulator.Credential{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey})
+	cfg, err := emulatortest.WithPolicyFile(emulator.DefaultConfig(), suite.CAMPolicyFile(), emulator.Credential{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}

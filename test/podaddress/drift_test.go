@@ -21,7 +21,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // TestTargetDriftRepaired binds 20 Pods on a pool of 2 load balancers with
@@ -36,7 +37,7 @@ func TestTargetDriftRepaired(t *testing.T) {
 	const pods, lbs, ports = 20, 2, 30
 	const interval = 2 * time.Second
 	const callsPerRound = lbs * ((ports + 19) / 20) // load balancers × listener batches of 20
-	startProviderOpts(t, env.Config, 10, clb.Options{}, nil, podaddress.Options{TargetAuditInterval: interval})
+	startProvider(t, suite.PodAddress(podaddress.Options{TargetAuditInterval: interval}))
 	ns := namespace(t)
 	emu, ref := ownCloud(t, ns, nil)
 	names := lbsOn(t, ns, lbs, ref)
@@ -316,7 +317,7 @@ func ptrTo[T any](v T) *T { return &v }
 // the cache lags, the audit must take none of the provider's own targets
 // for foreign or missing. It repairs nothing, and nothing leaks.
 func TestTargetAuditDuringChurn(t *testing.T) {
-	startProviderOpts(t, env.Config, 10, clb.Options{}, nil, podaddress.Options{TargetAuditInterval: 200 * time.Millisecond})
+	startProvider(t, suite.PodAddress(podaddress.Options{TargetAuditInterval: 200 * time.Millisecond}))
 	ns := namespace(t)
 	emu, slots := churnPool(t, ns)
 	emu.ResetCounters()

@@ -15,7 +15,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // setAnnotations sets (value non-empty) or removes (value "") annotations
@@ -92,7 +94,7 @@ func rebound(t *testing.T, p *corev1.Pod, was v1alpha1.PortBinding, target strin
 // for another Pod, a restarted provider does not register it again, and
 // deleting it frees the port and leaves no target.
 func TestIsolate(t *testing.T) {
-	stop := startProviderAllEvents(t)
+	stop := startProvider(t, suite.PodAddress(podaddress.Options{PodEvents: podaddress.PodEventsAll}))
 	ns := namespace(t)
 	l := lb(t, ns, "lb", "BGP")
 	// One port: whether it is free shows in whether another Pod binds.

@@ -18,8 +18,10 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // inOrder puts every binding on the pool's first load balancer while it
@@ -123,7 +125,7 @@ func poolLB(pp *clbv1alpha1.PortPool, id string) (clbv1alpha1.PoolLoadBalancerSt
 // listeners on it are deleted and it leaves the pool's status. New Pods
 // never land on it.
 func TestLoadBalancerRemoved(t *testing.T) {
-	startProviderAllEvents(t)
+	startProvider(t, suite.PodAddress(podaddress.Options{PodEvents: podaddress.PodEventsAll}))
 	ns := namespace(t)
 	a, b := lbID(lb(t, ns, "a", "BGP")), lbID(lb(t, ns, "b", "BGP"))
 	pp := pool(t, ns, "pool", []string{"a", "b"}, 44000, 44009, inOrder)
@@ -164,7 +166,7 @@ func TestLoadBalancerRemoved(t *testing.T) {
 // the pool's listeners as Draining, and taking it off the drain list makes
 // it usable again.
 func TestLoadBalancerDrain(t *testing.T) {
-	startProviderAllEvents(t)
+	startProvider(t, suite.PodAddress(podaddress.Options{PodEvents: podaddress.PodEventsAll}))
 	ns := namespace(t)
 	a, b := lbID(lb(t, ns, "a", "BGP")), lbID(lb(t, ns, "b", "BGP"))
 	pp := pool(t, ns, "pool", nil, 44100, 44104, inOrder, func(pp *clbv1alpha1.PortPool) {
@@ -250,7 +252,7 @@ func TestPoolRecreated(t *testing.T) {
 // the provider's back: the pool reports it NotFound and its Pods move to
 // the pool's other load balancer.
 func TestLoadBalancerDeletedInCloud(t *testing.T) {
-	startProviderAllEvents(t)
+	startProvider(t, suite.PodAddress(podaddress.Options{PodEvents: podaddress.PodEventsAll}))
 	ns := namespace(t)
 	a := lbIn(t, emulator.DefaultRegion, "doomed-"+ns)
 	b := lbID(lb(t, ns, "b", "BGP"))

@@ -10,8 +10,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // reconcileErrors reads controller-runtime's count of failed reconciles of
@@ -43,7 +43,7 @@ func reconcileErrors(t *testing.T) float64 {
 // yet" for the PodAddress controller: the PodAddress comes back a second
 // later and goes, and no reconcile counts as failed.
 func TestBusyIsNotYet(t *testing.T) {
-	startProviderClients(t, env.Config, 8, clb.Options{})
+	startProvider(t, suite.Workers(8))
 	ns, emu := ownPool(t, "busy", 1, 45000, 45009)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

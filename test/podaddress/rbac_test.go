@@ -26,7 +26,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 const (
@@ -92,7 +93,7 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	startProviderOpts(t, sa, 10, clb.Options{}, nil, podaddress.Options{TargetAuditInterval: time.Second})
+	startProvider(t, suite.As(sa), suite.PodAddress(podaddress.Options{TargetAuditInterval: time.Second}))
 	ns := namespace(t)
 	lbCR := lb(t, ns, "lb", "BGP")
 	pp := pool(t, ns, "pool", []string{"lb"}, 44000, 44009)

@@ -26,7 +26,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // The tests of this file play the agent of a workload cluster: they write
@@ -133,7 +134,7 @@ func TestRemotePodBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startProviderOpts(t, sa, 10, clb.Options{}, nil, podaddress.Options{PodEvents: podaddress.PodEventsAll})
+	startProvider(t, suite.As(sa), suite.PodAddress(podaddress.Options{PodEvents: podaddress.PodEventsAll}))
 	ns := namespace(t)
 	l := lb(t, ns, "lb", "BGP")
 	pool(t, ns, "pool", []string{"lb"}, 45000, 45004)

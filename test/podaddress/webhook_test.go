@@ -24,10 +24,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
@@ -60,7 +60,7 @@ func startWebhooks(t *testing.T, wo pwebhook.Options) (stop func()) {
 	host, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	ws := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: dir})
-	stop = startProviderOpts(t, env.Config, 10, clb.Options{}, &webhooks{srv: ws, opts: wo}, podaddress.Options{})
+	stop = startProvider(t, suite.Webhooks(ws, wo))
 	eventually(t, "webhook server up", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only waits for the listener
 		if err != nil {

@@ -12,7 +12,6 @@ package reliability
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,7 +25,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
 // The size of the run: CI's defaults, or the soak's (make soak).
@@ -46,31 +46,10 @@ var (
 // wait bounds every poll of a condition.
 const wait = 120 * time.Second
 
+// The tests run the provider binary, built once.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	kube = env.Client
-	dir, err := os.MkdirTemp("", "reliability-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	if bin, err = testenv.BuildProvider(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(suite.Main(m, func(s *suite.Suite) { env, kube, bin = s.Env, s.Kube, s.Bin }, suite.ProviderBinary()))
 }
 
 // providerFlags are those of every provider process of the tests: a short

@@ -25,8 +25,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/function"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
 // TestPackageAcceptedByCrossplane installs the Configuration package's XRDs

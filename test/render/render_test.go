@@ -32,7 +32,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/function"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // nodeModules installs test/sdk/node's locked packages once per lockfile into

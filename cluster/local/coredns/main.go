@@ -1,5 +1,5 @@
 // Command coredns is CoreDNS v1.12.1 with only the plugins the node's
-// cluster DNS uses (internal/clusterdns). Plugins that send queries
+// cluster DNS uses (internal/tooling/clusterdns). Plugins that send queries
 // elsewhere (forward, grpc, etcd, the cloud DNS ones) are not compiled in,
 // so no Corefile can make this binary resolve a name off the machine.
 package main

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
 // gameServerYAML is the PodPublicAddress the demo applies, printed as it

@@ -17,14 +17,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xpcluster"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/xplocal"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
 )
 
-// runOnNode is the demo on the real node (internal/deployed): Crossplane
+// runOnNode is the demo on the real node (internal/tooling/deployed): Crossplane
 // from its chart runs the packages as Pods, the game server is a real
 // StatefulSet, and the real garbage collector collects the claim.
 func runOnNode(ctx context.Context, say narrator, wait time.Duration) (err error) {

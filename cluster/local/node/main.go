@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/node"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/node"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 func main() {
