@@ -199,16 +199,10 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Address) (*vpc.Address
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
+	// The allocation's task is not tracked: Observe reads the address's
+	// own state.
 	ids, _, err := e.c.Allocate(ctx, AllocateRequest(cr))
-	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot allocate address")
-	}
-	if len(ids) == 0 {
-		// The id is not known yet; the UID tag finds it on the next Observe.
-		return managed.ExternalCreation{}, nil
-	}
-	meta.SetExternalName(cr, ids[0])
-	return managed.ExternalCreation{}, nil
+	return mr.Created(cr, ids, "", err, "allocate address", true)
 }
 
 // Update renames the address and moves its binding one step: an address
@@ -228,11 +222,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	}
 	if at.BoundTo != "" || at.InstanceID != "" {
 		task, err := e.c.Disassociate(ctx, id)
-		if err != nil {
-			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot unbind address")
-		}
-		mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
-		return managed.ExternalUpdate{}, nil
+		return mr.Updated(&cr.Status.AtProvider.Task, task, err, "unbind address")
 	}
 	var task string
 	var err error
@@ -249,11 +239,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 		}
 		task, err = e.c.Associate(ctx, id, eni, ip)
 	}
-	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot bind address")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
-	return managed.ExternalUpdate{}, nil
+	return mr.Updated(&cr.Status.AtProvider.Task, task, err, "bind address")
 }
 
 // Delete unbinds a bound address, then releases it; each step waits for the

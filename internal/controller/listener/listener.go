@@ -131,40 +131,20 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Lis
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
 	ids, task, err := e.c.CreateListener(ctx, clb.CreateListenerRequest(cr))
-	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create listener")
-	}
-	if len(ids) == 0 {
-		return managed.ExternalCreation{}, errors.New("cannot create listener: the cloud returned no listener id")
-	}
-	meta.SetExternalName(cr, ids[0])
-	mr.StartedByCreate(cr, task)
-	return managed.ExternalCreation{}, nil
+	return mr.Created(cr, ids, task, err, "create listener", false)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalUpdate, error) {
 	task, err := e.c.ModifyListener(ctx, clb.ModifyListenerRequest(lbID(cr), meta.GetExternalName(cr), cr))
-	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify listener")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
-	return managed.ExternalUpdate{}, nil
+	return mr.Updated(&cr.Status.AtProvider.Task, task, err, "modify listener")
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalDelete, error) {
-	cr.SetConditions(xpv2.Deleting())
-	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
+	if mr.Deleting(cr, cr.Status.AtProvider.Task) {
 		return managed.ExternalDelete{}, nil
 	}
 	task, err := e.c.DeleteListener(ctx, lbID(cr), meta.GetExternalName(cr))
-	if clb.IsNotFound(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	if err != nil {
-		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete listener")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
-	return managed.ExternalDelete{}, nil
+	return mr.Deleted(&cr.Status.AtProvider.Task, task, err, "listener")
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }

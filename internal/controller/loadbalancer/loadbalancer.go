@@ -158,32 +158,17 @@ func (e *external) importByName(ctx context.Context, cr *v1alpha1.LoadBalancer, 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
 	ids, task, err := e.c.CreateLoadBalancer(ctx, CreateRequest(cr))
-	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create load balancer")
-	}
-	if len(ids) == 0 {
-		// The id is not known yet; the UID tag finds it on the next Observe.
-		return managed.ExternalCreation{}, nil
-	}
-	meta.SetExternalName(cr, ids[0])
-	mr.StartedByCreate(cr, task)
-	return managed.ExternalCreation{}, nil
+	return mr.Created(cr, ids, task, err, "create load balancer", true)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
 	req := clb.ModifyLoadBalancerRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
 	task, err := e.c.ModifyLoadBalancerAttributes(ctx, req)
-	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify load balancer")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
-	return managed.ExternalUpdate{}, nil
+	return mr.Updated(&cr.Status.AtProvider.Task, task, err, "modify load balancer")
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalDelete, error) {
-	cr.SetConditions(xpv2.Deleting())
-	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
-		// Deletion is under way; the reconciler comes back to verify.
+	if mr.Deleting(cr, cr.Status.AtProvider.Task) {
 		return managed.ExternalDelete{}, nil
 	}
 	users, err := e.users(ctx, cr)
@@ -194,14 +179,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 		return managed.ExternalDelete{}, errInUse(users)
 	}
 	task, err := e.c.DeleteLoadBalancer(ctx, meta.GetExternalName(cr))
-	if clb.IsNotFound(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	if err != nil {
-		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete load balancer")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
-	return managed.ExternalDelete{}, nil
+	return mr.Deleted(&cr.Status.AtProvider.Task, task, err, "load balancer")
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }

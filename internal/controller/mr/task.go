@@ -3,8 +3,11 @@ package mr
 import (
 	"context"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
@@ -35,6 +38,54 @@ func StartedByCreate(mg resource.Object, taskID string) {
 	if taskID != "" {
 		meta.AddAnnotations(mg, map[string]string{v1alpha1.AnnotationTask: taskID})
 	}
+}
+
+// Created ends a Create that sent one write: the first of ids is the
+// external name and the task is recorded. With no id, a resource Observe
+// finds by its tags (tagged) waits for that; any other is an error.
+func Created(mg resource.Managed, ids []string, task string, err error, what string, tagged bool) (managed.ExternalCreation, error) {
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot "+what)
+	}
+	if len(ids) == 0 {
+		if tagged {
+			// The id is not known yet; the UID tag finds it on the next Observe.
+			return managed.ExternalCreation{}, nil
+		}
+		return managed.ExternalCreation{}, errors.Errorf("cannot %s: the cloud returned no id", what)
+	}
+	meta.SetExternalName(mg, ids[0])
+	StartedByCreate(mg, task)
+	return managed.ExternalCreation{}, nil
+}
+
+// Updated ends an Update that sent one write.
+func Updated(st *v1alpha1.TaskStatus, task string, err error, what string) (managed.ExternalUpdate, error) {
+	if err != nil {
+		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot "+what)
+	}
+	Started(st, OpUpdate, task)
+	return managed.ExternalUpdate{}, nil
+}
+
+// Deleting marks mg Deleting and reports whether its deletion task still
+// runs: the reconciler comes back to verify.
+func Deleting(mg resource.Managed, st v1alpha1.TaskStatus) bool {
+	mg.SetConditions(xpv2.Deleting())
+	return st.Operation == OpDelete && st.State == TaskRunning
+}
+
+// Deleted ends a Delete that sent one write (what is the object deleted);
+// a resource already gone is deleted.
+func Deleted(st *v1alpha1.TaskStatus, task string, err error, what string) (managed.ExternalDelete, error) {
+	if clb.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	if err != nil {
+		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete "+what)
+	}
+	Started(st, OpDelete, task)
+	return managed.ExternalDelete{}, nil
 }
 
 // Started records a task that Update or Delete started; the reconciler

@@ -188,42 +188,20 @@ func (e *external) missing(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalCreation, error) {
 	cr.SetConditions(xpv2.Creating())
 	ids, task, err := e.c.CreateRule(ctx, clb.CreateRuleRequest(lbID(cr), listenerID(cr), cr.Spec.ForProvider))
-	if err != nil {
-		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create rule")
-	}
-	if len(ids) == 0 {
-		// Observe finds the rule by its domain and URL.
-		return managed.ExternalCreation{}, errors.New("cannot create rule: the cloud returned no location id")
-	}
-	meta.SetExternalName(cr, ids[0])
-	mr.StartedByCreate(cr, task)
-	return managed.ExternalCreation{}, nil
+	return mr.Created(cr, ids, task, err, "create rule", false)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalUpdate, error) {
 	task, err := e.c.ModifyRule(ctx, clb.ModifyRuleRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr), cr.Spec.ForProvider))
-	if err != nil {
-		return managed.ExternalUpdate{}, errors.Wrap(err, "cannot modify rule")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
-	return managed.ExternalUpdate{}, nil
+	return mr.Updated(&cr.Status.AtProvider.Task, task, err, "modify rule")
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Rule) (managed.ExternalDelete, error) {
-	cr.SetConditions(xpv2.Deleting())
-	if t := cr.Status.AtProvider.Task; t.Operation == mr.OpDelete && t.State == mr.TaskRunning {
-		// Deletion is under way; the reconciler comes back to verify.
+	if mr.Deleting(cr, cr.Status.AtProvider.Task) {
 		return managed.ExternalDelete{}, nil
 	}
 	task, err := e.c.DeleteRule(ctx, clb.DeleteRuleRequest(lbID(cr), listenerID(cr), meta.GetExternalName(cr)))
-	if clb.IsNotFound(err) {
-		return managed.ExternalDelete{}, nil
-	}
-	if err != nil {
-		return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete rule")
-	}
-	mr.Started(&cr.Status.AtProvider.Task, mr.OpDelete, task)
-	return managed.ExternalDelete{}, nil
+	return mr.Deleted(&cr.Status.AtProvider.Task, task, err, "rule")
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }

@@ -285,10 +285,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.TargetSet) (managed.
 	}
 	if len(ch.Reweight) > 0 {
 		task, err := e.c.ModifyTargetWeight(ctx, lbID(cr), targets(id, ch.Reweight[:min(len(ch.Reweight), maxWeightChanges)], true))
-		if err != nil {
-			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot change target weights")
-		}
-		mr.Started(&cr.Status.AtProvider.Task, mr.OpUpdate, task)
+		return mr.Updated(&cr.Status.AtProvider.Task, task, err, "change target weights")
 	}
 	return managed.ExternalUpdate{}, nil
 }
