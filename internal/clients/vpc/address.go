@@ -346,7 +346,7 @@ func (c *Client) TaskDone(ctx context.Context, taskID string) (bool, error) {
 	case "SUCCESS":
 		return true, nil
 	case "FAILED":
-		return false, taskFailedError{tcapi.LocalErr(op, tcapi.Unknown, "task "+taskID+" failed")}
+		return false, TaskFailed(taskID)
 	default:
 		return false, nil
 	}

@@ -76,6 +76,12 @@ type taskFailedError struct{ err *tcapi.Error }
 func (e taskFailedError) Error() string { return e.err.Error() }
 func (e taskFailedError) Unwrap() error { return e.err }
 
+// TaskFailed is TaskDone's answer for task id, which FAILED; the fake
+// region answers it too.
+func TaskFailed(id string) error {
+	return taskFailedError{tcapi.LocalErr("describe task result", tcapi.Unknown, "task "+id+" failed")}
+}
+
 // IsTaskFailed reports whether err is TaskDone's answer for a task that
 // ended in failure (rather than a failure to ask).
 func IsTaskFailed(err error) bool {
