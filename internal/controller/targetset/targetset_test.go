@@ -2,14 +2,12 @@ package targetset
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
-	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -18,51 +16,19 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 )
 
-// fake serves one listener's targets and records the calls.
-type fake struct {
-	backend *clbsdk.ListenerBackend
-	err     error
-	calls   []string
-}
+var _ api = (*fake.Cloud)(nil)
 
-func (f *fake) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
-	return clb.TaskSucceeded, "", nil
-}
-
-func (f *fake) DescribeTargets(context.Context, string, string) (*clbsdk.ListenerBackend, error) {
-	f.calls = append(f.calls, "describe")
-	return f.backend, f.err
-}
-
-func record(f *fake, action string, ts []clb.Target) {
-	s := action
-	for _, t := range ts {
-		s += fmt.Sprintf(" %s/%s/%s%s:%d", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
-		if t.Weight != nil {
-			s += fmt.Sprintf("=%d", *t.Weight)
-		}
+// cloud is load balancer lb-1 holding listener b, if any.
+func cloud(b *clbsdk.ListenerBackend) *fake.Cloud {
+	c := fake.New("lb-1")
+	if b != nil {
+		c.SetTargets("lb-1", b)
 	}
-	f.calls = append(f.calls, s)
+	return c
 }
-
-func (f *fake) RegisterTargets(_ context.Context, _ string, ts []clb.Target) (string, error) {
-	record(f, "register", ts)
-	return "req-r", nil
-}
-
-func (f *fake) DeregisterTargets(_ context.Context, _ string, ts []clb.Target) (string, error) {
-	record(f, "deregister", ts)
-	return "req-d", nil
-}
-
-func (f *fake) ModifyTargetWeight(_ context.Context, _ string, ts []clb.Target) (string, error) {
-	record(f, "weight", ts)
-	return "task-w", nil
-}
-
-var _ api = &fake{}
 
 func backend(ip string, port, weight int64) *clbsdk.Backend {
 	return &clbsdk.Backend{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr(""), Port: clb.Ptr(port), Weight: clb.Ptr(weight),
@@ -106,11 +72,10 @@ func errString(err error) string {
 }
 
 func TestObserve(t *testing.T) {
-	notFound := sdkerrors.NewTencentCloudSDKError("InvalidParameter.ListenerIdNotFound", "not found", "req-1")
 	cases := map[string]struct {
 		reason  string
 		cr      *v1alpha1.TargetSet
-		api     *fake
+		api     *fake.Cloud
 		want    managed.ExternalObservation
 		wantErr string
 		ready   xpv2.ConditionReason
@@ -119,54 +84,54 @@ func TestObserve(t *testing.T) {
 		"NoLoadBalancer": {
 			reason:  "An unresolved load balancer reference is named.",
 			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.LoadBalancerID = nil }),
-			api:     &fake{},
+			api:     cloud(nil),
 			wantErr: "spec.forProvider.loadBalancerId is not set and no reference resolved it",
 		},
 		"ListenerMissing": {
 			reason:  "A listener that does not exist is a clear error.",
 			cr:      targetSet(),
-			api:     &fake{err: notFound},
+			api:     cloud(nil),
 			wantErr: "listener lbl-1 of load balancer lb-1 does not exist",
 		},
 		"LoadBalancerMissing": {
 			reason:  "A load balancer that does not exist is named as such.",
 			cr:      targetSet(),
-			api:     &fake{err: sdkerrors.NewTencentCloudSDKError("InvalidParameter.LBIdNotFound", "LoadBalancer not exist: lb-1", "req-2")},
+			api:     fake.New(),
 			wantErr: "load balancer lb-1 does not exist",
 		},
 		"ListenerMissingWhileDeleting": {
 			reason: "Targets of a deleted listener are gone with it.",
 			cr:     targetSet(named("lbl-1"), deleted),
-			api:    &fake{err: notFound},
+			api:    cloud(nil),
 		},
 		"L7WithoutRule": {
 			reason:  "The targets of an HTTP listener belong to a rule.",
 			cr:      targetSet(),
-			api:     &fake{backend: http("loc-1")},
+			api:     cloud(http("loc-1")),
 			wantErr: "listener lbl-1 is HTTP; its targets belong to its rules: set ruleId",
 		},
 		"RuleMissing": {
 			reason:  "A rule the listener does not have is named.",
 			cr:      targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clb.Ptr("loc-9") }),
-			api:     &fake{backend: http("loc-1")},
+			api:     cloud(http("loc-1")),
 			wantErr: "rule loc-9 of listener lbl-1 does not exist",
 		},
 		"MovedListener": {
 			reason:  "A spec that names another listener than the external name is refused.",
 			cr:      targetSet(named("lbl-0")),
-			api:     &fake{backend: tcp()},
+			api:     cloud(tcp()),
 			wantErr: "spec.forProvider names lbl-1 but this TargetSet holds the targets of lbl-0; a TargetSet cannot move: create a new one",
 		},
 		"NotCreated": {
 			reason: "Without an external name the set does not exist yet; the targets are still reported.",
 			cr:     targetSet(),
-			api:    &fake{backend: tcp(backend("10.0.0.9", 80, 10))},
+			api:    cloud(tcp(backend("10.0.0.9", 80, 10))),
 			seen:   []v1alpha1.TargetObservation{seen("10.0.0.9", 80, 10)},
 		},
 		"UpToDate": {
 			reason: "The cloud's set equals the spec's: Available.",
 			cr:     targetSet(named("lbl-1")),
-			api:    &fake{backend: tcp(backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))},
+			api:    cloud(tcp(backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))),
 			want:   managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 			ready:  xpv2.ReasonAvailable,
 			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 20)},
@@ -176,7 +141,7 @@ func TestObserve(t *testing.T) {
 			cr: targetSet(named("lbl-1/loc-1"), func(cr *v1alpha1.TargetSet) {
 				cr.Spec.ForProvider.RuleID = clb.Ptr("loc-1")
 			}),
-			api:   &fake{backend: http("loc-1", backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))},
+			api:   cloud(http("loc-1", backend("10.0.0.2", 80, 20), backend("10.0.0.1", 80, 10))),
 			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 			ready: xpv2.ReasonAvailable,
 			seen:  []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 20)},
@@ -184,7 +149,7 @@ func TestObserve(t *testing.T) {
 		"Drift": {
 			reason: "A changed weight is drift, shown readably; the set is still Creating until it first matches.",
 			cr:     targetSet(named("lbl-1")),
-			api:    &fake{backend: tcp(backend("10.0.0.2", 80, 10), backend("10.0.0.1", 80, 10))},
+			api:    cloud(tcp(backend("10.0.0.2", 80, 10), backend("10.0.0.1", 80, 10))),
 			want:   managed.ExternalObservation{ResourceExists: true, Diff: "weight of 10.0.0.2:80: want 20, got 10"},
 			ready:  xpv2.ReasonCreating,
 			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10), seen("10.0.0.2", 80, 10)},
@@ -195,7 +160,7 @@ func TestObserve(t *testing.T) {
 				cr.Spec.ForProvider.ListenerID, cr.Spec.ForProvider.Targets = nil, nil
 				cr.SetManagementPolicies(xpv2.ManagementPolicies{xpv2.ManagementActionObserve})
 			}),
-			api:   &fake{backend: tcp(backend("10.0.0.1", 80, 10))},
+			api:   cloud(tcp(backend("10.0.0.1", 80, 10))),
 			want:  managed.ExternalObservation{ResourceExists: true, Diff: "deregister 10.0.0.1:80"},
 			ready: xpv2.ReasonAvailable,
 			seen:  []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10)},
@@ -203,14 +168,14 @@ func TestObserve(t *testing.T) {
 		"DeletingWithTargets": {
 			reason: "While targets remain a deleted set still exists.",
 			cr:     targetSet(named("lbl-1"), deleted),
-			api:    &fake{backend: tcp(backend("10.0.0.1", 80, 10))},
+			api:    cloud(tcp(backend("10.0.0.1", 80, 10))),
 			want:   managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 			seen:   []v1alpha1.TargetObservation{seen("10.0.0.1", 80, 10)},
 		},
 		"DeletingEmpty": {
 			reason: "A deleted set without targets is gone.",
 			cr:     targetSet(named("lbl-1"), deleted),
-			api:    &fake{backend: tcp()},
+			api:    cloud(tcp()),
 			want:   managed.ExternalObservation{ResourceUpToDate: true},
 			seen:   []v1alpha1.TargetObservation{},
 		},
@@ -230,8 +195,8 @@ func TestObserve(t *testing.T) {
 			if d := cmp.Diff(tc.seen, tc.cr.Status.AtProvider.Targets); d != "" {
 				t.Errorf("%s\natProvider.targets: -want, +got:\n%s", tc.reason, d)
 			}
-			if len(tc.api.calls) > 1 {
-				t.Errorf("%s\nObserve wrote to the cloud: %v", tc.reason, tc.api.calls)
+			if w := tc.api.Writes(); len(w) > 0 {
+				t.Errorf("%s\nObserve wrote to the cloud: %v", tc.reason, w)
 			}
 		})
 	}
@@ -243,7 +208,7 @@ func TestWrites(t *testing.T) {
 		cr     *v1alpha1.TargetSet
 		cloud  *clbsdk.ListenerBackend
 		do     func(*external, *v1alpha1.TargetSet) error
-		calls  []string
+		writes []string // after one DescribeTargets
 		name   string
 	}{
 		"CreateRegistersMissing": {
@@ -251,7 +216,7 @@ func TestWrites(t *testing.T) {
 			cr:     targetSet(),
 			cloud:  tcp(backend("10.0.0.1", 80, 10)),
 			do:     create,
-			calls:  []string{"describe", "register lbl-1//10.0.0.2:80=20"},
+			writes: []string{"RegisterTargets lb-1 lbl-1//10.0.0.2:80=20"},
 			name:   "lbl-1",
 		},
 		"CreateForRule": {
@@ -259,7 +224,7 @@ func TestWrites(t *testing.T) {
 			cr:     targetSet(func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.RuleID = clb.Ptr("loc-1") }),
 			cloud:  http("loc-1"),
 			do:     create,
-			calls:  []string{"describe", "register lbl-1/loc-1/10.0.0.1:80=10 lbl-1/loc-1/10.0.0.2:80=20"},
+			writes: []string{"RegisterTargets lb-1 lbl-1/loc-1/10.0.0.1:80=10 lbl-1/loc-1/10.0.0.2:80=20"},
 			name:   "lbl-1/loc-1",
 		},
 		"UpdateSendsTheDifference": {
@@ -269,8 +234,8 @@ func TestWrites(t *testing.T) {
 			}),
 			cloud: tcp(backend("10.0.0.1", 80, 10), backend("10.0.0.2", 80, 10), backend("10.0.0.3", 80, 10)),
 			do:    update,
-			calls: []string{"describe", "deregister lbl-1//10.0.0.3:80", "register lbl-1//10.0.0.4:80=10",
-				"weight lbl-1//10.0.0.2:80=20"},
+			writes: []string{"DeregisterTargets lb-1 lbl-1//10.0.0.3:80", "RegisterTargets lb-1 lbl-1//10.0.0.4:80=10",
+				"ModifyTargetWeight lb-1 lbl-1//10.0.0.2:80=20"},
 			name: "lbl-1",
 		},
 		"DeleteDeregistersAll": {
@@ -278,7 +243,7 @@ func TestWrites(t *testing.T) {
 			cr:     targetSet(named("lbl-1")),
 			cloud:  tcp(backend("10.0.0.1", 80, 10), backend("10.0.0.9", 80, 10)),
 			do:     remove,
-			calls:  []string{"describe", "deregister lbl-1//10.0.0.1:80 lbl-1//10.0.0.9:80"},
+			writes: []string{"DeregisterTargets lb-1 lbl-1//10.0.0.1:80 lbl-1//10.0.0.9:80"},
 			name:   "lbl-1",
 		},
 		"DeleteNothing": {
@@ -286,18 +251,21 @@ func TestWrites(t *testing.T) {
 			cr:     targetSet(named("lbl-1")),
 			cloud:  tcp(),
 			do:     remove,
-			calls:  []string{"describe"},
+			writes: nil,
 			name:   "lbl-1",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			api := &fake{backend: tc.cloud}
+			api := cloud(tc.cloud)
 			if err := tc.do(&external{c: api}, tc.cr); err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.calls, api.calls); d != "" {
-				t.Errorf("%s\ncalls: -want, +got:\n%s", tc.reason, d)
+			if api.TargetReads != 1 {
+				t.Errorf("%s\nDescribeTargets calls = %d, want 1", tc.reason, api.TargetReads)
+			}
+			if d := cmp.Diff(tc.writes, api.Writes()); d != "" {
+				t.Errorf("%s\nwrites: -want, +got:\n%s", tc.reason, d)
 			}
 			if d := cmp.Diff(tc.name, meta.GetExternalName(tc.cr)); d != "" {
 				t.Errorf("%s\nexternal name: -want, +got:\n%s", tc.reason, d)
@@ -328,20 +296,21 @@ func TestUpdateWeightsInParts(t *testing.T) {
 		bs = append(bs, backend("10.0.0.1", int64(1000+i), 10))
 		spec = append(spec, eni("10.0.0.1", int64(1000+i), 30))
 	}
-	api := &fake{backend: tcp(bs...)}
+	api := cloud(tcp(bs...))
 	cr := targetSet(named("lbl-1"), func(cr *v1alpha1.TargetSet) { cr.Spec.ForProvider.Targets = spec })
 	if _, err := (&external{c: api}).Update(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	if len(api.calls) != 2 {
-		t.Fatalf("calls = %d, want a describe and one weight change", len(api.calls))
+	writes := api.Writes()
+	if api.TargetReads != 1 || len(writes) != 1 || !strings.HasPrefix(writes[0], "ModifyTargetWeight ") {
+		t.Fatalf("%d describes, writes %q: want a describe and one weight change", api.TargetReads, writes)
 	}
-	if got := cr.Status.AtProvider.Task; got.ID != "task-w" || got.State != "Running" {
+	if got := cr.Status.AtProvider.Task; got.ID != "task" || got.State != "Running" {
 		t.Errorf("task = %+v, want the weight task running", got)
 	}
 	// One call changes at most 50 weights of one listener; the rest wait
 	// for the next reconcile, after the task.
-	if got := strings.Count(api.calls[1], "="); got != maxWeightChanges {
+	if got := strings.Count(writes[0], "="); got != maxWeightChanges {
 		t.Errorf("weight call changed %d targets, want %d", got, maxWeightChanges)
 	}
 }

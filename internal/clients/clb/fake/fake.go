@@ -31,14 +31,18 @@ type Cloud struct {
 	// Errs makes writes to a load balancer fail.
 	Errs map[string]error
 	// Task is what TaskStatus answers for any task.
-	Task   clb.TaskState
-	writes []string
-	seq    int
+	Task clb.TaskState
+	// TargetReads counts DescribeTargets calls.
+	TargetReads int
+	backends    map[string]*clbsdk.ListenerBackend // by listener id
+	writes      []string
+	seq         int
 }
 
 // New is a region holding running load balancers with ids.
 func New(ids ...string) *Cloud {
-	c := &Cloud{Task: clb.TaskSucceeded, Quota: 50, LBs: map[string]*clbsdk.LoadBalancer{}, Listeners: map[string][]*clbsdk.Listener{}, Errs: map[string]error{}}
+	c := &Cloud{Task: clb.TaskSucceeded, Quota: 50, LBs: map[string]*clbsdk.LoadBalancer{}, Listeners: map[string][]*clbsdk.Listener{}, Errs: map[string]error{},
+		backends: map[string]*clbsdk.ListenerBackend{}}
 	for _, id := range ids {
 		c.AddLB(id, nil)
 	}
@@ -194,6 +198,14 @@ func (c *Cloud) Log() []string {
 	return out
 }
 
+// Writes is the writes made, in order: for a test writing one load
+// balancer, where the order is the controller's.
+func (c *Cloud) Writes() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.writes)
+}
+
 // TaskStatus answers Task for every task.
 func (c *Cloud) TaskStatus(context.Context, string) (clb.TaskState, string, error) {
 	c.mu.Lock()
@@ -274,5 +286,154 @@ func (c *Cloud) DeleteRule(_ context.Context, req *clbsdk.DeleteRuleRequest) (st
 		})
 	}
 	c.write("DeleteRule %s %s %d", lbID, id, len(req.LocationIds))
+	return "task", nil
+}
+
+// SetTargets puts listener b.ListenerId, with its protocol, rules and
+// targets, on load balancer lbID, which it adds if missing.
+func (c *Cloud) SetTargets(lbID string, b *clbsdk.ListenerBackend) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.LBs[lbID]; !ok {
+		c.AddLB(lbID, nil)
+	}
+	l := &clbsdk.Listener{ListenerId: b.ListenerId, Protocol: b.Protocol, Port: b.Port}
+	for _, r := range b.Rules {
+		l.Rules = append(l.Rules, &clbsdk.RuleOutput{LocationId: r.LocationId, Domain: r.Domain, Url: r.Url})
+	}
+	c.Listeners[lbID] = append(c.Listeners[lbID], l)
+	c.backends[clb.Deref(b.ListenerId)] = b
+}
+
+// DescribeTargets returns the targets of a listener, on it or on its rules.
+func (c *Cloud) DescribeTargets(_ context.Context, lbID, id string) (*clbsdk.ListenerBackend, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.TargetReads++
+	l, err := c.listener(lbID, id)
+	if err != nil {
+		return nil, err
+	}
+	return c.backend(l), nil
+}
+
+// backend is the targets of l, created empty; c.mu is held.
+func (c *Cloud) backend(l *clbsdk.Listener) *clbsdk.ListenerBackend {
+	id := clb.Deref(l.ListenerId)
+	if b, ok := c.backends[id]; ok {
+		return b
+	}
+	b := &clbsdk.ListenerBackend{ListenerId: l.ListenerId, Protocol: l.Protocol, Port: l.Port}
+	for _, r := range l.Rules {
+		b.Rules = append(b.Rules, &clbsdk.RuleTargets{LocationId: r.LocationId, Domain: r.Domain, Url: r.Url})
+	}
+	c.backends[id] = b
+	return b
+}
+
+// targets finds the list holding t's backends, on its listener or its
+// rule; c.mu is held.
+func (c *Cloud) targets(lbID string, t clb.Target) (*[]*clbsdk.Backend, error) {
+	if err := c.Errs[lbID]; err != nil {
+		return nil, err
+	}
+	l, err := c.listener(lbID, t.ListenerID)
+	if err != nil {
+		return nil, err
+	}
+	b := c.backend(l)
+	if t.LocationID == "" {
+		return &b.Targets, nil
+	}
+	for _, r := range b.Rules {
+		if clb.Deref(r.LocationId) == t.LocationID {
+			return &r.Targets, nil
+		}
+	}
+	return nil, sdkerrors.NewTencentCloudSDKError("InvalidParameter.LocationNotFound", "rule not found", "req")
+}
+
+// is reports whether backend b is target t.
+func is(b *clbsdk.Backend, t clb.Target) bool {
+	if clb.Deref(b.Port) != t.Port {
+		return false
+	}
+	if t.InstanceID != "" {
+		return clb.Deref(b.InstanceId) == t.InstanceID
+	}
+	return slices.ContainsFunc(b.PrivateIpAddresses, func(ip *string) bool { return clb.Deref(ip) == t.EniIP })
+}
+
+// record logs a write of targets as "<listener>/<rule>/<ip or instance>:<port>[=weight]".
+func (c *Cloud) record(action, lbID string, ts []clb.Target) {
+	s := action + " " + lbID
+	for _, t := range ts {
+		s += fmt.Sprintf(" %s/%s/%s%s:%d", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
+		if t.Weight != nil {
+			s += fmt.Sprintf("=%d", *t.Weight)
+		}
+	}
+	c.write("%s", s)
+}
+
+// RegisterTargets binds targets not bound yet, with the API's default
+// weight when none is given.
+func (c *Cloud) RegisterTargets(_ context.Context, lbID string, ts []clb.Target) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range ts {
+		list, err := c.targets(lbID, t)
+		if err != nil {
+			return "", err
+		}
+		if slices.ContainsFunc(*list, func(b *clbsdk.Backend) bool { return is(b, t) }) {
+			continue
+		}
+		b := &clbsdk.Backend{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr(t.InstanceID), Port: clb.Ptr(t.Port), Weight: clb.Ptr(int64(10))}
+		if t.InstanceID != "" {
+			b.Type = clb.Ptr("CVM")
+		} else {
+			b.PrivateIpAddresses = []*string{clb.Ptr(t.EniIP)}
+		}
+		if t.Weight != nil {
+			b.Weight = clb.Ptr(*t.Weight)
+		}
+		*list = append(*list, b)
+	}
+	c.record("RegisterTargets", lbID, ts)
+	return "task", nil
+}
+
+// DeregisterTargets unbinds targets; ones not bound are ignored.
+func (c *Cloud) DeregisterTargets(_ context.Context, lbID string, ts []clb.Target) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range ts {
+		list, err := c.targets(lbID, t)
+		if err != nil {
+			return "", err
+		}
+		*list = slices.DeleteFunc(*list, func(b *clbsdk.Backend) bool { return is(b, t) })
+	}
+	c.record("DeregisterTargets", lbID, ts)
+	return "task", nil
+}
+
+// ModifyTargetWeight sets the weights of bound targets.
+func (c *Cloud) ModifyTargetWeight(_ context.Context, lbID string, ts []clb.Target) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range ts {
+		list, err := c.targets(lbID, t)
+		if err != nil {
+			return "", err
+		}
+		for _, b := range *list {
+			if is(b, t) && t.Weight != nil {
+				b.Weight = clb.Ptr(*t.Weight)
+			}
+		}
+	}
+	c.record("ModifyTargetWeight", lbID, ts)
 	return "task", nil
 }
