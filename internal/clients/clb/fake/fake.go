@@ -376,9 +376,9 @@ func (c *Cloud) record(action, lbID string, ts []clb.Target) {
 	c.write("%s", s)
 }
 
-// RegisterTargets binds targets not bound yet, with the API's default
-// weight when none is given.
-func (c *Cloud) RegisterTargets(_ context.Context, lbID string, ts []clb.Target) (string, error) {
+// writeTargets applies change to the list holding each target, then logs
+// the write as action.
+func (c *Cloud) writeTargets(action, lbID string, ts []clb.Target, change func(list *[]*clbsdk.Backend, t clb.Target)) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, t := range ts {
@@ -386,8 +386,18 @@ func (c *Cloud) RegisterTargets(_ context.Context, lbID string, ts []clb.Target)
 		if err != nil {
 			return "", err
 		}
+		change(list, t)
+	}
+	c.record(action, lbID, ts)
+	return "task", nil
+}
+
+// RegisterTargets binds targets not bound yet, with the API's default
+// weight when none is given.
+func (c *Cloud) RegisterTargets(_ context.Context, lbID string, ts []clb.Target) (string, error) {
+	return c.writeTargets("RegisterTargets", lbID, ts, func(list *[]*clbsdk.Backend, t clb.Target) {
 		if slices.ContainsFunc(*list, func(b *clbsdk.Backend) bool { return is(b, t) }) {
-			continue
+			return
 		}
 		b := &clbsdk.Backend{Type: clb.Ptr("ENI"), InstanceId: clb.Ptr(t.InstanceID), Port: clb.Ptr(t.Port), Weight: clb.Ptr(int64(10))}
 		if t.InstanceID != "" {
@@ -399,41 +409,23 @@ func (c *Cloud) RegisterTargets(_ context.Context, lbID string, ts []clb.Target)
 			b.Weight = clb.Ptr(*t.Weight)
 		}
 		*list = append(*list, b)
-	}
-	c.record("RegisterTargets", lbID, ts)
-	return "task", nil
+	})
 }
 
 // DeregisterTargets unbinds targets; ones not bound are ignored.
 func (c *Cloud) DeregisterTargets(_ context.Context, lbID string, ts []clb.Target) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range ts {
-		list, err := c.targets(lbID, t)
-		if err != nil {
-			return "", err
-		}
+	return c.writeTargets("DeregisterTargets", lbID, ts, func(list *[]*clbsdk.Backend, t clb.Target) {
 		*list = slices.DeleteFunc(*list, func(b *clbsdk.Backend) bool { return is(b, t) })
-	}
-	c.record("DeregisterTargets", lbID, ts)
-	return "task", nil
+	})
 }
 
 // ModifyTargetWeight sets the weights of bound targets.
 func (c *Cloud) ModifyTargetWeight(_ context.Context, lbID string, ts []clb.Target) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range ts {
-		list, err := c.targets(lbID, t)
-		if err != nil {
-			return "", err
-		}
+	return c.writeTargets("ModifyTargetWeight", lbID, ts, func(list *[]*clbsdk.Backend, t clb.Target) {
 		for _, b := range *list {
 			if is(b, t) && t.Weight != nil {
 				b.Weight = clb.Ptr(*t.Weight)
 			}
 		}
-	}
-	c.record("ModifyTargetWeight", lbID, ts)
-	return "task", nil
+	})
 }
