@@ -86,7 +86,7 @@ func controllers(po podaddress.Options) []kindController {
 			po.VPC = p.VPC // per-Pod EIPs
 			return podaddress.Setup(m, o, p.CLB, po)
 		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
-			networkv1alpha1.PodAddressPolicyGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
+			networkv1alpha1.PodAddressPolicyGroupVersionKind, networkv1alpha1.EIPGrantGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind}},
 		// Clusters behind NAT: their agents' identities, heartbeats and status.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {

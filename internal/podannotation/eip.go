@@ -19,7 +19,8 @@ const (
 	// defaults, or space, comma or semicolon separated key=value items:
 	// isp, bandwidth, chargeType, releasePolicy, fallbackPool
 	// ([namespace/]name), providerConfig (a ProviderConfig of the Pod's
-	// namespace), e.g. "isp=BGP bandwidth=10 fallbackPool=rooms".
+	// namespace, which must be the grant's), grant (an EIPGrant), e.g.
+	// "isp=BGP bandwidth=10 fallbackPool=rooms".
 	AnnotationEIP = "network.tencentcloud.crossplane.io/eip"
 
 	// TKEAnnotationEIPAttributes is TKE VPC-CNI's per-Pod EIP request: a
@@ -43,7 +44,7 @@ func parseEIP(v string) (*v1alpha1.EIPRequest, error) {
 	}
 	items := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\n' || r == '\t' })
 	if len(items) == 0 {
-		return nil, fmt.Errorf("%s %q: want \"true\" or key=value items (isp, bandwidth, chargeType, releasePolicy, fallbackPool)", AnnotationEIP, v)
+		return nil, fmt.Errorf("%s %q: want \"true\" or key=value items (isp, bandwidth, chargeType, releasePolicy, fallbackPool, providerConfig, grant)", AnnotationEIP, v)
 	}
 	for _, it := range items {
 		k, val, ok := strings.Cut(it, "=")
@@ -66,12 +67,17 @@ func parseEIP(v string) (*v1alpha1.EIPRequest, error) {
 				err = fmt.Errorf("invalid ProviderConfig name: %s", strings.Join(errs, "; "))
 			}
 			e.ProviderConfigRef = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: val}
+		case "grant":
+			if errs := validation.IsDNS1123Subdomain(val); len(errs) > 0 {
+				err = fmt.Errorf("invalid EIPGrant name: %s", strings.Join(errs, "; "))
+			}
+			e.Grant = val
 		case "fallbackpool":
 			ref, nsGiven := parsePoolRef(val)
 			err = validPoolRef(ref, nsGiven, validation.IsDNS1123Subdomain)
 			e.FallbackPool = &ref
 		default:
-			err = fmt.Errorf("unknown key %q: want isp, bandwidth, chargeType, releasePolicy, fallbackPool or providerConfig", k)
+			err = fmt.Errorf("unknown key %q: want isp, bandwidth, chargeType, releasePolicy, fallbackPool, providerConfig or grant", k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s item %q: %w", AnnotationEIP, it, err)

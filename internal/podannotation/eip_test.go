@@ -31,10 +31,10 @@ func TestParseEIP(t *testing.T) {
 	}{
 		"defaults": {a: map[string]string{AnnotationEIP: " TRUE "}, want: eip(SyntaxNative, v1alpha1.EIPRequest{})},
 		"every key, any separator, any case": {
-			a: map[string]string{AnnotationEIP: "isp=ctcc, bandwidth=20;chargeType=bandwidth_postpaid_by_hour releasePolicy=never fallbackPool=ops/rooms providerConfig=team-a"},
+			a: map[string]string{AnnotationEIP: "isp=ctcc, bandwidth=20;chargeType=bandwidth_postpaid_by_hour releasePolicy=never fallbackPool=ops/rooms providerConfig=team-a grant=games"},
 			want: eip(SyntaxNative, v1alpha1.EIPRequest{
 				ISP: "CTCC", Bandwidth: ptr.To[int64](20), InternetChargeType: "BANDWIDTH_POSTPAID_BY_HOUR", ReleasePolicy: v1alpha1.EIPReleaseNever,
-				FallbackPool: &v1alpha1.PoolRef{Namespace: "ops", Name: "rooms"}, ProviderConfigRef: &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"},
+				FallbackPool: &v1alpha1.PoolRef{Namespace: "ops", Name: "rooms"}, ProviderConfigRef: &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}, Grant: "games",
 			}),
 		},
 		"with our options": {
@@ -56,6 +56,7 @@ func TestParseEIP(t *testing.T) {
 		"unknown key":              {a: map[string]string{AnnotationEIP: "speed=10"}, err: `unknown key "speed"`},
 		"bad ISP":                  {a: map[string]string{AnnotationEIP: "isp=CMNET"}, err: "must be one of BGP, CMCC, CTCC, CUCC"},
 		"bandwidth 0":              {a: map[string]string{AnnotationEIP: "bandwidth=0"}, err: "want Mbps, 1-100000"},
+		"bad grant":                {a: map[string]string{AnnotationEIP: "grant=Games!"}, err: "invalid EIPGrant name"},
 		"bad pool":                 {a: map[string]string{AnnotationEIP: "fallbackPool=/x"}, err: "empty namespace"},
 		"TKE bad JSON":             {a: map[string]string{TKEAnnotationEIPAttributes: "bandwidth=5"}, err: "want a JSON object"},
 		"TKE bad policy":           {a: map[string]string{TKEAnnotationEIPAttributes: "{}", TKEAnnotationEIPClaimDeletePolicy: "Always"}, err: `only "Never" is known`},

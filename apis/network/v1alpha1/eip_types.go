@@ -70,10 +70,16 @@ type EIPRequest struct {
 	// +optional
 	FallbackPool *PoolRef `json:"fallbackPool,omitempty"`
 
-	// ProviderConfigRef names the account and region the EIP is allocated
-	// in; ClusterProviderConfig "default" when not set.
+	// ProviderConfigRef, when set, must be the one of the EIPGrant that
+	// serves the request: the grant names the account and region.
 	// +optional
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// Grant names the EIPGrant to allocate under. When empty, the first
+	// grant by name that covers the namespace and admits the request.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Grant string `json:"grant,omitempty"`
 }
 
 // EIPBinding is the elastic public IP of one Pod. It is recorded before
@@ -88,6 +94,14 @@ type EIPBinding struct {
 	// allocation was sent but not recorded is found by it.
 	// +optional
 	OwnerTag string `json:"ownerTag,omitempty"`
+	// Grant is the EIPGrant the EIP counts against.
+	// +optional
+	Grant string `json:"grant,omitempty"`
+	// ProviderConfigRef is the account and region of the EIP (the
+	// grant's when it was recorded): its release goes through it also
+	// when the grant is gone.
+	// +optional
+	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 	// WarmPool is the warm pool (namespace/policy) the EIP was taken from.
 	// +optional
 	WarmPool string `json:"warmPool,omitempty"`

@@ -34,6 +34,11 @@ const (
 	// quota or the daily allocation limit is reached) and no fallback pool
 	// is named; allocation is retried with a growing backoff.
 	StateQuotaExceeded = "QuotaExceeded"
+	// StateNotGranted: an EIP was asked for and no EIPGrant covering the
+	// namespace admits the request (none covers it, or the request exceeds
+	// its limits); nothing is sent to the cloud. The message names the
+	// grant and the limit.
+	StateNotGranted = "NotGranted"
 	// StateFallbackPort: an EIP was asked for but could not be allocated;
 	// the Pod is bound to ports of the fallback pool instead. The message
 	// says why.
@@ -51,7 +56,7 @@ func Serving(state string) bool { return state == StateBound || state == StateFa
 // under way (or done) and keeps Synced=True.
 func WaitsOnSomeone(state string) bool {
 	switch state {
-	case StateNoPortAvailable, StatePoolNotFound, StateInvalid, StateQuotaExceeded:
+	case StateNoPortAvailable, StatePoolNotFound, StateInvalid, StateQuotaExceeded, StateNotGranted:
 		return true
 	}
 	return false

@@ -36,6 +36,12 @@ var (
 	PodAddressPolicyGroupVersionKind = SchemeGroupVersion.WithKind(PodAddressPolicyKind)
 )
 
+// EIPGrant type metadata.
+var (
+	EIPGrantKind             = reflect.TypeFor[EIPGrant]().Name()
+	EIPGrantGroupVersionKind = SchemeGroupVersion.WithKind(EIPGrantKind)
+)
+
 // NetPool, NetIP and NetIPClaim type metadata.
 var (
 	NetPoolKind                = reflect.TypeFor[NetPool]().Name()
@@ -57,6 +63,7 @@ var (
 func init() {
 	SchemeBuilder.Register(&PodAddress{}, &PodAddressList{})
 	SchemeBuilder.Register(&PodAddressPolicy{}, &PodAddressPolicyList{})
+	SchemeBuilder.Register(&EIPGrant{}, &EIPGrantList{})
 	SchemeBuilder.Register(&NetPool{}, &NetPoolList{}, &NetIP{}, &NetIPList{}, &NetIPClaim{}, &NetIPClaimList{})
 	SchemeBuilder.Register(&WorkloadCluster{}, &WorkloadClusterList{}, &RemotePod{}, &RemotePodList{})
 }

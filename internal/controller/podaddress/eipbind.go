@@ -13,12 +13,19 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 )
 
 const (
 	reasonEIPFallback    event.Reason = "EIPFallback"
 	reasonEIPUnavailable event.Reason = "EIPQuotaExceeded"
+	reasonEIPNotGranted  event.Reason = "EIPNotGranted"
+
+	// notGrantedRecheck is how often a PodAddress that no grant admits
+	// looks again, besides the EIPGrant watch (a namespace's labels may
+	// change).
+	notGrantedRecheck = time.Minute
 )
 
 // bindEIP brings a live Pod's PodAddress that asks for an EIP to Bound:
@@ -29,21 +36,46 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	if e := pa.Status.EIP; e != nil && e.State == v1alpha1.EIPFallback {
 		return r.bind(ctx, pa, pod, a)
 	}
-	if pa.Status.State == v1alpha1.StateQuotaExceeded {
+	if pa.Status.State == v1alpha1.StateQuotaExceeded || pa.Status.State == v1alpha1.StateInvalid {
 		if d, ok := r.eipRetry.Pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
 			return reconcile.Result{RequeueAfter: d}, nil
 		}
 	}
-	c, region, err := r.eip.Client(ctx, pa)
+	var (
+		c      *vpc.Client
+		region string
+		err    error
+		fresh  bool
+	)
+	if pa.Status.EIP == nil {
+		// A new EIP: only through a grant that covers the namespace and
+		// admits the request, counted against its quota, before any
+		// cloud call.
+		gr, gerr := r.grants.Choose(ctx, pa.GetNamespace(), pa.Spec.EIP)
+		var refused *eip.NotGrantedError
+		if errors.As(gerr, &refused) {
+			return r.notGranted(ctx, pa, pod, a, refused.Msg)
+		}
+		if gerr != nil {
+			return reconcile.Result{}, gerr
+		}
+		c, region, err = r.eip.ClientOf(ctx, gr.Spec.ProviderConfigRef, pa.GetNamespace())
+		if err == nil {
+			var full *eip.GrantQuotaError
+			fresh, err = r.eip.Start(ctx, pa, region, gr)
+			switch {
+			case errors.As(err, &full):
+				return r.noEIP(ctx, pa, pod, a, full.Error())
+			case err != nil:
+				return reconcile.Result{}, err
+			}
+		}
+	} else {
+		c, _, err = r.eip.Client(ctx, pa)
+	}
 	if err != nil {
 		res, uerr := r.setState(ctx, pa, v1alpha1.StatePending, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, v1alpha1.StatePending, err.Error()))
-	}
-	fresh := false
-	if pa.Status.EIP == nil {
-		if fresh, err = r.eip.Start(ctx, pa, region); err != nil {
-			return reconcile.Result{}, err
-		}
 	}
 	goal := eip.Goal{IP: pod.Status.PodIP}
 	if pa.Spec.Isolated {
@@ -57,9 +89,12 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	}
 	var noEIP *eip.UnavailableError
 	var waiting *eip.WaitError
+	var refused *eip.InvalidError
 	switch {
 	case errors.As(err, &noEIP):
 		return r.noEIP(ctx, pa, pod, a, noEIP.Reason)
+	case errors.As(err, &refused):
+		return r.eipRefused(ctx, pa, pod, a, refused.Msg)
 	case errors.As(err, &waiting):
 		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, waiting.Msg, reconcile.Result{RequeueAfter: waitForPorts})
 		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, waiting.Msg))
@@ -99,6 +134,46 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		r.podEvent(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateBound, "")
+}
+
+// notGranted tells a PodAddress and its Pod that no EIPGrant admits the
+// request: nothing was sent to the cloud. It looks again when an EIPGrant
+// changes, and every notGrantedRecheck.
+func (r *Reconciler) notGranted(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, msg string) (reconcile.Result, error) {
+	if pa.Status.State != v1alpha1.StateNotGranted || pa.Status.Message != msg {
+		r.podEvent(pod, event.Warning(reasonEIPNotGranted, errors.New(msg)))
+	}
+	res, err := r.setState(ctx, pa, v1alpha1.StateNotGranted, msg, reconcile.Result{RequeueAfter: notGrantedRecheck})
+	return res, errors.Join(err, r.tellPod(ctx, pod, a, pa, v1alpha1.StateNotGranted, msg))
+}
+
+// eipRefused tells a PodAddress and its Pod that the cloud refuses its
+// EIP request as it is; it is tried again with the doubling backoff of
+// QuotaExceeded, and at once when the request changes.
+func (r *Reconciler) eipRefused(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, msg string) (reconcile.Result, error) {
+	d := r.eipRetry.Next(client.ObjectKeyFromObject(pa), time.Now())
+	msg = fmt.Sprintf("%s; trying again in %s", msg, d)
+	if pa.Status.State != v1alpha1.StateInvalid {
+		r.podEvent(pod, event.Warning(reasonInvalidRequest, errors.New(msg)))
+	}
+	res, err := r.setState(ctx, pa, v1alpha1.StateInvalid, msg, reconcile.Result{RequeueAfter: d})
+	return res, errors.Join(err, r.tellPod(ctx, pod, a, pa, v1alpha1.StateInvalid, msg))
+}
+
+// refusedEIPs maps an EIPGrant change to the PodAddresses it may now
+// serve: those no grant admitted, or whose grant's quota was used up.
+func (r *Reconciler) refusedEIPs(ctx context.Context, _ client.Object) []reconcile.Request {
+	l := &v1alpha1.PodAddressList{}
+	if err := r.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range l.Items {
+		if s := l.Items[i].Status.State; s == v1alpha1.StateNotGranted || s == v1alpha1.StateQuotaExceeded {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
+		}
+	}
+	return reqs
 }
 
 // told is what the Pod's address condition says once bound.

@@ -99,6 +99,8 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	if pa.Spec.PodUID != string(pod.GetUID()) {
 		r.told.forget(types.UID(pa.Spec.PodUID))
 	}
+	// A changed request is tried at once, not after a refused one's wait.
+	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
 	// A PodAddress made at admission now has its Pod.
@@ -135,6 +137,11 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 		done, wait, err := r.eip.Detach(ctx, pa)
 		if !done || err != nil {
 			return reconcile.Result{RequeueAfter: wait}, err
+		}
+		if pa.Spec.EIP != nil && pa.Status.EIP == nil {
+			// No EIP was had (refused, not granted, over a quota): there
+			// is nothing to hold for a next Pod, and nothing to retry.
+			return reconcile.Result{}, r.remove(ctx, pa)
 		}
 		now := r.clock()
 		pa.Status.State = v1alpha1.StateHeld

@@ -107,6 +107,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, pa *v1alpha1.PodAddress) e
 		return err
 	}
 	r.wrote.wrote(client.ObjectKeyFromObject(pa), before, pa.GetResourceVersion())
+	// The grants count what the statuses record.
+	r.grants.Observe(pa)
 	return nil
 }
 

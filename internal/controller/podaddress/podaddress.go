@@ -101,11 +101,15 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	if po.VPC != nil {
-		warm := eip.NewWarmer(r.kube, mgr.GetAPIReader(), po.VPC, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
+		r.grants = eip.NewGrants(r.kube, mgr.GetAPIReader(), r.log)
+		warm := eip.NewWarmer(r.kube, mgr.GetAPIReader(), po.VPC, r.grants, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
 		if err := mgr.Add(warm); err != nil {
 			return nil, err
 		}
-		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.now, r.writeStatus)
+		if err := mgr.Add(r.grants); err != nil {
+			return nil, err
+		}
+		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.grants, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
 		a := audit.NewAuditor(r.kube, mgr.GetAPIReader(), r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
@@ -126,6 +130,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		})).
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
+		Watches(&v1alpha1.EIPGrant{}, handler.EnqueueRequestsFromMapFunc(r.refusedEIPs)).
 		WatchesRawSource(source.Channel(r.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
@@ -164,6 +169,8 @@ type Reconciler struct {
 	// be managed.
 	eip      *eip.Machine
 	eipRetry *eip.Retry
+	// grants chooses the EIPGrant of each EIP and counts its quota.
+	grants *eip.Grants
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -184,7 +191,8 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		remotePods: &pods.Remote{},
 		eipRetry:   &eip.Retry{},
 	}
-	r.eip = eip.NewMachine(kube, nil, nil, r.now, r.writeStatus)
+	r.grants = eip.NewGrants(kube, kube, log)
+	r.eip = eip.NewMachine(kube, nil, nil, r.grants, r.now, r.writeStatus)
 	// Every load balancer's usage is exported when its pool is loaded or
 	// its status changes; an allocation then updates only its own.
 	r.pools = allocation.NewPools(kube, r.metrics.usage)

@@ -78,6 +78,7 @@ func WithoutHealth() map[string]string {
 	return map[string]string{
 		"tencentcloud.m.crossplane.io/ProviderConfigUsage": "the provider creates it to track which resources use a config; it has no status and is never in Git",
 		"network.tencentcloud.m.crossplane.io/NetIP":       "the provider creates one per IP of a NetPool; it is never in Git",
+		"network.tencentcloud.m.crossplane.io/EIPGrant":    "an admin's limits, in force as written; its status only counts the EIPs handed out",
 	}
 }
 

@@ -40,20 +40,8 @@ func AllocateRequest(pa *v1alpha1.PodAddress) vpc.AllocateRequest {
 // attributes are the ISP, charge type and bandwidth an EIP request asks
 // for, with the API's defaults filled in.
 func attributes(req *v1alpha1.EIPRequest) (isp, charge string, bw int64) {
-	isp, charge, bw = "BGP", "TRAFFIC_POSTPAID_BY_HOUR", 1
-	if req == nil {
-		return isp, charge, bw
-	}
-	if req.ISP != "" {
-		isp = req.ISP
-	}
-	if req.InternetChargeType != "" {
-		charge = req.InternetChargeType
-	}
-	if req.Bandwidth != nil {
-		bw = *req.Bandwidth
-	}
-	return isp, charge, bw
+	a := req.Attributes()
+	return a.ISP, a.ChargeType, a.Bandwidth
 }
 
 // requested records in e the attributes of the allocation it starts.

@@ -48,16 +48,28 @@ func Active(pa *v1alpha1.PodAddress) bool {
 	return pa.Status.EIP != nil && pa.Status.EIP.State != v1alpha1.EIPFallback
 }
 
-// Client returns the VPC client of pa's EIP and its region.
+// Client returns the VPC client of pa's EIP and its region: through the
+// provider config its status records (the grant's when it was
+// allocated), else the one its request names, else ClusterProviderConfig
+// "default" (PodAddresses recorded before grants).
 func (m *Machine) Client(ctx context.Context, pa *v1alpha1.PodAddress) (*vpc.Client, string, error) {
+	ref := xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"}
+	switch {
+	case pa.Status.EIP != nil && pa.Status.EIP.ProviderConfigRef != nil:
+		ref = *pa.Status.EIP.ProviderConfigRef
+	case pa.Spec.EIP != nil && pa.Spec.EIP.ProviderConfigRef != nil:
+		ref = *pa.Spec.EIP.ProviderConfigRef
+	}
+	return m.ClientOf(ctx, ref, pa.GetNamespace())
+}
+
+// ClientOf returns the VPC client of the provider config ref (a
+// ProviderConfig of namespace, or a ClusterProviderConfig) and its region.
+func (m *Machine) ClientOf(ctx context.Context, ref xpv2.ProviderConfigReference, namespace string) (*vpc.Client, string, error) {
 	if m.vpc == nil {
 		return nil, "", errors.New("this provider runs without a VPC client: EIPs cannot be managed")
 	}
-	ref := xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"}
-	if pa.Spec.EIP != nil && pa.Spec.EIP.ProviderConfigRef != nil {
-		ref = *pa.Spec.EIP.ProviderConfigRef
-	}
-	cfg, err := clients.Resolve(ctx, m.kube, ref, pa.GetNamespace())
+	cfg, err := clients.Resolve(ctx, m.kube, ref, namespace)
 	if err != nil {
 		return nil, "", err
 	}
@@ -71,6 +83,12 @@ type UnavailableError struct{ Reason string }
 
 func (e *UnavailableError) Error() string { return e.Reason }
 
+// An InvalidError says that the cloud refuses the request as it is (e.g.
+// a bandwidth out of the charge type's range); nothing was allocated.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
 // A WaitError is a wait on something outside the provider (the Pod's IP
 // on no network interface yet); its message is the PodAddress's.
 type WaitError struct{ Msg string }
@@ -83,14 +101,16 @@ type Machine struct {
 	kube   client.Reader
 	vpc    *vpc.Pool
 	warm   *Warmer
+	grants *Grants
 	clock  func() time.Time
 	record func(context.Context, *v1alpha1.PodAddress) error
 }
 
 // NewMachine returns a Machine that takes warm EIPs from warm (nil for
-// none) and allocates through the clients of vpc.
-func NewMachine(kube client.Reader, pool *vpc.Pool, warm *Warmer, clock func() time.Time, record func(context.Context, *v1alpha1.PodAddress) error) *Machine {
-	return &Machine{kube: kube, vpc: pool, warm: warm, clock: clock, record: record}
+// none), counts EIPs against grants and allocates through the clients of
+// vpc.
+func NewMachine(kube client.Reader, pool *vpc.Pool, warm *Warmer, grants *Grants, clock func() time.Time, record func(context.Context, *v1alpha1.PodAddress) error) *Machine {
+	return &Machine{kube: kube, vpc: pool, warm: warm, grants: grants, clock: clock, record: record}
 }
 
 // Progress says what an EIP waits for.
@@ -110,40 +130,61 @@ func Progress(e *v1alpha1.EIPBinding) string {
 
 // Start records where pa's EIP comes from before any cloud call: an EIP
 // of its policy's warm pool, or an allocation (state Allocating with the
-// owner tag). fresh is true for an allocation this call recorded: nothing
-// can have been sent for it yet.
-func (m *Machine) Start(ctx context.Context, pa *v1alpha1.PodAddress, region string) (fresh bool, err error) {
-	e := &v1alpha1.EIPBinding{Region: region}
-	if key, ok := WarmKey(pa); ok && m.warm != nil {
-		if ad, ok := m.warm.take(key, pa.Spec.EIP); ok {
+// owner tag), counted against grant gr (a GrantQuotaError when its quota
+// is used up) and allocated through its provider config. fresh is true
+// for an allocation this call recorded: nothing can have been sent for it
+// yet.
+func (m *Machine) Start(ctx context.Context, pa *v1alpha1.PodAddress, region string, gr *v1alpha1.EIPGrant) (fresh bool, err error) {
+	key := client.ObjectKeyFromObject(pa)
+	ref := gr.Spec.ProviderConfigRef
+	e := &v1alpha1.EIPBinding{Region: region, Grant: gr.GetName(), ProviderConfigRef: &ref}
+	if pool, ok := WarmKey(pa); ok && m.warm != nil && m.warmOf(pool) == gr.GetName() {
+		if ad, ok := m.warm.take(pool, pa.Spec.EIP); ok {
+			if err := m.grants.Reserve(ctx, gr, key, pool); err != nil {
+				m.warm.giveBack(pool, ad)
+				return false, err
+			}
 			// Allocating with an id: it is described (and waited for, if
 			// still being created) before it is associated.
-			e.State, e.AddressID, e.WarmPool, e.OwnerTag = v1alpha1.EIPAllocating, ad.ID, key, string(pa.GetUID())
+			e.State, e.AddressID, e.WarmPool, e.OwnerTag = v1alpha1.EIPAllocating, ad.ID, pool, string(pa.GetUID())
 			fill(e, ad)
 			pa.Status.EIP = e
 			if err := m.record(ctx, pa); err != nil {
 				pa.Status.EIP = nil
-				m.warm.giveBack(key, ad)
+				m.warm.giveBack(pool, ad)
+				m.grants.Observe(pa)
 				return false, errors.Wrap(err, "cannot record the warm EIP taken")
 			}
 			return false, nil
 		}
+	}
+	if err := m.grants.Reserve(ctx, gr, key, ""); err != nil {
+		return false, err
 	}
 	e.State, e.OwnerTag = v1alpha1.EIPAllocating, string(pa.GetUID())
 	requested(e, pa.Spec.EIP)
 	pa.Status.EIP = e
 	if err := m.record(ctx, pa); err != nil {
 		pa.Status.EIP = nil
+		m.grants.Observe(pa)
 		return false, errors.Wrap(err, "cannot record the EIP allocation")
 	}
 	return true, nil
 }
 
+// warmOf is the grant of a warm pool's EIPs.
+func (m *Machine) warmOf(pool string) string {
+	g, _, _ := m.grants.WarmGrant(pool)
+	return g
+}
+
 // A Goal is where a PodAddress's EIP should be: associated with ip
-// ("" for not associated), or released.
+// ("" for not associated), or released. Hold is the goal of a gone Pod:
+// an EIP that exists is kept, not associated, and none is allocated.
 type Goal struct {
 	IP      string
 	Release bool
+	Hold    bool
 }
 
 // Drive moves pa's EIP towards goal, a recorded step at a time, until
@@ -201,12 +242,13 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 			return false, 0, err
 		case !found:
 			// Gone: allocate again (or nothing to release), under a new
-			// owner tag, as the old one's client token names the old EIP.
+			// owner tag, as the old one's client token names the old EIP,
+			// with the attributes the grant admitted when they were
+			// recorded (a changed request is a replacement, see stale).
 			e.AddressID, e.OwnerTag = "", m.newOwnerTag(pa)
-			requested(e, pa.Spec.EIP)
 		case ad.Status == "CREATING":
 			return false, TaskPoll, nil
-		case goal.IP != "" && !goal.Release && stale(e, pa.Spec.EIP):
+		case goal.IP != "" && !goal.Release && !goal.Hold && stale(e, pa.Spec.EIP):
 			// Allocated as the request was when it was recorded, and the
 			// request changed since: no Pod was told this EIP yet, so it
 			// is released and one with the new attributes allocated.
@@ -334,11 +376,13 @@ func (m *Machine) sent(ctx context.Context, pa *v1alpha1.PodAddress, task string
 
 // reallocate starts pa's EIP over: the one it had is gone, so another is
 // allocated, under a new owner tag (the old one's client token names the
-// old EIP).
+// old EIP), with the attributes recorded (admitted by its grant).
 func (m *Machine) reallocate(pa *v1alpha1.PodAddress) {
 	e := pa.Status.EIP
 	e.State, e.AddressID, e.ENIID, e.PrivateIP, e.OwnerTag = v1alpha1.EIPAllocating, "", "", "", m.newOwnerTag(pa)
-	requested(e, pa.Spec.EIP)
+	if e.Bandwidth == 0 {
+		requested(e, pa.Spec.EIP)
+	}
 }
 
 // allocate serves state Allocating before an id is known. Unless this
@@ -369,12 +413,21 @@ func (m *Machine) allocate(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.
 			return false, 0, m.recordEIP(ctx, pa)
 		}
 	}
-	if goal.Release {
-		pa.Status.EIP = nil // nothing was allocated
+	if goal.Release || goal.Hold {
+		// Nothing was allocated, and nothing is for a Pod that is gone.
+		pa.Status.EIP = nil
 		return false, 0, m.recordEIP(ctx, pa)
 	}
 	ids, task, err := c.Allocate(ctx, AllocateRequest(pa))
 	switch {
+	case vpc.IsInvalid(err):
+		// Refused as asked: nothing was allocated, and the record goes so
+		// that a changed request is allocated as it is then.
+		pa.Status.EIP = nil
+		if rerr := m.recordEIP(ctx, pa); rerr != nil {
+			return false, 0, rerr
+		}
+		return false, 0, &InvalidError{Msg: "the cloud refuses the EIP: " + err.Error()}
 	case vpc.IsQuotaExceeded(err):
 		return false, 0, &UnavailableError{Reason: "the account's EIP quota is reached"}
 	case vpc.IsDailyLimit(err):
@@ -395,9 +448,10 @@ func (m *Machine) Release(ctx context.Context, pa *v1alpha1.PodAddress) (bool, t
 }
 
 // Detach disassociates the EIP of a Pod that is gone: another Pod may
-// get its IP. The EIP is kept (held).
+// get its IP. An EIP that exists is kept (held); an allocation that
+// never got one is dropped rather than sent (again) for nobody.
 func (m *Machine) Detach(ctx context.Context, pa *v1alpha1.PodAddress) (bool, time.Duration, error) {
-	return m.driveActive(ctx, pa, Goal{})
+	return m.driveActive(ctx, pa, Goal{Hold: true})
 }
 
 // driveActive drives pa's EIP, if it has one, to goal.

@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
@@ -40,6 +39,7 @@ func WarmKey(pa *v1alpha1.PodAddress) (string, bool) {
 // Runnable that needs the leader.
 type Warmer struct {
 	kube     client.Reader
+	grants   *Grants
 	api      client.Reader
 	vpc      *vpc.Pool
 	log      logging.Logger
@@ -54,8 +54,8 @@ type Warmer struct {
 // NewWarmer returns a Warmer that reads policies from kube, the statuses
 // that say which EIPs are taken from api (uncached), and allocates through
 // the clients of vpc.
-func NewWarmer(kube, api client.Reader, pool *vpc.Pool, log logging.Logger, interval time.Duration) *Warmer {
-	return &Warmer{kube: kube, api: api, vpc: pool, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
+func NewWarmer(kube, api client.Reader, pool *vpc.Pool, grants *Grants, log logging.Logger, interval time.Duration) *Warmer {
+	return &Warmer{kube: kube, api: api, vpc: pool, grants: grants, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // NeedLeaderElection: only the leader allocates.
@@ -121,9 +121,11 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// refill brings every warm pool to its policy's eipWarm: allocates what is
-// missing in one call per pool, and releases free EIPs beyond it or with
-// other attributes (the policy changed).
+// refill brings every warm pool to its policy's eipWarm, as far as the
+// policy's EIPGrant allows: allocates what is missing in one call per
+// pool, and releases free EIPs beyond it or with other attributes (the
+// policy changed). Once every pool was counted, the grants know their
+// warm EIPs.
 func (w *Warmer) refill(ctx context.Context) error {
 	// Policies from the cache: a policy seen a moment late only delays
 	// its pool's refill. Only the statuses that say which EIPs are taken
@@ -134,6 +136,7 @@ func (w *Warmer) refill(ctx context.Context) error {
 	}
 	var errs []error
 	var recorded map[string]bool
+	seen := map[string]bool{}
 	for i := range pols.Items {
 		pol := &pols.Items[i]
 		if pol.Spec.EIP == nil || (pol.Spec.EIPWarm == nil && !w.known(pol)) {
@@ -145,8 +148,10 @@ func (w *Warmer) refill(ctx context.Context) error {
 				return err
 			}
 		}
+		seen[v1alpha1.PoolKey(pol.GetNamespace(), pol.GetName())] = true
 		errs = append(errs, w.refillPool(ctx, pol, recorded))
 	}
+	w.grants.WarmCounted(seen)
 	return errors.Join(errs...)
 }
 
@@ -176,13 +181,30 @@ func (w *Warmer) recorded(ctx context.Context) (map[string]bool, error) {
 
 func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy, recorded map[string]bool) error {
 	key := v1alpha1.PoolKey(pol.GetNamespace(), pol.GetName())
-	want := 0
+	var want int32
 	if pol.Spec.EIPWarm != nil {
-		want = int(*pol.Spec.EIPWarm)
+		want = *pol.Spec.EIPWarm
 	}
-	ref := xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"}
-	if pol.Spec.EIP.ProviderConfigRef != nil {
-		ref = *pol.Spec.EIP.ProviderConfigRef
+	// The grant of the policy's namespace and request pays for the pool:
+	// through its provider config, within its maxWarm and maxEIPs. With
+	// none, the pool keeps nothing, and what this process allocated under
+	// a grant before is released through that grant's config.
+	gr, err := w.grants.Choose(ctx, pol.GetNamespace(), pol.Spec.EIP)
+	var ref xpv2.ProviderConfigReference
+	switch {
+	case err == nil:
+		ref = gr.Spec.ProviderConfigRef
+		if want, err = w.grants.WarmAllowed(ctx, gr, key, want); err != nil {
+			return err
+		}
+	case errors.As(err, new(*NotGrantedError)):
+		_, was, ok := w.grants.WarmGrant(key)
+		if !ok {
+			return nil
+		}
+		ref, want = was, 0
+	default:
+		return err
 	}
 	cfg, err := clients.Resolve(ctx, w.kube, ref, pol.GetNamespace())
 	if err != nil {
@@ -206,7 +228,7 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 		switch {
 		case recorded[ad.ID] || w.taken[ad.ID] || bound(ad):
 			// a Pod's
-		case !matches(ad, pol.Spec.EIP) || len(free) >= want:
+		case !matches(ad, pol.Spec.EIP) || len(free) >= int(want):
 			surplus = append(surplus, ad.ID)
 		case ad.Status == vpc.StatusUnbind || ad.Status == vpc.StatusCreating:
 			free = append(free, ad)
@@ -214,6 +236,7 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	}
 	w.free[key] = free
 	w.mu.Unlock()
+	w.grants.WarmHas(key, int32(len(free)))
 
 	if len(surplus) > 0 {
 		// Each idle EIP is billed by the hour: give back what is not wanted.
@@ -221,10 +244,11 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 			return errors.Wrapf(err, "cannot release surplus warm EIPs of %s", key)
 		}
 	}
-	missing := want - len(free)
+	missing := int(want) - len(free)
 	if missing <= 0 {
 		return nil
 	}
+	// Counted at want (WarmAllowed) while the call is out.
 	ids, _, err := c.Allocate(ctx, vpc.AllocateRequest{
 		Count: int64(missing), Name: "warm " + key,
 		ISP: pol.Spec.EIP.ISP, ChargeType: pol.Spec.EIP.InternetChargeType, Bandwidth: deref(pol.Spec.EIP.Bandwidth),
@@ -234,11 +258,15 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	case vpc.IsQuotaExceeded(err), vpc.IsDailyLimit(err):
 		// Pods then allocate (and fall back) on their own; the next round
 		// tries again.
+		w.grants.WarmHas(key, int32(len(free)))
 		return errors.Wrapf(err, "warm pool %s: cannot allocate %d EIPs", key, missing)
 	case err != nil:
+		// The call may have landed: the pool stays counted at want until
+		// the next round lists it.
 		return errors.Wrapf(err, "warm pool %s", key)
 	}
 	// The new EIPs can be taken at once, while they are being created.
+	w.grants.WarmHas(key, int32(len(free)+len(ids)))
 	w.mu.Lock()
 	for _, id := range ids {
 		w.free[key] = append(w.free[key], vpc.Address{ID: id, Status: vpc.StatusCreating,
