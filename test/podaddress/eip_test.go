@@ -49,6 +49,11 @@ func eipCloud(t *testing.T, ns string, quota, nodes, ipsPerNode int) (*emulator.
 		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
 		t.Fatal(err)
 	}
+	eipGrant(t, ns, teamA.DeepCopy(), func(s *v1alpha1.EIPGrantSpec) {
+		s.ChargeTypes = []string{"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"}
+		s.ReleasePolicies = []string{v1alpha1.EIPReleaseAfterKeep, v1alpha1.EIPReleaseNever}
+		s.MaxBandwidth, s.MaxEIPs, s.MaxWarm = 100000, 1000, ptr.To[int32](100)
+	})
 	var ips []string
 	for n := 1; n <= nodes; n++ {
 		var node []string
@@ -62,6 +67,25 @@ func eipCloud(t *testing.T, ns string, quota, nodes, ipsPerNode int) (*emulator.
 }
 
 var teamA = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}
+
+// eipGrant creates the EIPGrant ns (deleted when the test ends) covering
+// namespace ns, allocating through ref: 10 Mbps, 10 EIPs, none warm, the
+// default charge type, ISP and release policy, unless mut says otherwise.
+func eipGrant(t *testing.T, ns string, ref *xpv2.ProviderConfigReference, mut func(*v1alpha1.EIPGrantSpec)) *v1alpha1.EIPGrant {
+	t.Helper()
+	g := &v1alpha1.EIPGrant{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: v1alpha1.EIPGrantSpec{
+		ProviderConfigRef: *ref, Namespaces: v1alpha1.GrantNamespaces{Names: []string{ns}},
+		MaxBandwidth: 10, MaxEIPs: 10,
+	}}
+	if mut != nil {
+		mut(&g.Spec)
+	}
+	if err := kube.Create(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), g) })
+	return g
+}
 
 // eniOf is the ENI that holds ip in the emulator.
 func eniOf(emu *emulator.Emulator, ip string) string {
@@ -513,7 +537,7 @@ func TestEIPExamples(t *testing.T) {
 	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "clb", "portpool.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"eip-statefulset.yaml", "eip-policy.yaml"} {
+	for _, f := range []string{"eip-grant.yaml", "eip-statefulset.yaml", "eip-policy.yaml"} {
 		if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "network", f)); err != nil {
 			t.Fatal(err)
 		}
@@ -559,6 +583,18 @@ func TestEIPExamples(t *testing.T) {
 	if pa.Status.EIP.WarmPool != "examples/lobby" || pa.Status.EIP.Bandwidth != 5 {
 		t.Errorf("lobby-0 EIP %+v, want one of the warm pool's, 5 Mbps", pa.Status.EIP)
 	}
+	// The grant counts what it handed out: three Pods' EIPs, two warm.
+	grant := &v1alpha1.EIPGrant{ObjectMeta: metav1.ObjectMeta{Name: "examples"}}
+	t.Cleanup(func() { _ = kube.Delete(ctx, grant) })
+	eventually(t, "the grant's status counts 3 EIPs and 2 warm", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(grant), grant); err != nil {
+			return err
+		}
+		if grant.Status.EIPs != 3 || grant.Status.Warm != 2 || pa.Status.EIP.Grant != "examples" {
+			return errors.Errorf("status %+v, lobby-0's grant %q", grant.Status, pa.Status.EIP.Grant)
+		}
+		return nil
+	})
 
 	// Clean up: no warm pool, no Pods, no held PodAddresses, no EIP.
 	eventually(t, "eipWarm 0", func() error {
