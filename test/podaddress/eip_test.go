@@ -36,6 +36,17 @@ import (
 // gives Pods. It returns the IPs, node by node.
 func eipCloud(t *testing.T, ns string, quota, nodes, ipsPerNode int) (*emulator.Emulator, []string) {
 	t.Helper()
+	return eipCloudWith(t, ns, quota, nodes, ipsPerNode, func(s *v1alpha1.EIPGrantSpec) {
+		s.ChargeTypes = []string{"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"}
+		s.ReleasePolicies = []string{v1alpha1.EIPReleaseAfterKeep, v1alpha1.EIPReleaseNever}
+		s.MaxBandwidth, s.MaxEIPs, s.MaxWarm = 100000, 1000, ptr.To[int32](100)
+	})
+}
+
+// eipCloudWith is eipCloud with the EIPGrant ns (covering ns, through
+// "team-a") as eipGrant makes it and grant changes.
+func eipCloudWith(t *testing.T, ns string, quota, nodes, ipsPerNode int, grant func(*v1alpha1.EIPGrantSpec)) (*emulator.Emulator, []string) {
+	t.Helper()
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
 	cfg.EIPQuota = quota
@@ -49,11 +60,7 @@ func eipCloud(t *testing.T, ns string, quota, nodes, ipsPerNode int) (*emulator.
 		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
 		t.Fatal(err)
 	}
-	eipGrant(t, ns, teamA.DeepCopy(), func(s *v1alpha1.EIPGrantSpec) {
-		s.ChargeTypes = []string{"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"}
-		s.ReleasePolicies = []string{v1alpha1.EIPReleaseAfterKeep, v1alpha1.EIPReleaseNever}
-		s.MaxBandwidth, s.MaxEIPs, s.MaxWarm = 100000, 1000, ptr.To[int32](100)
-	})
+	eipGrant(t, ns, teamA.DeepCopy(), grant)
 	var ips []string
 	for n := 1; n <= nodes; n++ {
 		var node []string

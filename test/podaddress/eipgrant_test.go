@@ -21,19 +21,10 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
-// narrowGrant sets the grant eipCloud made for ns to the defaults (10
-// Mbps, traffic billing, BGP, AfterKeepDuration) and max EIPs, none warm.
-func narrowGrant(t *testing.T, ns string, maxEIPs int32) {
-	t.Helper()
-	eventually(t, "narrow the grant", func() error {
-		g := &v1alpha1.EIPGrant{}
-		if err := kube.Get(context.Background(), client.ObjectKey{Name: ns}, g); err != nil {
-			return err
-		}
-		g.Spec.ChargeTypes, g.Spec.ReleasePolicies, g.Spec.ISPs = nil, nil, nil
-		g.Spec.MaxBandwidth, g.Spec.MaxEIPs, g.Spec.MaxWarm = 10, maxEIPs, nil
-		return kube.Update(context.Background(), g)
-	})
+// narrow is a grant of the defaults (10 Mbps, traffic billing, BGP,
+// AfterKeepDuration), max EIPs, none warm.
+func narrow(maxEIPs int32) func(*v1alpha1.EIPGrantSpec) {
+	return func(s *v1alpha1.EIPGrantSpec) { s.MaxEIPs = maxEIPs }
 }
 
 // notGranted waits for name to be NotGranted with a message containing
@@ -60,8 +51,7 @@ func notGranted(t *testing.T, ns, name, want string) {
 func TestEIPGrantRefusals(t *testing.T) {
 	startProvider(t)
 	ns := namespace(t)
-	emu, ips := eipCloud(t, ns, 50, 1, 10)
-	narrowGrant(t, ns, 10)
+	emu, ips := eipCloudWith(t, ns, 50, 1, 10, narrow(10))
 
 	cases := []struct{ name, ann, want string }{
 		{"fat", "providerConfig=team-a bandwidth=100", "EIPGrant " + ns + ": bandwidth 100 Mbps is over its maxBandwidth 10"},
@@ -119,8 +109,7 @@ func TestEIPGrantRefusals(t *testing.T) {
 func TestEIPGrantQuota(t *testing.T) {
 	stop := startProvider(t)
 	ns := namespace(t)
-	emu, ips := eipCloud(t, ns, 50, 1, 10)
-	narrowGrant(t, ns, 3)
+	emu, ips := eipCloudWith(t, ns, 50, 1, 10, narrow(3))
 
 	const n = 8
 	for i := range n {
@@ -210,18 +199,22 @@ func grantStatus(t *testing.T, name string, n int32) {
 	})
 }
 
-// TestEIPRefusedGonePodStops: a Pod asks for an EIP the grant admits and
-// the cloud refuses (100000 Mbps billed by bandwidth, which the cloud caps
-// at 100, release policy Never). The PodAddress says Invalid with the
-// cloud's reason and retries with a growing backoff; once the Pod is
-// deleted there is nothing to hold, the PodAddress goes, and no
-// AllocateAddresses is sent any more (it used to be sent every minute for
-// a Pod that no longer existed).
+// TestEIPRefusedGonePodStops: Pods ask for EIPs the grant admits and the
+// cloud does not give: one the cloud refuses (100000 Mbps billed by
+// bandwidth, which the cloud caps at 100, release policy Never), which
+// says Invalid with the cloud's reason and retries with a growing
+// backoff, and one that waits for the account's quota (release policy
+// Never, QuotaExceeded, its allocation recorded). Once their Pods are
+// deleted there is nothing to hold, the PodAddresses go, and no
+// AllocateAddresses is sent any more: it used to be sent for them every
+// minute, for Pods that no longer existed.
 func TestEIPRefusedGonePodStops(t *testing.T) {
 	startProvider(t)
 	ns := namespace(t)
-	emu, ips := eipCloud(t, ns, 10, 1, 2)
-	p := pod(t, ns, "refused", ips[0], map[string]string{
+	emu, ips := eipCloud(t, ns, 1, 1, 3)
+	holder := pod(t, ns, "holder", ips[0], map[string]string{podannotation.AnnotationEIP: "providerConfig=team-a"})
+	checkAssociated(t, emu, bound(t, ns, "holder"), ips[0])
+	refused := pod(t, ns, "refused", ips[1], map[string]string{
 		podannotation.AnnotationEIP: "providerConfig=team-a bandwidth=100000 chargeType=BANDWIDTH_POSTPAID_BY_HOUR releasePolicy=Never",
 	})
 	pa := state(t, ns, "refused", v1alpha1.StateInvalid)
@@ -229,25 +222,26 @@ func TestEIPRefusedGonePodStops(t *testing.T) {
 		t.Errorf("message %q", pa.Status.Message)
 	}
 	waitEvent(t, ns, "refused", "InvalidAddressRequest")
-	if c := emu.CallCount("AllocateAddresses"); c < 1 {
-		t.Fatalf("%d AllocateAddresses calls, want the refused one", c)
+	waiting := pod(t, ns, "waiting", ips[2], map[string]string{podannotation.AnnotationEIP: "providerConfig=team-a releasePolicy=Never"})
+	if pa := state(t, ns, "waiting", v1alpha1.StateQuotaExceeded); pa.Status.EIP == nil || pa.Status.EIP.State != v1alpha1.EIPAllocating {
+		t.Fatalf("waiting: EIP %+v, want its allocation recorded", pa.Status.EIP)
 	}
 
-	deletePod(t, p)
-	eventually(t, "the PodAddress of the gone Pod deleted", func() error {
-		err := kube.Get(context.Background(), client.ObjectKeyFromObject(p), &v1alpha1.PodAddress{})
-		if err == nil {
-			return errors.New("still there")
-		}
-		return client.IgnoreNotFound(err)
-	})
+	for _, p := range []*corev1.Pod{refused, waiting} {
+		deletePod(t, p)
+		eventually(t, "the PodAddress of the gone Pod "+p.Name+" deleted", func() error {
+			err := kube.Get(context.Background(), client.ObjectKeyFromObject(p), &v1alpha1.PodAddress{})
+			if err == nil {
+				return errors.New("still there")
+			}
+			return client.IgnoreNotFound(err)
+		})
+	}
 	after := emu.CallCount("AllocateAddresses")
 	time.Sleep(5 * time.Second)
 	if c := emu.CallCount("AllocateAddresses"); c != after {
-		t.Fatalf("%d AllocateAddresses calls after the Pod and its PodAddress were gone", c-after)
+		t.Fatalf("%d AllocateAddresses calls after the Pods and their PodAddresses were gone", c-after)
 	}
-	if es := eipsIn(emu); len(es) != 0 {
-		t.Fatalf("EIPs in the cloud: %+v", es)
-	}
+	deletePod(t, holder)
+	noEIPsLeft(t, emu)
 }
-
