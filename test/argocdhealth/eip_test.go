@@ -18,8 +18,9 @@ import (
 
 const eipNS = "health-eip"
 
-// eipObjects: a provider config for an account of one EIP, and a pool on a
-// load balancer of that account for the Pods that fall back to ports.
+// eipObjects: a provider config for an account of one EIP, the grant that
+// lets the namespace's Pods have EIPs of it (up to 10 Mbps), and a pool on
+// a load balancer of that account for the Pods that fall back to ports.
 const eipObjects = `
 apiVersion: v1
 kind: Secret
@@ -33,6 +34,15 @@ spec:
   region: ap-guangzhou
   credentials: {source: Secret, secretRef: {name: creds}}
   endpoint: {host: 127.0.0.1:9443, scheme: http}
+---
+apiVersion: network.tencentcloud.m.crossplane.io/v1alpha1
+kind: EIPGrant
+metadata: {name: health-eip}
+spec:
+  providerConfigRef: {kind: ProviderConfig, name: one-eip}
+  namespaces: {names: [health-eip]}
+  maxBandwidth: 10
+  maxEIPs: 10
 ---
 apiVersion: clb.tencentcloud.m.crossplane.io/v1alpha1
 kind: LoadBalancer
@@ -52,7 +62,8 @@ spec:
 // TestHealthOfPodEIPs assesses PodAddresses of per-Pod EIPs at the moments
 // a user sees, against an emulator whose account may hold one EIP: a Pod
 // bound to its EIP, one that fell back to a port of its fallback pool,
-// and one without a fallback whose EIP quota is reached.
+// one without a fallback whose EIP quota is reached, and one asking for
+// more than the namespace's grant admits.
 func TestHealthOfPodEIPs(t *testing.T) {
 	cfg := emulator.DefaultConfig()
 	cfg.TaskDuration = 20 * time.Millisecond
@@ -81,6 +92,8 @@ func TestHealthOfPodEIPs(t *testing.T) {
 	capture(t, groupNetwork, "PodAddress", eipNS, "room-1", "eip-fallback-port", argocdhealth.Healthy, eipState("FallbackPort", "Fallback"))
 	podIn(t, eipNS, "room-2", "room", "10.51.0.3", map[string]string{"network.tencentcloud.crossplane.io/eip": "providerConfig=one-eip"})
 	capture(t, groupNetwork, "PodAddress", eipNS, "room-2", "eip-quota-exceeded", argocdhealth.Degraded, eipState("QuotaExceeded", "Allocating"))
+	podIn(t, eipNS, "room-3", "room", "10.51.0.4", map[string]string{"network.tencentcloud.crossplane.io/eip": "bandwidth=50"})
+	capture(t, groupNetwork, "PodAddress", eipNS, "room-3", "eip-not-granted", argocdhealth.Degraded, eipState("NotGranted", ""))
 }
 
 // eipState is the moment a PodAddress is in a state with its EIP in
