@@ -52,6 +52,9 @@ var kinds = map[string]kind{
   strategy: Ordinal, keepDuration: 1h30m, backend: PodIP}`},
 	"NetPool": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{net: 10.9.0.0, mask: 24, gateway: 10.9.0.1,
   hosts: [10.9.1.1], availableIPs: [10.9.0.5, 10.9.0.6]}`},
+	"EIPGrant": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{providerConfigRef: {kind: ClusterProviderConfig, name: default},
+  namespaces: {names: [team-a], selector: {matchLabels: {eips: "yes"}}}, maxBandwidth: 10, chargeTypes: [TRAFFIC_POSTPAID_BY_HOUR],
+  isps: [BGP], releasePolicies: [Never], maxEIPs: 5, maxWarm: 2}`},
 	"NetIP":      {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", cluster: true, spec: `{pool: p, mask: 24, gateway: 10.9.0.1}`},
 	"NetIPClaim": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{netIPName: 10.9.0.5, expiredDuration: 10m}`},
 	"RemotePod": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{cluster: idc-1, podNamespace: game, podName: room-0,
@@ -235,6 +238,7 @@ func eipCases(k string) []bad {
 		with(minLength(k, "spec.eip.fallbackPool.name")),
 		with(minimum(k, "spec.eip.bandwidth", 1)),
 		with(maximum(k, "spec.eip.bandwidth", 100000)),
+		with(maxLength(k, "spec.eip.grant", 253)),
 		rule(k, eitherPortsOrEIP, edit{"spec.ports", del}),
 	}
 	if k == "PodAddressPolicy" {
@@ -242,6 +246,20 @@ func eipCases(k string) []bad {
 			rule(k, "eipWarm needs eip", edit{"spec.eipWarm", "3"}))
 	}
 	return bs
+}
+
+func eipGrantCases() []bad {
+	const k = "EIPGrant"
+	bs := []bad{
+		rule(k, "kind is ClusterProviderConfig or ProviderConfig", edit{"spec.providerConfigRef.kind", "Secret"}),
+		enum(k, "spec.chargeTypes.0", "FREE", `"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE"`),
+		enum(k, "spec.isps.0", "CMNET", `"BGP", "CMCC", "CTCC", "CUCC"`),
+		enum(k, "spec.releasePolicies.0", "Always", `"AfterKeepDuration", "Never"`),
+		minimum(k, "spec.maxEIPs", 0),
+		minimum(k, "spec.maxWarm", 0),
+		rule(k, "maxWarm cannot exceed maxEIPs", edit{"spec.maxWarm", "6"}),
+	}
+	return append(bs, rangeOf(k, "spec.maxBandwidth", 1, 100000)...)
 }
 
 func providerConfigCases(k string) []bad {
@@ -265,6 +283,7 @@ func cases() []bad {
 	add := func(b ...bad) { bs = append(bs, b...) }
 
 	add(lbCases("LoadBalancer", "spec.forProvider")...)
+	add(eipGrantCases()...)
 
 	const lis = "spec.forProvider"
 	add(
