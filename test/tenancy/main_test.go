@@ -9,9 +9,11 @@
 //
 // Cases are registered from the files of this package, one file per area
 // (pools, EIPs, the allocator API, agents, the provider's own reach), by
-// calling attack and allow in an init function. TestTenancy runs them in
-// order and prints the table docs/security.md shows; -write-doc rewrites
-// that table.
+// calling attack and allow in an init function; an area whose objects live
+// outside the two teams' namespaces (NetPools, WorkloadClusters, grants)
+// adds them to every before/after comparison with compare. TestTenancy
+// runs the cases in order and prints the table docs/security.md shows;
+// -write-doc rewrites that table.
 package tenancy
 
 import (

@@ -325,7 +325,21 @@ func (w *world) snapshot(ctx context.Context, t *testing.T, attacker Who) snapsh
 			t.Fatal(err)
 		}
 	}
+	for _, fn := range compared {
+		if err := fn(ctx, s.Objects); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return s
+}
+
+// compared are what the areas' files add to every snapshot.
+var compared []func(ctx context.Context, into map[string]string) error
+
+// compare adds to every snapshot what fn records (a key per object, its
+// parts an attack must not change); call it from an init function.
+func compare(fn func(ctx context.Context, into map[string]string) error) {
+	compared = append(compared, fn)
 }
 
 // objectsOf records the parts of ns's objects that an attack could change:
