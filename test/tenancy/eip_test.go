@@ -261,4 +261,3 @@ func eipPolicy(ns, name string, bandwidth int64, warm int32) *v1alpha1.PodAddres
 		},
 	}
 }
-

@@ -25,7 +25,7 @@ func (e *NotGrantedError) Error() string { return e.Msg }
 
 // A GrantQuotaError says that an EIPGrant's count quota is used up.
 type GrantQuotaError struct {
-	Grant          string
+	Grant           string
 	Max, Held, Warm int32
 }
 
