@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -99,8 +100,21 @@ func RBACFiles(features ...Feature) []string {
 // ServiceAccount), waits until the API server honours them, and returns a
 // config that impersonates it. A rule a feature's controllers need that
 // its file lacks fails their test.
+//
+// With Pod addresses, PodWritesPolicy is applied too, as users install it
+// with that feature; the API server enforces it a moment later.
 func (e *Env) AsProvider(ctx context.Context, features ...Feature) (*rest.Config, error) {
-	return e.AsServiceAccount(ctx, ProviderSANamespace, ProviderSA, RBACFiles(features...)...)
+	files := RBACFiles(features...)
+	if slices.Contains(features, FeaturePodAddresses) {
+		files = append(files, PodWritesPolicy())
+	}
+	return e.AsServiceAccount(ctx, ProviderSANamespace, ProviderSA, files...)
+}
+
+// PodWritesPolicy is the ValidatingAdmissionPolicy that limits what the
+// provider may change on Pods.
+func PodWritesPolicy() string {
+	return filepath.Join(RepoRoot(), "examples", "provider", "pod-writes-policy.yaml")
 }
 
 // AsServiceAccount binds namespace/name to CrossplaneGrants, applies
