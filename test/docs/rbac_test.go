@@ -42,6 +42,15 @@ func TestInstallRBACIsWhatShips(t *testing.T) {
 	for name := range tables {
 		t.Errorf("docs/install.md has a table for rbac/%s.yaml, which is not a feature's file", name)
 	}
+	files, err := filepath.Glob(filepath.Join(root, "examples", "provider", "rbac", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(filepath.Base(f), ".yaml"); !slices.Contains(testenv.Features, testenv.Feature(name)) {
+			t.Errorf("examples/provider/rbac holds %s, which is no feature's file (testenv.Features)", filepath.Base(f))
+		}
+	}
 }
 
 // sectionOf is the text from heading to the next heading of its level.
