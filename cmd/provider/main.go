@@ -3,7 +3,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"fmt"
 	"math"
@@ -26,8 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -44,6 +41,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/endpoints"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
@@ -185,28 +183,15 @@ func parseFlags(args []string) (options, error) {
 	if o.pollInterval < time.Second {
 		return o, fmt.Errorf("--poll must be at least 1s, got %s", o.pollInterval)
 	}
-	if !o.metricsSecure && o.metricsAddr != "0" && !loopback(o.metricsAddr) {
+	if !o.metricsSecure && o.metricsAddr != "0" && !endpoints.Loopback(o.metricsAddr) {
 		return o, fmt.Errorf("--metrics-secure=false serves metrics to anyone: --metrics-bind-address must then be a loopback address such as 127.0.0.1:8080, got %q", o.metricsAddr)
 	}
-	if o.pprofAddr != "" && !o.pprofAllowRemote && !loopback(o.pprofAddr) {
+	if o.pprofAddr != "" && !o.pprofAllowRemote && !endpoints.Loopback(o.pprofAddr) {
 		return o, fmt.Errorf("--pprof-bind-address %q is reachable from other hosts and the profiles have no authentication: use a loopback address such as 127.0.0.1:6060, or add --pprof-allow-remote", o.pprofAddr)
 	}
 	return o, nil
 }
 
-// loopback reports whether a bind address listens on loopback only; an
-// empty host listens on every interface.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
@@ -263,25 +248,18 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("--webhook-bind-address: %w", err)
 		}
-		wo, err := pwebhook.ServerOptions(host, port, o.webhookCertDir, o.webhookClientCA)
+		wo, err := endpoints.Webhook(host, port, o.webhookCertDir, o.webhookClientCA)
 		if err != nil {
 			return fmt.Errorf("--webhook-client-ca: %w", err)
 		}
 		webhookServer = webhook.NewServer(wo)
 	}
-	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, TLSOpts: []func(*tls.Config){pwebhook.HTTP1Only}}
-	if o.metricsSecure {
-		// A self-signed certificate: scrapers reach Pods by IP, which no
-		// certificate Crossplane makes names; callers are told apart by
-		// their tokens, which the API server checks.
-		metricsOpts.SecureServing = true
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
+
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:              webhookServer,
 		Scheme:                     scheme,
 		Cache:                      pcontroller.CacheOptions(&o.syncInterval),
-		Metrics:                    metricsOpts,
+		Metrics:                    endpoints.Metrics(o.metricsAddr, o.metricsSecure),
 		HealthProbeBindAddress:     o.healthAddr,
 		PprofBindAddress:           o.pprofAddr,
 		Controller:                 config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},

@@ -1,4 +1,4 @@
-package webhook
+package endpoints
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func TestServerSpeaksHTTP1Only(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := serve(t, func(host string, port int) (webhook.Options, error) { return ServerOptions(host, port, dir, "") })
+	addr := serve(t, func(host string, port int) (webhook.Options, error) { return Webhook(host, port, dir, "") })
 	proto, err := get(addr, ca, nil)
 	if err != nil || proto != "http/1.1" {
 		t.Errorf("negotiated %q, %v; want http/1.1 and an answer", proto, err)
@@ -116,7 +116,7 @@ func TestServerWantsClientCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := serve(t, func(host string, port int) (webhook.Options, error) {
-		return ServerOptions(host, port, p.ServerDir, filepath.Join(p.ClientDir, "ca.crt"))
+		return Webhook(host, port, p.ServerDir, filepath.Join(p.ClientDir, "ca.crt"))
 	})
 	apiServer, err := tls.X509KeyPair(p.ClientCert, p.ClientKey)
 	if err != nil {
@@ -138,18 +138,18 @@ func TestServerWantsClientCertificate(t *testing.T) {
 	}
 }
 
-// TestServerOptionsRefuseABadClientCA: a missing file or one without a
+// TestWebhookRefusesABadClientCA: a missing file or one without a
 // certificate stops the start with a message naming the flag's file.
-func TestServerOptionsRefuseABadClientCA(t *testing.T) {
+func TestWebhookRefusesABadClientCA(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := ServerOptions("", 9443, dir, filepath.Join(dir, "missing.crt")); err == nil {
+	if _, err := Webhook("", 9443, dir, filepath.Join(dir, "missing.crt")); err == nil {
 		t.Error("a missing client CA file: want an error")
 	}
 	if _, err := testenv.ServingCert(dir); err != nil {
 		t.Fatal(err)
 	}
 	// tls.key is PEM but no certificate.
-	if _, err := ServerOptions("", 9443, dir, filepath.Join(dir, "tls.key")); err == nil {
+	if _, err := Webhook("", 9443, dir, filepath.Join(dir, "tls.key")); err == nil {
 		t.Error("a client CA file without a certificate: want an error")
 	}
 }
