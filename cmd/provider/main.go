@@ -192,7 +192,6 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
-
 func main() {
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
