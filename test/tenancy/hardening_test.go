@@ -113,7 +113,7 @@ func init() {
 		Attack{Name: "tenant-forges-admission-review", Who: TenantA, What: "post an AdmissionReview to the provider's webhook port for a Pod of tenant-b asking for ports at admission",
 			Want: "tls: certificate required",
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
-				return forgeReview(ctx, nil, []string{"http/1.1"})
+				return forgeReview(ctx, nil)
 			}},
 		Attack{Name: "tenant-own-client-cert", Who: TenantA, What: "post that AdmissionReview with a client certificate of a CA she made",
 			Want: "tls: unknown certificate authority",
@@ -126,12 +126,19 @@ func init() {
 				if err != nil {
 					return "", err
 				}
-				return forgeReview(ctx, &cert, []string{"http/1.1"})
+				return forgeReview(ctx, &cert)
 			}},
 		Attack{Name: "tenant-http2-to-webhook", Who: TenantA, What: "open an HTTP/2 connection to the webhook port (the rapid-reset stream flood needs one)",
 			Want: "tls: no application protocol",
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
-				return forgeReview(ctx, nil, []string{"h2"})
+				d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}} //nolint:gosec // the caller is checked, not the server
+				c, err := d.DialContext(ctx, "tcp", w.Webhook)
+				if err != nil {
+					return err.Error(), nil
+				}
+				proto := c.(*tls.Conn).ConnectionState().NegotiatedProtocol
+				_ = c.Close()
+				return "", errors.Errorf("the webhook port accepted the connection, protocol %q", proto)
 			}},
 	)
 	allow(
@@ -318,15 +325,14 @@ func scrapeRefused(ctx context.Context, t *testing.T, bearer string) (string, er
 
 // forgeReview posts an AdmissionReview of a Pod of tenant-b that asks for
 // ports at admission to the provider's webhook, with cert as the client
-// certificate (none if nil) and protos as the ALPN offer, and returns the
-// refusal.
-func forgeReview(ctx context.Context, cert *tls.Certificate, protos []string) (string, error) {
+// certificate (none if nil), and returns the refusal.
+func forgeReview(ctx context.Context, cert *tls.Certificate) (string, error) {
 	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"forged","kind":{"group":"","version":"v1","kind":"Pod"},` +
 		`"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"` + NamespaceB + `","operation":"CREATE","userInfo":{"username":"tenant-b"},` +
 		`"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"held","namespace":"` + NamespaceB + `","annotations":{"` +
 		podannotation.AnnotationPorts + `":"7000 ` + PoolB + `","` + podannotation.AnnotationAllocateAtAdmission + `":"true"}},` +
 		`"spec":{"containers":[{"name":"server","image":"example/server","ports":[{"containerPort":7000}]}]}}}}`
-	code, body, _, err := post(ctx, "https://"+w.Webhook+pwebhook.AdmissionPath, []byte(review), cert, protos)
+	code, body, _, err := post(ctx, "https://"+w.Webhook+pwebhook.AdmissionPath, []byte(review), cert)
 	if err != nil {
 		return err.Error(), nil
 	}
@@ -340,8 +346,8 @@ func get(ctx context.Context, url, bearer string, cert *tls.Certificate, protos 
 	return do(ctx, http.MethodGet, url, bearer, nil, cert, protos)
 }
 
-func post(ctx context.Context, url string, body []byte, cert *tls.Certificate, protos []string) (int, string, string, error) {
-	return do(ctx, http.MethodPost, url, "", body, cert, protos)
+func post(ctx context.Context, url string, body []byte, cert *tls.Certificate) (int, string, string, error) {
+	return do(ctx, http.MethodPost, url, "", body, cert, []string{"http/1.1"})
 }
 
 func do(ctx context.Context, method, url, bearer string, body []byte, cert *tls.Certificate, protos []string) (int, string, string, error) {
