@@ -70,7 +70,7 @@ func get(addr string, ca []byte, cert *tls.Certificate) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close() //nolint:errcheck // a test's connection
+	defer conn.Close()
 	proto := conn.ConnectionState().NegotiatedProtocol
 	if proto != "http/1.1" {
 		return proto, fmt.Errorf("negotiated %q", proto)

@@ -26,7 +26,7 @@ func TestInstallRBACIsWhatShips(t *testing.T) {
 	}
 	section := sectionOf(t, string(b), "### The permissions the provider gets")
 	tables := featureTables(section)
-	for _, f := range testenv.Features {
+	for _, f := range testenv.Features() {
 		rows, ok := tables[string(f)]
 		if !ok {
 			t.Errorf("docs/install.md has no table for rbac/%s.yaml", f)
@@ -47,7 +47,7 @@ func TestInstallRBACIsWhatShips(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if name := strings.TrimSuffix(filepath.Base(f), ".yaml"); !slices.Contains(testenv.Features, testenv.Feature(name)) {
+		if name := strings.TrimSuffix(filepath.Base(f), ".yaml"); !slices.Contains(testenv.Features(), testenv.Feature(name)) {
 			t.Errorf("examples/provider/rbac holds %s, which is no feature's file (testenv.Features)", filepath.Base(f))
 		}
 	}
@@ -69,8 +69,8 @@ func sectionOf(t *testing.T, doc, heading string) string {
 }
 
 var (
-	featureHeading = regexp.MustCompile("^#### .*\\(\\.\\./examples/provider/rbac/([a-z-]+)\\.yaml\\)")
-	ruleRow        = regexp.MustCompile("^\\| *([^|]+?) *\\| *([^|]+?) *\\| *([^|]+?) *\\|")
+	featureHeading = regexp.MustCompile(`^#### .*\(\.\./examples/provider/rbac/([a-z-]+)\.yaml\)`)
+	ruleRow        = regexp.MustCompile(`^\| *([^|]+?) *\| *([^|]+?) *\| *([^|]+?) *\|`)
 )
 
 // featureTables maps each feature heading's file name to the rules of the

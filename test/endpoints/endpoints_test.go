@@ -185,7 +185,7 @@ func scrape(url, bearer string) (int, string, string, error) {
 	if err != nil {
 		return 0, "", "", err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read below
+	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Proto, err
 }

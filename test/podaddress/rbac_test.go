@@ -52,7 +52,7 @@ func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 		rc.Spec.ServiceAccountTemplate.Metadata.Name == nil || *rc.Spec.ServiceAccountTemplate.Metadata.Name != providerSA {
 		t.Fatalf("runtimeconfig.yaml does not name the ServiceAccount %s: %+v", providerSA, rc)
 	}
-	for _, f := range testenv.Features {
+	for _, f := range testenv.Features() {
 		objs, err := testenv.ReadYAML(testenv.RBACFile(f))
 		if err != nil {
 			t.Fatal(err)

@@ -78,6 +78,7 @@ func webhookClients() suite.Option {
 	return suite.ControlPlane(opt)
 }
 
+//nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
 	compare(victimPod)
 	attack(
@@ -220,7 +221,7 @@ func asProvider(ctx context.Context) error {
 	if Config(Provider) != nil {
 		return nil
 	}
-	cfg, err := env.AsProvider(ctx, testenv.Features...)
+	cfg, err := env.AsProvider(ctx, testenv.Features()...)
 	if err != nil {
 		return err
 	}
@@ -369,7 +370,7 @@ func do(ctx context.Context, method, url, bearer string, body []byte, cert *tls.
 	if err != nil {
 		return 0, "", "", err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read below
+	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b), resp.Proto, err
 }

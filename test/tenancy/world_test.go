@@ -167,7 +167,7 @@ func startProvider(t *testing.T) {
 		Admission:    pwebhook.NewAdmission(time.Minute, logging.NewNopLogger()),
 		RandHostPort: randhostport.New(randhostport.DefaultRange(), logging.NewNopLogger()),
 	}
-	shared.StartProvider(t, suite.AsProvider(testenv.Features...), suite.PodCache(), suite.Webhooks(ws, wo))
+	shared.StartProvider(t, suite.AsProvider(testenv.Features()...), suite.PodCache(), suite.Webhooks(ws, wo))
 	eventuallyT(t, "webhook server up", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only waits for the listener
 		if err != nil {

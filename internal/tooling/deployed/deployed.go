@@ -171,7 +171,7 @@ func (c *Cluster) installPackages(ctx context.Context, o Options) error {
 	// gives every provider: applied as docs/install.md tells users to.
 	// Every feature is on: the RBAC of each, the Pod writes policy and the
 	// activation policy.
-	files := append(testenv.RBACFiles(testenv.Features...),
+	files := append(testenv.RBACFiles(testenv.Features()...),
 		filepath.Join(testenv.RepoRoot(), "examples", "provider", "pod-writes-policy.yaml"),
 		filepath.Join(testenv.RepoRoot(), "examples", "provider", "activationpolicy.yaml"))
 	for _, f := range files {

@@ -76,7 +76,9 @@ const (
 )
 
 // Features are all of them, core first.
-var Features = []Feature{FeatureCore, FeaturePodAddresses, FeatureIPPools, FeatureNATClusters}
+func Features() []Feature {
+	return []Feature{FeatureCore, FeaturePodAddresses, FeatureIPPools, FeatureNATClusters}
+}
 
 // RBACFile is the file that grants what f needs.
 func RBACFile(f Feature) string {

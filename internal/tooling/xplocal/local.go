@@ -130,7 +130,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	}
 	// What the provider needs beyond the role Crossplane's RBAC manager
 	// gives every provider: applied as docs/install.md tells users to.
-	for _, f := range append(testenv.RBACFiles(testenv.Features...), filepath.Join(root, "examples", "provider", "pod-writes-policy.yaml")) {
+	for _, f := range append(testenv.RBACFiles(testenv.Features()...), filepath.Join(root, "examples", "provider", "pod-writes-policy.yaml")) {
 		if _, err := testenv.Apply(ctx, kube, f); err != nil {
 			return fail(err)
 		}
