@@ -454,7 +454,7 @@ func Raw(ctx context.Context, who Who, method, path string, body []byte) (string
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode < 300 {
 		return "", errors.Errorf("%s %s as %s: %s", method, path, who, resp.Status)
