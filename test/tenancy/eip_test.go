@@ -20,7 +20,8 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
-// The admin's EIP grants: team a may have up to 3 EIPs of at most 10 Mbps,
+// The admin's EIP grants: team a (namespaces labelled team=a) may have up
+// to 3 EIPs of at most 10 Mbps,
 // billed by traffic, one of them warm, through the default
 // ClusterProviderConfig; team a may also name a grant of no EIPs at all;
 // the ops namespace (no team's) has a wider grant. Team b has none.
@@ -39,8 +40,10 @@ func grants(ctx context.Context) error {
 	grantsOnce.Do(func() {
 		def := xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
 		for _, g := range []*v1alpha1.EIPGrant{
+			// By label, so that the provider reads the namespace with its
+			// own RBAC (rbac/pod-addresses.yaml: get namespaces).
 			{ObjectMeta: metav1.ObjectMeta{Name: GrantA}, Spec: v1alpha1.EIPGrantSpec{
-				ProviderConfigRef: def, Namespaces: v1alpha1.GrantNamespaces{Names: []string{NamespaceA}},
+				ProviderConfigRef: def, Namespaces: v1alpha1.GrantNamespaces{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}},
 				MaxBandwidth: 10, MaxEIPs: 3, MaxWarm: ptr.To[int32](1),
 			}},
 			{ObjectMeta: metav1.ObjectMeta{Name: GrantASpent}, Spec: v1alpha1.EIPGrantSpec{
