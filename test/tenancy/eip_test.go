@@ -21,10 +21,10 @@ import (
 )
 
 // The admin's EIP grants: team a (namespaces labelled team=a) may have up
-// to 3 EIPs of at most 10 Mbps,
-// billed by traffic, one of them warm, through the default
-// ClusterProviderConfig; team a may also name a grant of no EIPs at all;
-// the ops namespace (no team's) has a wider grant. Team b has none.
+// to 3 EIPs of at most 10 Mbps, billed by traffic, one of them warm,
+// through the default ClusterProviderConfig; team a may also name a grant
+// of no EIPs at all; the ops namespace (no team's) has a wider grant. Team
+// b has none.
 const (
 	GrantA      = "tenant-a-eips"
 	GrantASpent = "tenant-a-spent"
