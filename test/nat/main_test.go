@@ -224,7 +224,7 @@ func (a *agentRun) start(t *testing.T) {
 	go func() {
 		done <- agent.Run(ctx, agent.Config{
 			Local: agentLocal, Hub: hubServer(), Cluster: a.name, Namespace: a.ns,
-			TokenFile: a.tokenFile, BootstrapTokenFile: a.bootstrap, TokenTTL: time.Hour,
+			TokenFile: a.tokenFile, BootstrapTokenFile: a.bootstrap,
 			HeartbeatInterval: heartbeat, Log: ctrl.Log.WithName("agent").WithValues("cluster", a.name),
 		})
 	}()
