@@ -2,6 +2,7 @@ package nat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -213,8 +214,11 @@ func TestSuspend(t *testing.T) {
 	// Its token itself is refused once the API server's cache of
 	// successful authentications (10 s by default) has let it go.
 	if err := testenv.Eventually(ctx, wait, func() error {
-		if err := ac.List(ctx, &v1alpha1.RemotePodList{}, client.InNamespace(ns)); !kerrors.IsUnauthorized(err) {
-			return fmt.Errorf("the suspended agent's token: %v, want Unauthorized", err)
+		switch err := ac.List(ctx, &v1alpha1.RemotePodList{}, client.InNamespace(ns)); {
+		case err == nil:
+			return errors.New("the suspended agent's token is accepted")
+		case !kerrors.IsUnauthorized(err):
+			return fmt.Errorf("the suspended agent's token: %w, want Unauthorized", err)
 		}
 		return nil
 	}); err != nil {

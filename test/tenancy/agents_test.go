@@ -134,7 +134,7 @@ func unclaim(rp *v1alpha1.RemotePod) func(context.Context, *testing.T) {
 	}
 }
 
-func init() {
+func init() { //nolint:gochecknoinits // the tenancy frame registers cases from init
 	// The cluster's objects that no attack may change: its bounds, the
 	// agent's rights, and the PodAddresses of its Pods.
 	compare(func(ctx context.Context, into map[string]string) error {
