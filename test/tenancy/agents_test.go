@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -274,8 +275,7 @@ func init() { //nolint:gochecknoinits // the tenancy frame registers cases from 
 				if err := ac.List(ctx, &v1alpha1.RemotePodList{}, client.InNamespace(ns)); err != nil {
 					return "", errors.Wrap(err, "the agent's token does not work before the suspension")
 				}
-				wc.Spec.Suspend = true
-				if err := kube.Update(ctx, wc); err != nil {
+				if err := kube.Patch(ctx, wc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":true}}`))); err != nil {
 					return "", err
 				}
 				var refusal string
