@@ -23,7 +23,7 @@ type options struct {
 	kubeconfig, hubKubeconfig     string
 	cluster, namespace            string
 	tokenFile, bootstrapTokenFile string
-	tokenTTL, heartbeat           time.Duration
+	heartbeat                     time.Duration
 	healthAddr, metricsAddr       string
 	debug                         bool
 }
@@ -37,7 +37,6 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.namespace, "hub-namespace", "", "Namespace of the WorkloadCluster in the management cluster.")
 	fs.StringVar(&o.tokenFile, "token-file", "", "File where the agent keeps its own token of the management cluster; it must be writable.")
 	fs.StringVar(&o.bootstrapTokenFile, "bootstrap-token-file", "", "File holding a token of the <cluster>-bootstrap ServiceAccount; used only while --token-file holds no valid token.")
-	fs.DurationVar(&o.tokenTTL, "token-ttl", time.Hour, "Life of the agent's tokens; each is renewed after two thirds of it (at least 10m).")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", v1alpha1.DefaultHeartbeatInterval, "How often the heartbeat Lease is renewed; the provider counts the agent disconnected three intervals after the last renewal.")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address of /metrics; 0 turns it off.")
@@ -87,7 +86,7 @@ func run(o options, log logr.Logger) error {
 	}
 	return agent.Run(ctrl.SetupSignalHandler(), agent.Config{
 		Local: local, Hub: hub, Cluster: o.cluster, Namespace: o.namespace,
-		TokenFile: o.tokenFile, BootstrapTokenFile: o.bootstrapTokenFile, TokenTTL: o.tokenTTL,
+		TokenFile: o.tokenFile, BootstrapTokenFile: o.bootstrapTokenFile,
 		HeartbeatInterval: o.heartbeat, HealthAddr: o.healthAddr, MetricsAddr: o.metricsAddr, Log: log,
 	})
 }

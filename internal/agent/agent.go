@@ -1,7 +1,7 @@
 // Package agent is the agent of a workload cluster behind NAT: it runs in
 // that cluster and connects out to the management cluster, where the
 // provider runs. It registers with a bootstrap token, then acts with its
-// own least-privilege token, which it renews; it mirrors the Pods that ask
+// own least-privilege token, which the provider mints and renews; it mirrors the Pods that ask
 // for an address into RemotePods of its cluster's namespace, applies what
 // the provider writes in their status back to the Pods, and renews a Lease
 // as its heartbeat. The management cluster never connects to the workload
@@ -57,8 +57,6 @@ type Config struct {
 	// admin created for the bootstrap ServiceAccount; it is used only
 	// when TokenFile holds no valid token.
 	TokenFile, BootstrapTokenFile string
-	// TokenTTL is the life of the agent's tokens (at least 10m).
-	TokenTTL time.Duration
 	// HeartbeatInterval is how often the Lease is renewed.
 	HeartbeatInterval time.Duration
 	// HealthAddr serves /healthz and /readyz when not empty or "0".
@@ -82,7 +80,7 @@ func Run(ctx context.Context, c Config) error {
 	hub.BearerToken, hub.BearerTokenFile, hub.Username, hub.Password = "", "", "", ""
 	hub.CertFile, hub.KeyFile, hub.CertData, hub.KeyData, hub.ExecProvider, hub.AuthProvider = "", "", nil, nil, nil, nil
 	tok := &tokens{hub: hub, namespace: c.Namespace, cluster: c.Cluster, file: c.TokenFile, bootstrap: c.BootstrapTokenFile,
-		ttl: c.TokenTTL, log: c.Log.WithName("token"), now: time.Now}
+		log: c.Log.WithName("token"), now: time.Now}
 	if _, ok := tok.current(); !ok && tok.bootstrap == "" {
 		return fmt.Errorf("%s holds no valid token and no bootstrap token file is given", c.TokenFile)
 	}

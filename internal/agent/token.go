@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -19,20 +18,18 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
 
-// minTokenTTL is the shortest token the API server issues.
-const minTokenTTL = 10 * time.Minute
-
 // tokens keeps the agent's own token of the management cluster in a file,
-// which the hub clients read (rest.Config.BearerTokenFile re-reads it): it
-// is obtained once with the bootstrap token, then renewed with itself once
-// two thirds of its life have passed.
+// which the hub clients read (rest.Config.BearerTokenFile re-reads it). The
+// provider mints it, with the lifetime the WorkloadCluster allows, into the
+// Secret AgentTokenSecret: the agent reads it there first with the
+// bootstrap token, then with itself once two thirds of its life have
+// passed, by when the provider has minted the next one.
 type tokens struct {
 	hub       *rest.Config // server and CA only
 	namespace string
 	cluster   string
 	file      string
 	bootstrap string // file of the bootstrap token
-	ttl       time.Duration
 	log       logr.Logger
 	now       func() time.Time
 }
@@ -107,7 +104,8 @@ func (t *tokens) ensure(ctx context.Context) error {
 	return t.request(ctx, cs)
 }
 
-// renew replaces the token with a new one obtained with itself.
+// renew replaces the token with the provider's newer one, read with
+// itself.
 func (t *tokens) renew(ctx context.Context) error {
 	cfg := rest.CopyConfig(t.hub)
 	cfg.BearerTokenFile = t.file
@@ -118,7 +116,8 @@ func (t *tokens) renew(ctx context.Context) error {
 	return t.request(ctx, cs)
 }
 
-// request asks for a token of the agent's ServiceAccount and writes it.
+// request reads the agent's token from the hub and writes it, if it
+// expires later than the one the file holds.
 func (t *tokens) request(ctx context.Context, cs kubernetes.Interface) error {
 	// The bootstrap identity may read its own WorkloadCluster only:
 	// checking it first says "wrong cluster or namespace" plainly.
@@ -127,11 +126,18 @@ func (t *tokens) request(ctx context.Context, cs kubernetes.Interface) error {
 		"namespaces", t.namespace, "workloadclusters", t.cluster).Do(ctx).Into(wc); err != nil {
 		return fmt.Errorf("cannot get WorkloadCluster %s/%s of the management cluster: %w", t.namespace, t.cluster, err)
 	}
-	secs := int64(max(t.ttl, minTokenTTL) / time.Second)
-	tr, err := cs.CoreV1().ServiceAccounts(t.namespace).CreateToken(ctx, v1alpha1.AgentServiceAccount(t.cluster),
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	name := v1alpha1.AgentTokenSecret(t.cluster)
+	sec, err := cs.CoreV1().Secrets(t.namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("cannot get a token of ServiceAccount %s/%s: %w", t.namespace, v1alpha1.AgentServiceAccount(t.cluster), err)
+		return fmt.Errorf("cannot get the agent's token (Secret %s/%s): %w", t.namespace, name, err)
+	}
+	token := string(sec.Data[v1alpha1.AgentTokenKey])
+	next, err := readClaims(token)
+	if err != nil {
+		return fmt.Errorf("secret %s/%s: %w", t.namespace, name, err)
+	}
+	if cur, ok := t.current(); ok && !next.expires.After(cur.expires) {
+		return fmt.Errorf("secret %s/%s holds no newer token yet (it expires at %s)", t.namespace, name, next.expires.Format(time.RFC3339))
 	}
 	// Written whole or not at all: the hub clients may read it any time.
 	tmp, err := os.CreateTemp(filepath.Dir(t.file), ".token-*")
@@ -139,7 +145,7 @@ func (t *tokens) request(ctx context.Context, cs kubernetes.Interface) error {
 		return err
 	}
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.WriteString(tr.Status.Token); err != nil {
+	if _, err := tmp.WriteString(token); err != nil {
 		_ = tmp.Close()
 		return err
 	}
@@ -149,7 +155,7 @@ func (t *tokens) request(ctx context.Context, cs kubernetes.Interface) error {
 	if err := os.Rename(tmp.Name(), t.file); err != nil {
 		return err
 	}
-	t.log.Info("Obtained the agent's token", "expires", tr.Status.ExpirationTimestamp.Time)
+	t.log.Info("Obtained the agent's token", "expires", next.expires)
 	return nil
 }
 

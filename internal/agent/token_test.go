@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,10 +14,12 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
@@ -39,10 +42,12 @@ func TestReadClaims(t *testing.T) {
 	}
 }
 
-// TestTokenRenewsItself: the agent's token, obtained with a bootstrap
-// token, is replaced once two thirds of its life have passed, using
-// itself: the bootstrap token is gone by then.
-func TestTokenRenewsItself(t *testing.T) {
+// TestTokenFromHub: the agent takes its token from the Secret the provider
+// mints it into (here the test mints, as the provider would), first with a
+// bootstrap token, then, once two thirds of its life have passed, with
+// itself: the bootstrap token is gone by then. Neither identity may mint a
+// token itself.
+func TestTokenFromHub(t *testing.T) {
 	ctx := context.Background()
 	env, err := testenv.Start(testenv.WithCRDs(filepath.Join(testenv.RepoRoot(), "package", "crds",
 		"network.tencentcloud.m.crossplane.io_workloadclusters.yaml")))
@@ -54,7 +59,8 @@ func TestTokenRenewsItself(t *testing.T) {
 	// What the WorkloadCluster controller creates, made here by hand.
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		&v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: v1alpha1.WorkloadClusterSpec{PodCIDRs: []string{"10.244.0.0/16"}, NodeCIDRs: []string{"10.0.0.0/24"}}},
 	}
 	for sa, rules := range map[string][]rbacv1.PolicyRule{
 		v1alpha1.AgentServiceAccount(name):     workloadcluster.AgentRules(name),
@@ -72,10 +78,26 @@ func TestTokenRenewsItself(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The provider's part: a token of the agent in the Secret.
+	hand := func(secs int64) string {
+		t.Helper()
+		tok, err := createToken(ctx, env.Config, ns, v1alpha1.AgentServiceAccount(name), secs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1alpha1.AgentTokenSecret(name)}}
+		if _, err := controllerutil.CreateOrUpdate(ctx, env.Client, sec, func() error {
+			sec.Data = map[string][]byte{v1alpha1.AgentTokenKey: []byte(tok)}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
 	var boot string
 	if err := testenv.Eventually(ctx, time.Minute, func() error {
 		var err error
-		boot, err = createToken(ctx, env.Config, ns, v1alpha1.BootstrapServiceAccount(name))
+		boot, err = createToken(ctx, env.Config, ns, v1alpha1.BootstrapServiceAccount(name), 3600)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -85,13 +107,12 @@ func TestTokenRenewsItself(t *testing.T) {
 	if err := os.WriteFile(bootFile, []byte(boot), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// The clock is 50 minutes ahead until the renewal: a fresh token of
-	// an hour is then past two thirds of its life.
+	// The clock is 50 minutes ahead until the renewal: a token of an hour
+	// is then past two thirds of its life.
 	var ahead atomic.Bool
-	ahead.Store(true)
 	tok := &tokens{
 		hub:       &rest.Config{Host: env.Config.Host, TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData}},
-		namespace: ns, cluster: name, file: filepath.Join(dir, "token"), bootstrap: bootFile, ttl: time.Hour, log: logr.Discard(),
+		namespace: ns, cluster: name, file: filepath.Join(dir, "token"), bootstrap: bootFile, log: logr.Discard(),
 		now: func() time.Time {
 			if ahead.Load() {
 				return time.Now().Add(50 * time.Minute)
@@ -99,30 +120,45 @@ func TestTokenRenewsItself(t *testing.T) {
 			return time.Now()
 		},
 	}
-	// Registration, at the real time.
-	ahead.Store(false)
+	// Registration before the provider has minted: a clear error.
+	if err := tok.ensure(ctx); err == nil || !strings.Contains(err.Error(), "cannot get the agent's token (Secret cluster-a/a-agent-token)") {
+		t.Fatalf("registration without a Secret: %v", err)
+	}
+	first := hand(3600)
 	if err := tok.ensure(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first, err := os.ReadFile(tok.file)
-	if err != nil {
-		t.Fatal(err)
+	if got, _ := os.ReadFile(tok.file); string(got) != first {
+		t.Fatal("the token file does not hold the token of the Secret")
 	}
 	// The bootstrap token cannot be what renews it.
 	if err := os.Remove(bootFile); err != nil {
 		t.Fatal(err)
 	}
+	own := rest.CopyConfig(tok.hub)
+	own.BearerTokenFile = tok.file
+	// Nothing newer yet: the renewal says so and keeps the token.
+	if err := tok.renew(ctx); err == nil || !strings.Contains(err.Error(), "holds no newer token yet") {
+		t.Fatalf("renewal with no newer token: %v", err)
+	}
+	// Neither identity mints tokens: the lifetime is the provider's.
+	for who, cfg := range map[string]*rest.Config{"agent": own, "bootstrap": {Host: own.Host, TLSClientConfig: own.TLSClientConfig, BearerToken: boot}} {
+		if _, err := createToken(ctx, cfg, ns, v1alpha1.AgentServiceAccount(name), 86400); !kerrors.IsForbidden(err) {
+			t.Errorf("the %s token minted an agent token for a day (%v), want Forbidden", who, err)
+		}
+	}
+
+	second := hand(7200)
 	ahead.Store(true)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- tok.Start(ctx) }()
-	var second []byte
 	err = testenv.Eventually(ctx, 30*time.Second, func() error {
-		second, err = os.ReadFile(tok.file)
+		got, err := os.ReadFile(tok.file)
 		if err != nil {
 			return err
 		}
-		if string(second) == string(first) {
+		if string(got) != second {
 			return errNotRenewed
 		}
 		return nil
@@ -133,9 +169,7 @@ func TestTokenRenewsItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rest.CopyConfig(tok.hub)
-	cfg.BearerTokenFile = tok.file
-	who, err := whoAmI(context.Background(), cfg)
+	who, err := whoAmI(context.Background(), own)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,15 +178,15 @@ func TestTokenRenewsItself(t *testing.T) {
 	}
 }
 
-var errNotRenewed = errors.New("the token file still holds the first token")
+var errNotRenewed = errors.New("the token file does not hold the provider's newer token")
 
-// createToken is what kubectl create token does.
-func createToken(ctx context.Context, cfg *rest.Config, ns, sa string) (string, error) {
+// createToken is what kubectl create token --duration does.
+func createToken(ctx context.Context, cfg *rest.Config, ns, sa string, secs int64) (string, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return "", err
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", err
 	}

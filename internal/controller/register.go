@@ -87,7 +87,9 @@ func controllers(po podaddress.Options) []kindController {
 			return podaddress.Setup(m, o, p.CLB, po)
 		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, networkv1alpha1.EIPGrantGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
-		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind}},
+		// RemotePods are served within their WorkloadCluster's bounds.
+		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
+			networkv1alpha1.WorkloadClusterGroupVersionKind}},
 		// Clusters behind NAT: their agents' identities, heartbeats and status.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {
 			return workloadcluster.Setup(m, o, workloadcluster.Options{})

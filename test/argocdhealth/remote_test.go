@@ -16,7 +16,8 @@ import (
 
 const remoteNS = "health-remote"
 
-// remoteObjects: a workload cluster's namespace with a pool. remotePods:
+// remoteObjects: a workload cluster's namespace with a pool and the
+// WorkloadCluster whose CIDRs hold the Pod IPs. remotePods:
 // the RemotePods its agent would write: one bound, one waiting for its Pod
 // IP, one whose request cannot be served (a HostPort port without a
 // hostPort).
@@ -36,6 +37,11 @@ kind: PortPool
 metadata: {name: remote, namespace: health-remote}
 spec:
   forProvider: {loadBalancerIdRefs: [{name: remote}], startPort: 30400, endPort: 30409}
+---
+apiVersion: network.tencentcloud.m.crossplane.io/v1alpha1
+kind: WorkloadCluster
+metadata: {name: idc-1, namespace: health-remote}
+spec: {podCIDRs: [10.60.0.0/24], nodeCIDRs: [10.0.0.0/24]}
 `
 
 // remotePods are applied once the pool is ready.

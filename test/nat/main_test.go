@@ -156,17 +156,23 @@ func hubClient(t *testing.T, cfg *rest.Config) client.Client {
 	return c
 }
 
-// newCluster creates namespace ns and WorkloadCluster name in it, and
+// newCluster creates namespace ns and WorkloadCluster name in it, its
+// CIDRs those the tests' Pods and nodes use unless mods change them, and
 // waits until the provider created the bootstrap ServiceAccount.
-func newCluster(t *testing.T, ns, name string, grace time.Duration) *v1alpha1.WorkloadCluster {
+func newCluster(t *testing.T, ns, name string, grace time.Duration, mods ...func(*v1alpha1.WorkloadCluster)) *v1alpha1.WorkloadCluster {
 	t.Helper()
 	ctx := context.Background()
 	if err := hubKube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	wc := &v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	wc.Spec.PodCIDRs = []string{"127.0.0.0/8", "10.0.0.0/8"}
+	wc.Spec.NodeCIDRs = []string{"127.0.0.0/8", "10.0.0.0/8"}
 	if grace > 0 {
 		wc.Spec.DisconnectGracePeriod = &metav1.Duration{Duration: grace}
+	}
+	for _, m := range mods {
+		m(wc)
 	}
 	if err := hubKube.Create(ctx, wc); err != nil {
 		t.Fatal(err)
@@ -224,7 +230,7 @@ func (a *agentRun) start(t *testing.T) {
 	go func() {
 		done <- agent.Run(ctx, agent.Config{
 			Local: agentLocal, Hub: hubServer(), Cluster: a.name, Namespace: a.ns,
-			TokenFile: a.tokenFile, BootstrapTokenFile: a.bootstrap, TokenTTL: time.Hour,
+			TokenFile: a.tokenFile, BootstrapTokenFile: a.bootstrap,
 			HeartbeatInterval: heartbeat, Log: ctrl.Log.WithName("agent").WithValues("cluster", a.name),
 		})
 	}()

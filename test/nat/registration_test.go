@@ -2,8 +2,12 @@ package nat
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -42,7 +46,10 @@ func remotePod(ns, name string) *v1alpha1.RemotePod {
 func TestRegistration(t *testing.T) {
 	ctx := context.Background()
 	ns, name := "nat-reg", "reg"
-	newCluster(t, ns, name, 0)
+	const lifetime = 15 * time.Minute
+	newCluster(t, ns, name, 0, func(wc *v1alpha1.WorkloadCluster) {
+		wc.Spec.AgentTokenLifetime = &metav1.Duration{Duration: lifetime}
+	})
 
 	// Before any agent: waiting for one, and saying how to register.
 	wc := waitCluster(t, ns, name, "awaiting its agent", func(wc *v1alpha1.WorkloadCluster) bool {
@@ -63,6 +70,11 @@ func TestRegistration(t *testing.T) {
 	forbidden(t, "bootstrap updates the Lease", bc.Update(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1alpha1.AgentLease(name)}}))
 	forbidden(t, "bootstrap lists WorkloadClusters", bc.List(ctx, &v1alpha1.WorkloadClusterList{}, client.InNamespace(ns)))
 	forbidden(t, "bootstrap creates a Role", bc.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}}))
+	forbidden(t, "bootstrap lists Secrets", bc.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)))
+	// The token lifetime is the hub's: no identity of the agent mints one.
+	agentSA := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1alpha1.AgentServiceAccount(name)}}
+	day := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](86400)}}
+	forbidden(t, "bootstrap mints the agent a token of a day", bc.SubResource("token").Create(ctx, agentSA, day))
 
 	a := register(t, ns, name)
 	want := "system:serviceaccount:" + ns + ":" + v1alpha1.AgentServiceAccount(name)
@@ -77,6 +89,19 @@ func TestRegistration(t *testing.T) {
 	if a.token(t) == boot {
 		t.Error("the agent kept using the bootstrap token")
 	}
+	// It is the one the provider minted, of the cluster's lifetime, and
+	// the agent cannot mint itself a longer one.
+	if issued, expires := tokenTimes(t, a.token(t)); expires.Sub(issued) != lifetime {
+		t.Errorf("the agent's token lives %s, want the cluster's agentTokenLifetime %s", expires.Sub(issued), lifetime)
+	}
+	sec := &corev1.Secret{}
+	if err := hubKube.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.AgentTokenSecret(name)}, sec); err != nil || string(sec.Data[v1alpha1.AgentTokenKey]) != a.token(t) {
+		t.Errorf("the agent's token is not the one of Secret %s (%v)", v1alpha1.AgentTokenSecret(name), err)
+	}
+	ac := hubClient(t, withToken(a.token(t)))
+	forbidden(t, "the agent mints itself a token of a day", ac.SubResource("token").Create(ctx, agentSA, day))
+	forbidden(t, "the agent lists Secrets", ac.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)))
+	forbidden(t, "the agent gets the provider's credentials Secret", ac.Get(ctx, client.ObjectKey{Namespace: ns, Name: "creds"}, &corev1.Secret{}))
 
 	// Per-cluster gauges on the provider's registry.
 	if err := testenv.Eventually(ctx, wait, func() error {
@@ -105,6 +130,24 @@ func TestRegistration(t *testing.T) {
 	err := bc.SubResource("token").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: v1alpha1.BootstrapServiceAccount(name)}},
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}})
 	forbidden(t, "bootstrap renews its own token", err)
+}
+
+// tokenTimes reads the iat and exp claims of a JWT, unverified.
+func tokenTimes(t *testing.T, token string) (issued, expires time.Time) {
+	t.Helper()
+	parts := strings.Split(strings.TrimSpace(token), ".")
+	if len(parts) != 3 {
+		t.Fatal("the token is not a JWT")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Iat, Exp int64 }
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return time.Unix(c.Iat, 0), time.Unix(c.Exp, 0)
 }
 
 // gauge reads one per-cluster gauge from the test registry.

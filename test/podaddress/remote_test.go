@@ -53,10 +53,22 @@ func remotePod(t testing.TB, ns, podName, ip string, annotations map[string]stri
 	for _, m := range mod {
 		m(rp)
 	}
+	workloadCluster(t, ns)
 	if err := kube.Create(context.Background(), rp); err != nil {
 		t.Fatal(err)
 	}
 	return rp
+}
+
+// workloadCluster creates, once per namespace, the WorkloadCluster idc-1
+// whose bounds hold the addresses these tests' RemotePods use.
+func workloadCluster(t testing.TB, ns string) {
+	t.Helper()
+	wc := &v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "idc-1"},
+		Spec: v1alpha1.WorkloadClusterSpec{PodCIDRs: []string{"10.0.0.0/8", "127.0.0.0/8"}, NodeCIDRs: []string{"10.200.0.0/16"}}}
+	if err := kube.Create(context.Background(), wc); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // updateRemote changes a RemotePod's spec as the agent would.

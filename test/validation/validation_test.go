@@ -62,7 +62,7 @@ var kinds = map[string]kind{
   owner: {kind: StatefulSet, name: room}, containers: [{name: server, ports: [{containerPort: 7777, protocol: TCP}]}],
   readinessGates: [network.tencentcloud.crossplane.io/address-ready], node: {name: n1, instanceId: ins-1, internalIP: 10.0.0.1},
   podIP: 10.1.0.1, podIPs: [10.1.0.1], ready: true}`},
-	"WorkloadCluster": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{disconnectGracePeriod: 15m}`},
+	"WorkloadCluster": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{podCIDRs: [10.244.0.0/16], nodeCIDRs: [10.0.0.0/16], disconnectGracePeriod: 15m}`},
 	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
   bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
 	"ProviderConfig": {apiVersion: "tencentcloud.m.crossplane.io/v1alpha1", spec: `{region: ap-guangzhou,
@@ -451,7 +451,38 @@ func cases() []bad {
 	add(providerConfigCases("ClusterProviderConfig")...)
 	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))
 	add(minLength("RemotePod", "spec.cluster"))
+	add(workloadClusterCases()...)
 	return bs
+}
+
+// workloadClusterCases: the bounds an admin declares for an agent.
+func workloadClusterCases() []bad {
+	const k = "WorkloadCluster"
+	cidrs := func(n int) string {
+		c := make([]string, n)
+		for i := range c {
+			c[i] = fmt.Sprintf("10.%d.0.0/16", i)
+		}
+		return "[" + strings.Join(c, ",") + "]"
+	}
+	pools := make([]string, 65)
+	for i := range pools {
+		pools[i] = fmt.Sprintf("{name: p%d}", i)
+	}
+	return []bad{
+		rule(k, "every podCIDR must be a network such as 10.244.0.0/16, without host bits", edit{"spec.podCIDRs", "[10.244.0.1/16]"}),
+		rule(k, "every nodeCIDR must be a network such as 10.0.0.0/24, without host bits", edit{"spec.nodeCIDRs", "[10.0.0.7]"}),
+		rule(k, "agentTokenLifetime must be between 10m and 24h", edit{"spec.agentTokenLifetime", "48h"}),
+		{kind: k, edits: []edit{{"spec.podCIDRs", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		{kind: k, edits: []edit{{"spec.nodeCIDRs", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		{kind: k, edits: []edit{{"spec.pools", "[]"}}, check: "minItems", want: "should have at least 1 items"},
+		{kind: k, edits: []edit{{"spec.podCIDRs", cidrs(33)}}, check: "maxItems", want: "must have at most 32 items"},
+		{kind: k, edits: []edit{{"spec.nodeCIDRs", cidrs(33)}}, check: "maxItems", want: "must have at most 32 items"},
+		{kind: k, edits: []edit{{"spec.pools", "[" + strings.Join(pools, ",") + "]"}}, check: "maxItems", want: "must have at most 64 items"},
+		maxLength(k, "spec.podCIDRs.0", 43),
+		maxLength(k, "spec.nodeCIDRs.0", 43),
+		{kind: k, edits: []edit{{"spec.pools", "[{name: x}]"}, {"spec.pools.0.name", `""`}}, check: "minLength", want: "should be at least 1 chars long"},
+	}
 }
 
 // object builds the valid object of kind k with the given name.

@@ -17,8 +17,53 @@ import (
 // keep their addresses.
 const DefaultDisconnectGracePeriod = 10 * 60 // seconds
 
-// WorkloadClusterSpec configures one workload cluster.
+// WorkloadClusterSpec configures one workload cluster, and bounds what its
+// agent may claim: the agent is trusted with nothing the admin did not
+// declare here.
+// +kubebuilder:validation:XValidation:rule="!has(self.agentTokenLifetime) || (duration(self.agentTokenLifetime) >= duration('10m') && duration(self.agentTokenLifetime) <= duration('24h'))",message="agentTokenLifetime must be between 10m and 24h"
 type WorkloadClusterSpec struct {
+	// PodCIDRs are the Pod networks of the cluster. A RemotePod whose Pod
+	// IPs are not all inside one of them is refused: no address, nothing
+	// registered in the cloud.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self) && cidr(self) == cidr(self).masked()",message="every podCIDR must be a network such as 10.244.0.0/16, without host bits"
+	// +listType=set
+	PodCIDRs []string `json:"podCIDRs"`
+
+	// NodeCIDRs are the networks of the cluster's nodes. A RemotePod whose
+	// node InternalIP is outside them is refused.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self) && cidr(self) == cidr(self).masked()",message="every nodeCIDR must be a network such as 10.0.0.0/24, without host bits"
+	// +listType=set
+	NodeCIDRs []string `json:"nodeCIDRs"`
+
+	// Pools, when set, are the only PortPools the cluster's Pods may use
+	// (a pool's namespace defaults to the cluster's). A Pod asking for
+	// another is refused. This restricts further what the pools' own
+	// consent allows; it grants nothing.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Pools []PoolRef `json:"pools,omitempty"`
+
+	// AgentTokenLifetime is the life of the tokens the provider mints for
+	// the agent and hands over in the Secret <name>-agent-token; the agent
+	// cannot mint its own. Between 10m and 24h; defaults to 1h.
+	// +optional
+	AgentTokenLifetime *metav1.Duration `json:"agentTokenLifetime,omitempty"`
+
+	// Suspend revokes the agent's access: the provider deletes the agent's
+	// and bootstrap ServiceAccounts (their tokens stop working at once),
+	// Roles, RoleBindings and token Secret, and the cluster's RemotePods,
+	// which releases their addresses. Setting it back to false recreates
+	// the identities; the agent then needs a new bootstrap token.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
 	// DisconnectGracePeriod is how long the Pods of a cluster whose agent
 	// stopped its heartbeat keep their addresses; then their RemotePods
 	// are deleted and the addresses released. Defaults to 10m.

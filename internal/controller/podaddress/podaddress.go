@@ -142,7 +142,11 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	}
 	// A RemotePod and its PodAddress share a name too.
 	return r, r.remotePods.Watch(func() error {
-		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{}))
+		if err := c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{})); err != nil {
+			return err
+		}
+		// A cluster's bounds decide which of its RemotePods are served.
+		return c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.WorkloadCluster{}, handler.TypedEnqueueRequestsFromMapFunc(r.remotePodsOfCluster)))
 	})
 }
 
@@ -252,6 +256,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			r.reportInvalid(ctx, pod, err)
 			return reconcile.Result{}, nil
 		}
+	}
+	if res, done, err := r.outOfBounds(ctx, pa, pod, want); done {
+		return res, err
 	}
 
 	switch {

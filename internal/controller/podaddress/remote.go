@@ -6,16 +6,20 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 // Pods of other clusters (RemotePods). A RemotePod's spec is what an agent
@@ -30,6 +34,11 @@ import (
 // associated with the VPC-CNI network interface that holds the Pod IP,
 // which the provider finds in its own VPC, not in a cluster behind NAT.
 var errRemoteEIP = errors.New("an EIP per Pod is not served for Pods of other clusters (RemotePods); ask for pool ports instead")
+
+// reasonOutOfBounds: a RemotePod claims what its WorkloadCluster does not
+// allow (an address outside its CIDRs, a pool outside its pools), or its
+// cluster is missing or suspended.
+const reasonOutOfBounds event.Reason = "OutOfClusterBounds"
 
 // A remote is the RemotePod behind a Pod made by podOf, for the one
 // reconcile that made it.
@@ -175,4 +184,98 @@ func (r *Reconciler) nodeInstance(ctx context.Context, pod *corev1.Pod) (string,
 	}
 	id, err := instanceID(node.Spec.ProviderID)
 	return id, errors.Wrapf(err, "node %s", node.GetName())
+}
+
+// outOfBounds refuses a RemotePod that asks for an address (want) beyond
+// what its WorkloadCluster allows: the agent is not trusted with any
+// address or pool. A refused Pod holds nothing: an existing PodAddress is
+// released, as for a Pod that stops asking. done says the reconcile ends
+// here with res and err.
+func (r *Reconciler) outOfBounds(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) (res reconcile.Result, done bool, err error) {
+	x := r.remote.of(pod)
+	if x == nil || want == nil {
+		return reconcile.Result{}, false, nil
+	}
+	refusal, err := r.bounded(ctx, x, want)
+	if err != nil || refusal == nil {
+		return reconcile.Result{}, err != nil, err
+	}
+	r.refuseRemote(ctx, x, pod, refusal)
+	switch {
+	case pa == nil:
+		return reconcile.Result{}, true, nil
+	case meta.WasDeleted(pa):
+		res, err = r.finalize(ctx, pa)
+		return res, true, err
+	}
+	return reconcile.Result{}, true, r.remove(ctx, pa)
+}
+
+// bounded returns why the RemotePod of x may not have what it asks for, or
+// nil; err is a failure to read its WorkloadCluster.
+func (r *Reconciler) bounded(ctx context.Context, x *remote, want *ask) (refusal, err error) {
+	wc := &v1alpha1.WorkloadCluster{}
+	key := types.NamespacedName{Namespace: x.rp.GetNamespace(), Name: x.rp.Spec.Cluster}
+	if err := r.kube.Get(ctx, key, wc); err != nil {
+		if kerrors.IsNotFound(err) {
+			return errors.Errorf("spec.cluster: WorkloadCluster %s does not exist in namespace %s", key.Name, key.Namespace), nil
+		}
+		return nil, errors.Wrapf(err, "cannot get WorkloadCluster %s", key)
+	}
+	if wc.Spec.Suspend {
+		return errors.Errorf("WorkloadCluster %s is suspended (spec.suspend): its Pods are not served", wc.GetName()), nil
+	}
+	b, err := wc.Bounds()
+	if err != nil {
+		return err, nil
+	}
+	if err := b.Admit(&x.rp.Spec); err != nil {
+		return err, nil
+	}
+	for _, p := range want.spec.Ports {
+		for _, pool := range p.Pools {
+			if k := pool.Key(x.rp.GetNamespace()); !b.AllowsPool(k) {
+				return errors.New(b.PoolsMessage(k)), nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// refuseRemote tells a refused RemotePod why: its address conditions
+// False with the reason, the address and status annotations told before
+// removed, and the refusal as status.warning. It writes nothing when the
+// RemotePod says so already.
+func (r *Reconciler) refuseRemote(ctx context.Context, x *remote, pod *corev1.Pod, refusal error) {
+	r.podEvent(pod, event.Warning(reasonOutOfBounds, refusal))
+	orig := pod.DeepCopy()
+	c := corev1.PodCondition{Type: conditionAddressReady, Status: corev1.ConditionFalse, Reason: string(reasonOutOfBounds), Message: refusal.Error()}
+	setPodCondition(pod, c)
+	for _, g := range podannotation.ReadinessGates(pod) {
+		c.Type = g
+		setPodCondition(pod, c)
+	}
+	for k := range x.rp.Status.Annotations {
+		delete(pod.Annotations, k)
+	}
+	if err := r.tellRemote(ctx, x, orig, pod, c, true); err != nil {
+		r.log.Debug("cannot tell a RemotePod it is refused", "remotePod", client.ObjectKeyFromObject(pod), "error", err)
+	}
+}
+
+// remotePodsOfCluster maps a WorkloadCluster to its RemotePods: a change
+// of its bounds or its suspension is judged again for each.
+func (r *Reconciler) remotePodsOfCluster(ctx context.Context, wc *v1alpha1.WorkloadCluster) []reconcile.Request {
+	l := &v1alpha1.RemotePodList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(wc.GetNamespace())); err != nil {
+		r.log.Debug("cannot list the RemotePods of a WorkloadCluster", "workloadCluster", client.ObjectKeyFromObject(wc), "error", err)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range l.Items {
+		if l.Items[i].Spec.Cluster == wc.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&l.Items[i])})
+		}
+	}
+	return out
 }

@@ -20,8 +20,8 @@ import (
 // AgentRules are what the agent of cluster may do in its namespace of the
 // management cluster, and nothing more: write RemotePod specs (never their
 // status, which is the provider's), read the addresses and policies, read
-// its own WorkloadCluster, renew its own Lease, record Events and renew its
-// own token.
+// its own WorkloadCluster, renew its own Lease, record Events and read the
+// token the provider mints for it. It mints no token itself.
 func AgentRules(cluster string) []rbacv1.PolicyRule {
 	group := v1alpha1.SchemeGroupVersion.Group
 	return []rbacv1.PolicyRule{
@@ -31,16 +31,16 @@ func AgentRules(cluster string) []rbacv1.PolicyRule {
 		// The provider creates the Lease: RBAC cannot limit create by name.
 		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, ResourceNames: []string{v1alpha1.AgentLease(cluster)}, Verbs: []string{"get", "update"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{v1alpha1.AgentServiceAccount(cluster)}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{v1alpha1.AgentTokenSecret(cluster)}, Verbs: []string{"get"}},
 	}
 }
 
 // BootstrapRules are all a bootstrap token may do: check its cluster and
-// get the agent its own token.
+// read the agent's first token.
 func BootstrapRules(cluster string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{v1alpha1.SchemeGroupVersion.Group}, Resources: []string{"workloadclusters"}, ResourceNames: []string{cluster}, Verbs: []string{"get"}},
-		{APIGroups: []string{""}, Resources: []string{"serviceaccounts/token"}, ResourceNames: []string{v1alpha1.AgentServiceAccount(cluster)}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{v1alpha1.AgentTokenSecret(cluster)}, Verbs: []string{"get"}},
 	}
 }
 
@@ -68,7 +68,44 @@ func identities(wc *v1alpha1.WorkloadCluster) []client.Object {
 			&corev1.ServiceAccount{ObjectMeta: meta(id.name)})
 	}
 	// The Lease first: the agent may not create it.
-	return append([]client.Object{&coordinationv1.Lease{ObjectMeta: meta(v1alpha1.AgentLease(wc.Name))}}, out...)
+	return append([]client.Object{lease(wc)}, out...)
+}
+
+func lease(wc *v1alpha1.WorkloadCluster) *coordinationv1.Lease {
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: wc.Namespace, Name: v1alpha1.AgentLease(wc.Name),
+		Labels: map[string]string{v1alpha1.LabelWorkloadCluster: wc.Name}}}
+}
+
+// revoke deletes what lets wc's agent act: the ServiceAccounts (their
+// tokens stop working: bound tokens die with their ServiceAccount), their
+// bindings and Roles, and the token Secret. The Lease stays, as the record
+// of the last heartbeat. It returns how many objects it deleted.
+func (r *Reconciler) revoke(ctx context.Context, wc *v1alpha1.WorkloadCluster) (int, error) {
+	r.mu.Lock()
+	delete(r.ensured, wc.UID)
+	r.mu.Unlock()
+	// The ServiceAccounts first: once they are gone, nothing they held
+	// works.
+	var sas, others []client.Object
+	for _, o := range append(identities(wc)[1:], tokenSecret(wc)) {
+		if _, ok := o.(*corev1.ServiceAccount); ok {
+			sas = append(sas, o)
+		} else {
+			others = append(others, o)
+		}
+	}
+	n := 0
+	for _, o := range append(sas, others...) {
+		err := r.kube.Delete(ctx, o)
+		switch {
+		case kerrors.IsNotFound(err):
+		case err != nil:
+			return n, errors.Wrapf(err, "cannot delete %T %s", o, o.GetName())
+		default:
+			n++
+		}
+	}
+	return n, nil
 }
 
 // ensureIdentities creates the identities of wc that are missing and puts

@@ -1,9 +1,11 @@
 // Package workloadcluster keeps, for each WorkloadCluster, the identities its
-// agent registers and acts with (ServiceAccounts, Roles, RoleBindings and the
-// heartbeat Lease, all in the cluster's namespace), and its status: whether
-// the agent is connected, and how many Pods it mirrors and how many are
-// served. A cluster whose agent stays silent past its disconnect grace
-// period loses its RemotePods, which releases their addresses.
+// agent registers and acts with (ServiceAccounts, Roles, RoleBindings, the
+// token it mints for the agent and the heartbeat Lease, all in the cluster's
+// namespace), and its status: whether the agent is connected, and how many
+// Pods it mirrors and how many are served. A cluster whose agent stays
+// silent past its disconnect grace period loses its RemotePods, which
+// releases their addresses; a suspended cluster loses its agent's identities
+// and its RemotePods at once.
 package workloadcluster
 
 import (
@@ -61,6 +63,7 @@ type Options struct {
 const (
 	reasonReleased   event.Reason = "DisconnectGraceExpired"
 	reasonRegistered event.Reason = "AgentRegistered"
+	reasonSuspended  event.Reason = "Suspended"
 )
 
 // Setup adds the WorkloadCluster controller to mgr.
@@ -138,7 +141,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, errors.Wrap(err, "cannot add the finalizer")
 		}
 	}
+	if wc.Spec.Suspend {
+		return reconcile.Result{}, r.suspend(ctx, wc)
+	}
 	if err := r.ensureIdentities(ctx, wc); err != nil {
+		return reconcile.Result{}, err
+	}
+	renew, err := r.ensureToken(ctx, wc)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 
@@ -155,7 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	hb := heartbeatOf(lease)
 	want := wc.DeepCopy()
-	next := r.interval
+	next := min(r.interval, renew+time.Millisecond)
 	if hb.holder != "" {
 		want.Status.AgentIdentity = hb.holder
 		if want.Status.RegisteredAt == nil {
@@ -200,10 +210,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			r.events.Event(wc, event.Warning(reasonReleased, fmt.Errorf("no heartbeat since %s (grace period %s): deleted %d RemotePods, which releases their addresses", hb.renewed.Format(time.RFC3339), grace, n)))
 		}
 	}
-	// A cluster whose agent stopped renewing needs a person: Synced=False
-	// with the Ready message, Degraded for Argo CD's built-in check.
+	if _, err := wc.Bounds(); err != nil {
+		// Stored before the CIDRs were required: connected or not, its
+		// RemotePods are all refused until they are declared.
+		want.Status.SetConditions(ready(corev1.ConditionFalse, v1alpha1.ReasonMissingCIDRs, err.Error()))
+	}
+	// A cluster whose agent stopped renewing, or that serves nothing for
+	// want of CIDRs, needs a person: Synced=False with the Ready message,
+	// Degraded for Argo CD's built-in check.
 	rc := want.Status.GetCondition(xpv2.TypeReady)
-	want.Status.SetConditions(v1alpha1.SyncedCondition(rc.Reason == v1alpha1.ReasonAgentDisconnected, rc.Message))
+	want.Status.SetConditions(v1alpha1.SyncedCondition(rc.Reason == v1alpha1.ReasonAgentDisconnected || rc.Reason == v1alpha1.ReasonMissingCIDRs, rc.Message))
 	if err := r.count(ctx, want); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -214,6 +230,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	return reconcile.Result{RequeueAfter: next}, nil
+}
+
+// suspend revokes the agent's access and releases the cluster's Pods at
+// once: unlike a cut link, a suspension is a decision, so no grace period.
+func (r *Reconciler) suspend(ctx context.Context, wc *v1alpha1.WorkloadCluster) error {
+	revoked, err := r.revoke(ctx, wc)
+	if err != nil {
+		return err
+	}
+	released, err := r.deleteRemotePods(ctx, wc)
+	if err != nil {
+		return err
+	}
+	if revoked > 0 || released > 0 {
+		r.events.Event(wc, event.Normal(reasonSuspended, fmt.Sprintf("spec.suspend: deleted the agent's ServiceAccounts, Roles, RoleBindings and token (%d objects), so its tokens stop working, and %d RemotePods, which releases their addresses", revoked, released)))
+	}
+	want := wc.DeepCopy()
+	want.Status.Connected = false
+	want.Status.SetConditions(ready(corev1.ConditionFalse, v1alpha1.ReasonSuspended,
+		"spec.suspend revokes the agent's access: it has no identity and the cluster's Pods are not served; to resume, set it to false and give the agent a new bootstrap token"),
+		v1alpha1.SyncedCondition(false, ""))
+	if err := r.count(ctx, want); err != nil {
+		return err
+	}
+	r.metrics.set(want)
+	if equality.Semantic.DeepEqual(wc.Status, want.Status) {
+		return nil
+	}
+	return errors.Wrap(r.kube.Status().Update(ctx, want), "cannot update the status")
 }
 
 func ready(s corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) xpv2.Condition {
@@ -321,7 +366,7 @@ func (r *Reconciler) remove(ctx context.Context, wc *v1alpha1.WorkloadCluster) e
 	if _, err := r.deleteRemotePods(ctx, wc); err != nil {
 		return err
 	}
-	for _, o := range identities(wc) {
+	for _, o := range append(identities(wc), tokenSecret(wc)) {
 		if err := r.kube.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
 			return errors.Wrapf(err, "cannot delete %T %s", o, o.GetName())
 		}
