@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,6 +175,11 @@ func startIPPools(t *testing.T, cfg *rest.Config) allocatorAPI {
 	}
 	token, err := env.Token(ctx, "kube-system", "netservice-admin", nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WaitAllowed(ctx, "system:serviceaccount:kube-system:netservice-admin", nil, authorizationv1.ResourceAttributes{
+		Verb: v1alpha1.VerbAnyHost, Group: v1alpha1.AllocationsGroup, Resource: v1alpha1.AllocationsResource, Subresource: v1alpha1.AllocationsSubresource,
+	}); err != nil {
 		t.Fatal(err)
 	}
 	roots := x509.NewCertPool()

@@ -222,6 +222,9 @@ func TestNodeBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kube.Delete(context.Background(), nodes) })
+	if err := env.WaitAllowed(ctx, "system:node:ippool-b", []string{"system:nodes"}, allocations(v1alpha1.VerbAllocate)); err != nil {
+		t.Fatal(err)
+	}
 
 	l := allocate(t, base, ippool.Request{Host: hostB, ContainerID: "b1"}) // by the admin
 	got, e, err := callAs(cniA, base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: hostA, ContainerID: "a1"})

@@ -19,10 +19,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +75,8 @@ func startProviderAs(t testing.TB, cfg *rest.Config, keep time.Duration) (base s
 	return base, stop
 }
 
-// waitServing waits until the API answers something other than "not yet".
+// waitServing waits until the API answers something other than "not
+// served yet" (a provider whose RBAC refuses TokenReviews answers why).
 func waitServing(t testing.TB, base string) {
 	t.Helper()
 	if err := testenv.Eventually(context.Background(), time.Minute, func() error {
@@ -81,7 +84,7 @@ func waitServing(t testing.TB, base string) {
 		if err != nil {
 			return err
 		}
-		if e.Code == ippool.CodeUnavailable {
+		if e.Code == ippool.CodeUnavailable && strings.Contains(e.Message, "not served yet") {
 			return fmt.Errorf("not serving yet: %s", e.Message)
 		}
 		return nil
@@ -137,11 +140,23 @@ func serving(t testing.TB) {
 			servingErr = err
 			return
 		}
-		admin.token, servingErr = env.Token(ctx, "kube-system", "netservice-admin", nil)
+		if admin.token, servingErr = env.Token(ctx, "kube-system", "netservice-admin", nil); servingErr != nil {
+			return
+		}
+		for _, sa := range []string{"netservice-admin", "netservice-cni"} {
+			if servingErr = env.WaitAllowed(ctx, "system:serviceaccount:kube-system:"+sa, nil, allocations(v1alpha1.VerbAllocate)); servingErr != nil {
+				return
+			}
+		}
 	})
 	if servingErr != nil {
 		t.Fatal(servingErr)
 	}
+}
+
+// allocations are the attributes of verb on any pool's allocations.
+func allocations(verb string) authorizationv1.ResourceAttributes {
+	return authorizationv1.ResourceAttributes{Verb: verb, Group: v1alpha1.AllocationsGroup, Resource: v1alpha1.AllocationsResource, Subresource: v1alpha1.AllocationsSubresource}
 }
 
 // call makes one API call as the admin; body is marshalled unless it is a

@@ -3,8 +3,10 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,4 +33,19 @@ func (e *Env) Token(ctx context.Context, namespace, name string, pod *corev1.Pod
 		return "", fmt.Errorf("cannot create a token of %s/%s: %w", namespace, name, err)
 	}
 	return tr.Status.Token, nil
+}
+
+// WaitAllowed waits until the API server's authorizer lets user (in
+// groups) do what ra says: RBAC follows new bindings a moment later.
+func (e *Env) WaitAllowed(ctx context.Context, user string, groups []string, ra authorizationv1.ResourceAttributes) error {
+	return Eventually(ctx, time.Minute, func() error {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &ra}}
+		if err := e.Client.Create(ctx, sar); err != nil {
+			return err
+		}
+		if !sar.Status.Allowed {
+			return fmt.Errorf("%s may not %s %s/%s %q yet: %s", user, ra.Verb, ra.Resource, ra.Subresource, ra.Name, sar.Status.Reason)
+		}
+		return nil
+	})
 }
