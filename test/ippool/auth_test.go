@@ -298,7 +298,7 @@ func TestGrantByPool(t *testing.T) {
 	if err := testenv.Eventually(ctx, time.Minute, func() error { // the authorizer follows the binding a moment later
 		_, e, err := callAs(onePool, base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c1"})
 		if err != nil || e.Code != ippool.CodeOK {
-			return fmt.Errorf("%+v %v", e, err)
+			return fmt.Errorf("%+v: %w", e, err)
 		}
 		l = e.Data[0]
 		return nil
