@@ -297,8 +297,11 @@ func TestGrantByPool(t *testing.T) {
 	var l ippool.Lease
 	if err := testenv.Eventually(ctx, time.Minute, func() error { // the authorizer follows the binding a moment later
 		_, e, err := callAs(onePool, base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: host, ContainerID: "c1"})
-		if err != nil || e.Code != ippool.CodeOK {
-			return fmt.Errorf("%+v: %w", e, err)
+		if err != nil {
+			return err
+		}
+		if e.Code != ippool.CodeOK {
+			return fmt.Errorf("%+v", e)
 		}
 		l = e.Data[0]
 		return nil
