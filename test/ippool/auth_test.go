@@ -2,17 +2,9 @@ package ippool
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -28,49 +20,14 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
-// An authority signs client certificates; its certificate is in file.
-type authority struct {
-	file string
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newAuthority(file string) (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "netservice-clients"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		return nil, err
-	}
-	return &authority{file: file, cert: cert, key: key}, nil
-}
-
-// client is a client certificate of user cn in groups orgs.
-func (a *authority) client(t *testing.T, cn string, orgs ...string) *tls.Certificate {
+// clientCert is a client certificate of clientCA for user cn in groups.
+func clientCert(t *testing.T, ca *testenv.ClientCA, cn string, orgs ...string) *tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := ca.Client(cn, orgs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn, Organization: orgs},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, &key.PublicKey, a.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return c
 }
 
 // node creates a Node with one InternalIP.
@@ -154,11 +111,11 @@ func TestUnauthenticatedRefused(t *testing.T) {
 	refused(t, credentials{}, base, http.MethodPost, ippool.AllocatorPath, req, 401, ippool.CodeUnauthenticated, "no credentials")
 	refused(t, credentials{token: "not-a-token"}, base, http.MethodPost, ippool.AllocatorPath, req, 401, ippool.CodeUnauthenticated, "the API server refuses the token")
 
-	stranger, err := newAuthority(t.TempDir() + "/stranger.crt")
+	stranger, err := testenv.NewClientCA(t.TempDir() + "/stranger.crt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := callAs(credentials{cert: stranger.client(t, "system:node:n", "system:nodes")}, base, http.MethodPost, ippool.AllocatorPath, req); err == nil {
+	if _, _, err := callAs(credentials{cert: clientCert(t, stranger, "system:node:n", "system:nodes")}, base, http.MethodPost, ippool.AllocatorPath, req); err == nil {
 		t.Error("a client certificate of an unknown CA: the TLS handshake succeeded")
 	}
 	if s := netIP(t, held.IPAddr).Status; s.Status != v1alpha1.NetIPActive || s.ContainerID != "held" {
@@ -242,7 +199,7 @@ func TestNodeBound(t *testing.T) {
 	// A StatefulSet Pod on b whose IP is Reserved for it.
 	namespace(t, "ippool-nodes")
 	sts := schedule(t, statefulSetPod(t, "ippool-nodes", "db", nil), "ippool-b")
-	kubeletB := credentials{cert: clientCA.client(t, "system:node:ippool-b", "system:nodes")}
+	kubeletB := credentials{cert: clientCert(t, clientCA, "system:node:ippool-b", "system:nodes")}
 	fixedReq := ippool.Request{Host: hostB, ContainerID: "db1", PodName: sts.Name, PodNamespace: sts.Namespace}
 	fixed := allocate(t, base, fixedReq)
 	release(t, base, fixedReq)

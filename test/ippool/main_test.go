@@ -69,7 +69,7 @@ func startProviderAs(t testing.TB, cfg *rest.Config, keep time.Duration) (base s
 		t.Fatal(err)
 	}
 	serving(t)
-	stop = shared.StartProvider(t, suite.As(cfg), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: certDir, ClientCA: clientCA.file}, keep))
+	stop = shared.StartProvider(t, suite.As(cfg), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: certDir, ClientCA: clientCA.File}, keep))
 	base = "https://" + addr
 	waitServing(t, base)
 	return base, stop
@@ -98,9 +98,9 @@ func waitServing(t testing.TB, base string) {
 var (
 	servingOnce sync.Once
 	servingErr  error
-	certDir     string      // the API's serving tls.crt and tls.key
-	clientCA    *authority  // --netservice-client-ca
-	admin       credentials // the admin of examples/network/netservice-callers.yaml
+	certDir     string            // the API's serving tls.crt and tls.key
+	clientCA    *testenv.ClientCA // --netservice-client-ca
+	admin       credentials       // the admin of examples/network/netservice-callers.yaml
 	httpClient  *http.Client
 )
 
@@ -131,7 +131,7 @@ func serving(t testing.TB) {
 		roots := x509.NewCertPool()
 		roots.AppendCertsFromPEM(ca)
 		httpClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256, TLSClientConfig: &tls.Config{RootCAs: roots}}}
-		if clientCA, err = newAuthority(filepath.Join(dir, "client-ca.crt")); err != nil {
+		if clientCA, err = testenv.NewClientCA(filepath.Join(dir, "client-ca.crt")); err != nil {
 			servingErr = err
 			return
 		}
