@@ -1,9 +1,13 @@
 package ippool
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +82,51 @@ func TestUnauthenticated(t *testing.T) {
 				t.Errorf("got %d %+v %v", w.Code, e, w.Header())
 			}
 		})
+	}
+}
+
+// TestInsecureSocket: with Insecure on a unix socket the API answers
+// there, a socket left by a killed provider is replaced, and the socket
+// is gone once the server stops.
+func TestInsecureSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "netservice.sock")
+	stale, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	_ = stale.Close()
+	s, err := NewServer(ServerOptions{Address: UnixPrefix + path, Insecure: true}, logging.NewNopLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	var resp *http.Response
+	for range 100 {
+		if resp, err = hc.Post("http://netservice"+AllocatorPath, "application/json", strings.NewReader("{}")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Envelope{}
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != 503 || e.Code != CodeUnavailable {
+		t.Errorf("over the socket before the allocator: %d %+v %v", resp.StatusCode, e, err)
+	}
+	_ = resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the socket after stop: %v", err)
 	}
 }
 
