@@ -84,7 +84,7 @@ func allocator(ctx context.Context, c caller, method, path string, body any) (in
 	if err != nil {
 		return 0, ippool.Envelope{}, err
 	}
-	defer resp.Body.Close() //nolint:errcheck // decoded below
+	defer resp.Body.Close()
 	e := ippool.Envelope{}
 	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
 		return resp.StatusCode, e, errors.Wrapf(err, "%s %s: %s, not an envelope", method, path, resp.Status)
@@ -117,6 +117,7 @@ func allocatorOK(ctx context.Context, c caller, method, path string, body any) (
 	return e.Data, nil
 }
 
+//nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
 	prepare(prepareAllocator)
 	compare(func(ctx context.Context, into map[string]string) error {
@@ -310,7 +311,7 @@ func prepareAllocator(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared.StartProvider(t, suite.AsProvider(), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: dir, ClientCA: ipam.ca.File}, time.Hour))
+	shared.StartProvider(t, suite.AsProvider(testenv.FeatureIPPools), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: dir, ClientCA: ipam.ca.File}, time.Hour))
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(serving)
 	ipam.base = "https://" + addr

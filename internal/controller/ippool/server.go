@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/endpoints"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/httpauth"
 )
 
@@ -90,23 +90,10 @@ func (o ServerOptions) Validate() error {
 	if o.CertDir != "" || o.ClientCA != "" {
 		return errors.New("--netservice-insecure serves plain HTTP: it takes no --netservice-cert-dir or --netservice-client-ca")
 	}
-	if !unix && !loopback(o.Address) {
+	if !unix && !endpoints.Loopback(o.Address) {
 		return fmt.Errorf("--netservice-insecure serves without authentication, so only on a loopback address or a unix socket (%s<path>), not on %q", UnixPrefix, o.Address)
 	}
 	return nil
-}
-
-// loopback says whether host:port listens on loopback only.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // A Server serves the allocator API on its own listener. It is a manager
@@ -147,6 +134,7 @@ func NewServer(o ServerOptions, log logging.Logger) (*Server, error) {
 	}
 	s.certs = cw
 	s.tls = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: cw.GetCertificate}
+	endpoints.HTTP1Only(s.tls)
 	if o.ClientCA != "" {
 		pem, err := os.ReadFile(o.ClientCA)
 		if err != nil {
