@@ -77,7 +77,7 @@ type options struct {
 	webhookClientCA    string
 	admissionGrace     time.Duration
 	randHostPorts      randhostport.Range
-	netserviceAddr     string
+	netservice         ippool.ServerOptions
 	netserviceKeep     time.Duration
 	memoryLimit        string
 }
@@ -132,7 +132,10 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
 	fs.StringVar(&o.webhookClientCA, "webhook-client-ca", "", "PEM file of the CA certificates whose client certificates the webhook accepts; callers without one are refused in the TLS handshake. Empty: any caller that reaches the port is served (Crossplane gives the API server no client certificate; docs/install.md says how to).")
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", pwebhook.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
-	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
+	fs.StringVar(&o.netservice.Address, "netservice-bind-address", "", "Address (host:port, or "+ippool.UnixPrefix+"<path> for a socket) of the CNI allocator HTTP API over NetPools (the bcs netservice API); empty disables it. Served by the leader only, over HTTPS to callers authenticated by token or client certificate and authorised by RBAC.")
+	fs.StringVar(&o.netservice.CertDir, "netservice-cert-dir", certDir, "Directory holding the allocator API's serving tls.crt and tls.key. Defaults to "+webhookCertDirEnv+", the certificate Crossplane issues for the provider.")
+	fs.StringVar(&o.netservice.ClientCA, "netservice-client-ca", "", "PEM file of CAs whose client certificates identify allocator API callers (CN the user, O the groups); empty accepts bearer tokens only.")
+	fs.BoolVar(&o.netservice.Insecure, "netservice-insecure", false, "DANGEROUS: serve the allocator API over plain HTTP with no authentication, to anyone who reaches it; allowed only on a loopback address or a "+ippool.UnixPrefix+"<path> socket.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
 	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
@@ -149,6 +152,17 @@ func parseFlags(args []string) (options, error) {
 	o.randHostPorts = r
 	if o.admissionGrace <= 0 {
 		return o, fmt.Errorf("--webhook-admission-grace must be positive, got %s", o.admissionGrace)
+	}
+	if o.netservice.Address != "" {
+		if o.netservice.Insecure {
+			// Crossplane's certificate directory is a default, not a choice.
+			if o.netservice.CertDir == certDir {
+				o.netservice.CertDir = ""
+			}
+		}
+		if err := o.netservice.Validate(); err != nil {
+			return o, err
+		}
 	}
 	if o.netserviceKeep < 0 {
 		return o, fmt.Errorf("--netservice-statefulset-ip-keep must not be negative, got %s", o.netserviceKeep)
@@ -324,13 +338,15 @@ func run(o options) error {
 		return fmt.Errorf("cannot set up controllers: %w", err)
 	}
 	var netservice *ippool.Server
-	if o.netserviceAddr != "" {
-		netservice = ippool.NewServer(o.netserviceAddr, log.WithValues("netservice", o.netserviceAddr))
+	if o.netservice.Address != "" {
+		if netservice, err = ippool.NewServer(o.netservice, log.WithValues("netservice", o.netservice.Address)); err != nil {
+			return err
+		}
 	}
 	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
 		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
 	}
-	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr, "webhookClientCA", o.webhookClientCA != "", "metrics", o.metricsAddr, "metricsSecure", o.metricsSecure, "memoryLimit", limit, "memoryLimitFrom", from)
+	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netservice.Address, "netserviceInsecure", o.netservice.Insecure, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr, "webhookClientCA", o.webhookClientCA != "", "metrics", o.metricsAddr, "metricsSecure", o.metricsSecure, "memoryLimit", limit, "memoryLimitFrom", from)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -14,6 +14,7 @@ import (
 
 	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 )
@@ -85,6 +86,42 @@ func TestWebhookFlags(t *testing.T) {
 		if _, err := parseFlags([]string{"--randhostport-range", bad}); err == nil {
 			t.Errorf("--randhostport-range %s: want an error", bad)
 		}
+	}
+}
+
+// TestNetserviceFlags: the allocator API serves HTTPS with Crossplane's
+// certificate by default, refuses to start without a certificate, and
+// serves plain HTTP without authentication only when told to, and then
+// only on loopback or a unix socket.
+func TestNetserviceFlags(t *testing.T) {
+	t.Setenv(webhookCertDirEnv, "")
+	if o, err := parseFlags(nil); err != nil || o.netservice.Address != "" {
+		t.Errorf("by default: %+v, %v; want the API off", o.netservice, err)
+	}
+	_, err := parseFlags([]string{"--netservice-bind-address", ":8090"})
+	if err == nil || !strings.Contains(err.Error(), "--netservice-cert-dir must hold its tls.crt and tls.key") {
+		t.Errorf("without a certificate: %v, want a refusal naming --netservice-cert-dir", err)
+	}
+	t.Setenv(webhookCertDirEnv, "/tls/server")
+	o, err := parseFlags([]string{"--netservice-bind-address", ":8090", "--netservice-client-ca", "/ca.pem"})
+	if err != nil || o.netservice != (ippool.ServerOptions{Address: ":8090", CertDir: "/tls/server", ClientCA: "/ca.pem"}) {
+		t.Errorf("with Crossplane's certificate: %+v, %v", o.netservice, err)
+	}
+	for _, ok := range []string{"127.0.0.1:8090", "[::1]:8090", "localhost:8090", "unix:/run/netservice.sock"} {
+		o, err := parseFlags([]string{"--netservice-bind-address", ok, "--netservice-insecure"})
+		if err != nil || !o.netservice.Insecure || o.netservice.CertDir != "" {
+			t.Errorf("--netservice-insecure on %s: %+v, %v", ok, o.netservice, err)
+		}
+	}
+	for _, bad := range []string{":8090", "0.0.0.0:8090", "10.0.0.5:8090", "[::]:8090", "unix:"} {
+		_, err := parseFlags([]string{"--netservice-bind-address", bad, "--netservice-insecure"})
+		if err == nil || !strings.Contains(err.Error(), "--netservice-bind-address") && !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("--netservice-insecure on %s: %v, want a refusal", bad, err)
+		}
+	}
+	_, err = parseFlags([]string{"--netservice-bind-address", "127.0.0.1:8090", "--netservice-insecure", "--netservice-client-ca", "/ca.pem"})
+	if err == nil {
+		t.Error("--netservice-insecure with a client CA: want a refusal")
 	}
 }
 
@@ -160,6 +197,9 @@ func TestRuntimeConfigExample(t *testing.T) {
 		t.Fatal("no arguments for the package-runtime container")
 	}
 	// The provider's own flag set: an unknown flag or a bad value fails.
+	// Crossplane gives the provider its certificate, which the allocator
+	// API serves by default.
+	t.Setenv(webhookCertDirEnv, "/tls/server")
 	o, err := parseFlags(args)
 	if err != nil {
 		t.Fatalf("the provider refuses %q: %v", args, err)
@@ -167,10 +207,10 @@ func TestRuntimeConfigExample(t *testing.T) {
 	if r := dt.Spec.Replicas; r != nil && *r > 1 && !o.leaderElection {
 		t.Errorf("%d replicas without --leader-election would all reconcile", *r)
 	}
-	if o.webhookAddr != ":9443" || o.netserviceAddr == "" {
-		t.Errorf("webhook %q, allocator API %q: want both on", o.webhookAddr, o.netserviceAddr)
+	if o.webhookAddr != ":9443" || o.netservice.Address == "" || o.netservice.Insecure || o.netservice.CertDir != "/tls/server" {
+		t.Errorf("webhook %q, allocator API %+v: want both on, the API over HTTPS with Crossplane's certificate", o.webhookAddr, o.netservice)
 	}
-	_, port, err := net.SplitHostPort(o.netserviceAddr)
+	_, port, err := net.SplitHostPort(o.netservice.Address)
 	if err != nil {
 		t.Fatal(err)
 	}

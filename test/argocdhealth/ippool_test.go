@@ -3,11 +3,15 @@ package argocdhealth
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,7 +64,7 @@ spec: {net: 10.60.0.0, mask: 16, gateway: 10.60.0.1, hosts: [10.60.255.2], avail
 // deletion waits for an Active IP; a claim waiting for its Pod, Bound,
 // and Expired after its IP went back to the pool.
 func TestHealthOfIPPools(t *testing.T) {
-	base := startIPPools(t, env.Config)
+	api := startIPPools(t, env.Config)
 	apply(t, ipPools)
 
 	capture(t, groupNetwork, "NetPool", "", "rooms", "synced", argocdhealth.Healthy, condition("Ready", "True", "Synced"))
@@ -69,14 +73,14 @@ func TestHealthOfIPPools(t *testing.T) {
 	capture(t, groupNetwork, "NetIPClaim", ipNS, "db", "waiting-for-a-pod", argocdhealth.Progressing, phase(v1alpha1.ClaimPending))
 
 	claimed := ippool.Request{Host: "10.60.255.1", ContainerID: "db", PodName: "db-0", PodNamespace: ipNS}
-	netservice(t, base, http.MethodPost, claimed)
+	netservice(t, api, http.MethodPost, claimed)
 	capture(t, groupNetwork, "NetIPClaim", ipNS, "db", "bound", argocdhealth.Healthy, phase(v1alpha1.ClaimBound))
-	netservice(t, base, http.MethodDelete, claimed)
+	netservice(t, api, http.MethodDelete, claimed)
 	capture(t, groupNetwork, "NetIPClaim", ipNS, "db", "expired", argocdhealth.Suspended, phase(v1alpha1.ClaimExpired))
 
 	// A container holds an IP of the pool being deleted.
 	held := ippool.Request{Host: "10.60.255.1", ContainerID: "game"}
-	netservice(t, base, http.MethodPost, held)
+	netservice(t, api, http.MethodPost, held)
 	pool := &unstructured.Unstructured{}
 	pool.SetAPIVersion(groupNetwork)
 	pool.SetKind("NetPool")
@@ -85,7 +89,7 @@ func TestHealthOfIPPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	capture(t, groupNetwork, "NetPool", "", "rooms", "deletion-waits-for-active-ip", argocdhealth.Progressing, condition("Ready", "False", "DeletionBlocked"))
-	netservice(t, base, http.MethodDelete, held)
+	netservice(t, api, http.MethodDelete, held)
 	pool.SetName("overlap")
 	if err := kube.Delete(context.Background(), pool); err != nil {
 		t.Fatal(err)
@@ -145,34 +149,62 @@ spec: {net: 10.61.0.0, mask: 16, gateway: 10.61.0.1, hosts: [10.61.255.1], avail
 	// provider cannot delete it.
 }
 
+// An allocatorAPI is the allocator API as a test calls it: over HTTPS
+// with the admin token of examples/network/netservice-callers.yaml.
+type allocatorAPI struct {
+	base, token string
+	client      *http.Client
+}
+
 // startIPPools runs the NetPool and NetIPClaim controllers and the
-// allocator API as cfg's identity until the test ends, and returns the
-// API's base URL.
-func startIPPools(t *testing.T, cfg *rest.Config) string {
+// allocator API as cfg's identity until the test ends.
+func startIPPools(t *testing.T, cfg *rest.Config) allocatorAPI {
 	t.Helper()
 	addr, err := testenv.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared.StartProvider(t, suite.As(cfg), suite.IPPools(addr, time.Hour))
-	return "http://" + addr
+	dir := t.TempDir()
+	ca, err := testenv.ServingCert(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "network", "netservice-callers.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	token, err := env.Token(ctx, "kube-system", "netservice-admin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WaitAllowed(ctx, "system:serviceaccount:kube-system:netservice-admin", nil, authorizationv1.ResourceAttributes{
+		Verb: v1alpha1.VerbAnyHost, Group: v1alpha1.AllocationsGroup, Resource: v1alpha1.AllocationsResource, Subresource: v1alpha1.AllocationsSubresource,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca)
+	shared.StartProvider(t, suite.As(cfg), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: dir}, time.Hour))
+	return allocatorAPI{base: "https://" + addr, token: token,
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}}
 }
 
 // netservice makes an allocator call (POST allocates, DELETE releases),
 // retrying while the API is not serving yet, and fails the test unless it
 // succeeds.
-func netservice(t *testing.T, base, method string, req ippool.Request) {
+func netservice(t *testing.T, api allocatorAPI, method string, req ippool.Request) {
 	t.Helper()
 	body, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.Eventually(context.Background(), wait, func() error {
-		r, err := http.NewRequest(method, base+ippool.AllocatorPath, bytes.NewReader(body))
+		r, err := http.NewRequest(method, api.base+ippool.AllocatorPath, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(r)
+		r.Header.Set("Authorization", "Bearer "+api.token)
+		resp, err := api.client.Do(r)
 		if err != nil {
 			return err
 		}

@@ -107,7 +107,8 @@ func TestKillMidBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + addr
+	serving(t)
+	base := "https://" + addr
 	// Providers are stopped last, after the pool's cleanup has used them.
 	var mu sync.Mutex
 	var running []*testenv.Provider
@@ -117,7 +118,7 @@ func TestKillMidBurst(t *testing.T) {
 		}
 	})
 	start := func() (*testenv.Provider, error) {
-		p, err := testenv.StartProvider(dir, bin, kc, "--netservice-bind-address", addr)
+		p, err := testenv.StartProvider(dir, bin, kc, "--netservice-bind-address", addr, "--netservice-cert-dir", certDir)
 		if err == nil {
 			mu.Lock()
 			running = append(running, p)

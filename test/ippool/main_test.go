@@ -1,22 +1,30 @@
 // Package ippool tests IP pools and the CNI allocator HTTP API end to end:
 // a real kube-apiserver and etcd, the provider's NetPool controller, and
-// HTTP calls as the CNI plugin makes them. No cloud is involved. There is
-// no kubelet or controller-manager: tests create Pods and StatefulSets
-// through the API only for the allocator to read.
+// HTTPS calls as the CNI plugin makes them, authenticated by the API
+// server (TokenReview) and authorised by its RBAC. Unless a test says,
+// calls present the token of examples/network/netservice-callers.yaml's
+// admin, who may act for any host. No cloud is involved. There is no
+// kubelet or controller-manager: tests create Pods, StatefulSets and
+// Nodes through the API only for the allocator to read.
 package ippool
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +45,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(suite.Main(m, func(s *suite.Suite) { shared, env, kube = s, s.Env, s.Kube }))
+	code := suite.Main(m, func(s *suite.Suite) { shared, env, kube = s, s.Env, s.Kube })
+	if certDir != "" {
+		_ = os.RemoveAll(certDir)
+	}
+	os.Exit(code)
 }
 
 // startProvider runs the NetPool controller and the allocator API in this
@@ -56,13 +68,15 @@ func startProviderAs(t testing.TB, cfg *rest.Config, keep time.Duration) (base s
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop = shared.StartProvider(t, suite.As(cfg), suite.IPPools(addr, keep))
-	base = "http://" + addr
+	serving(t)
+	stop = shared.StartProvider(t, suite.As(cfg), suite.IPPools(ippool.ServerOptions{Address: addr, CertDir: certDir, ClientCA: clientCA.File}, keep))
+	base = "https://" + addr
 	waitServing(t, base)
 	return base, stop
 }
 
-// waitServing waits until the API answers something other than "not yet".
+// waitServing waits until the API answers something other than "not
+// served yet" (a provider whose RBAC refuses TokenReviews answers why).
 func waitServing(t testing.TB, base string) {
 	t.Helper()
 	if err := testenv.Eventually(context.Background(), time.Minute, func() error {
@@ -70,7 +84,7 @@ func waitServing(t testing.TB, base string) {
 		if err != nil {
 			return err
 		}
-		if e.Code == ippool.CodeUnavailable {
+		if e.Code == ippool.CodeUnavailable && strings.Contains(e.Message, "not served yet") {
 			return fmt.Errorf("not serving yet: %s", e.Message)
 		}
 		return nil
@@ -79,10 +93,80 @@ func waitServing(t testing.TB, base string) {
 	}
 }
 
-var httpClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+// What every provider of the package serves with and every call presents,
+// made once by serving.
+var (
+	servingOnce sync.Once
+	servingErr  error
+	certDir     string            // the API's serving tls.crt and tls.key
+	clientCA    *testenv.ClientCA // --netservice-client-ca
+	admin       credentials       // the admin of examples/network/netservice-callers.yaml
+	httpClient  *http.Client
+)
 
-// call makes one API call; body is marshalled unless it is a string.
+// credentials are what a caller presents: a bearer token, a client
+// certificate, both or neither.
+type credentials struct {
+	token string
+	cert  *tls.Certificate
+}
+
+// serving makes the package's serving certificate, client CA and HTTPS
+// client, applies examples/network/netservice-callers.yaml and takes its
+// admin's token.
+func serving(t testing.TB) {
+	t.Helper()
+	servingOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ippool-serving-")
+		if err != nil {
+			servingErr = err
+			return
+		}
+		certDir = dir
+		ca, err := testenv.ServingCert(dir)
+		if err != nil {
+			servingErr = err
+			return
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(ca)
+		httpClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256, TLSClientConfig: &tls.Config{RootCAs: roots}}}
+		if clientCA, err = testenv.NewClientCA(filepath.Join(dir, "client-ca.crt")); err != nil {
+			servingErr = err
+			return
+		}
+		ctx := context.Background()
+		if _, err := testenv.Apply(ctx, kube, examplePath("netservice-callers.yaml")); err != nil {
+			servingErr = err
+			return
+		}
+		if admin.token, servingErr = env.Token(ctx, "kube-system", "netservice-admin", nil); servingErr != nil {
+			return
+		}
+		for _, sa := range []string{"netservice-admin", "netservice-cni"} {
+			if servingErr = env.WaitAllowed(ctx, "system:serviceaccount:kube-system:"+sa, nil, allocations(v1alpha1.VerbAllocate)); servingErr != nil {
+				return
+			}
+		}
+	})
+	if servingErr != nil {
+		t.Fatal(servingErr)
+	}
+}
+
+// allocations are the attributes of verb on any pool's allocations.
+func allocations(verb string) authorizationv1.ResourceAttributes {
+	return authorizationv1.ResourceAttributes{Verb: verb, Group: v1alpha1.AllocationsGroup, Resource: v1alpha1.AllocationsResource, Subresource: v1alpha1.AllocationsSubresource}
+}
+
+// call makes one API call as the admin; body is marshalled unless it is a
+// string.
 func call(base, method, path string, body any) (int, ippool.Envelope, error) {
+	return callAs(admin, base, method, path, body)
+}
+
+// callAs makes one API call with c's credentials.
+func callAs(c credentials, base, method, path string, body any) (int, ippool.Envelope, error) {
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -99,7 +183,17 @@ func call(base, method, path string, body any) (int, ippool.Envelope, error) {
 	if err != nil {
 		return 0, ippool.Envelope{}, err
 	}
-	resp, err := httpClient.Do(req)
+	hc := httpClient
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.cert != nil {
+		tr := httpClient.Transport.(*http.Transport).Clone()
+		tr.TLSClientConfig.Certificates = []tls.Certificate{*c.cert}
+		hc = &http.Client{Timeout: httpClient.Timeout, Transport: tr}
+		defer tr.CloseIdleConnections()
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, ippool.Envelope{}, err
 	}

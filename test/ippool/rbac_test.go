@@ -116,7 +116,8 @@ func TestRefusedCallOnThePool(t *testing.T) {
 	}
 	base, stop := startProviderAs(t, sa, time.Hour)
 	p := newPool(t, "refused", 40, 3, "10.40.255.1")
-	// Pods cannot be read either: the CNI is told why.
+	// Nor can it review the caller's token (or read Pods): the CNI is
+	// told why.
 	status, e, err := call(base, http.MethodPost, ippool.AllocatorPath, ippool.Request{Host: "10.40.255.1", ContainerID: "c", PodName: "p", PodNamespace: "default"})
 	if err != nil || status != http.StatusServiceUnavailable || e.Code != ippool.CodeUnavailable || !strings.Contains(e.Message, "the provider's RBAC refuses a call the allocator needs") {
 		t.Errorf("allocate without pods get: %d %+v %v", status, e, err)

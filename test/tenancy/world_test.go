@@ -137,8 +137,18 @@ func setup(t *testing.T) *world {
 	for ns, name := range map[string]string{NamespaceA: PoolA, NamespaceB: PoolB} {
 		w.LB[ns] = pool(t, ns, name)
 	}
+	for _, fn := range prepared {
+		fn(ctx, t)
+	}
 	return w
 }
+
+// prepared are what the areas' files set up before the first case (and
+// its first snapshot), once the provider runs.
+var prepared []func(ctx context.Context, t *testing.T)
+
+// prepare adds fn to what setup runs last; call it from an init function.
+func prepare(fn func(ctx context.Context, t *testing.T)) { prepared = append(prepared, fn) }
 
 // startProvider runs the provider as its ServiceAccount with the RBAC of
 // every feature and the Pod webhooks installed through the package's

@@ -138,3 +138,22 @@ func claimReady(phase, ip string) xpv2.Condition {
 	}
 	return c
 }
+
+// The allocator API's callers are authorised with SubjectAccessReviews on
+// the subresource allocations of a NetPool (cluster-scoped, by name), so
+// an admin grants them with a plain ClusterRole (docs/ip-pools.md).
+const (
+	AllocationsGroup       = Group
+	AllocationsResource    = "netpools"
+	AllocationsSubresource = "allocations"
+
+	// VerbAllocate lets a caller take IPs of the pool (POST).
+	VerbAllocate = "create"
+	// VerbRelease lets a caller free IPs of the pool (DELETE).
+	VerbRelease = "delete"
+	// VerbAnyHost lets a caller act for a host that is not its own node's:
+	// without it only a node identity (system:node:<name>, or a token bound
+	// to a Pod on the node) may allocate or release, and only for the
+	// node's InternalIPs.
+	VerbAnyHost = "anyhost"
+)

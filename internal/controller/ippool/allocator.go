@@ -30,6 +30,8 @@ import (
 const (
 	CodeOK               = 0
 	CodeMalformed        = 4000 // body not JSON, a required field missing or not an IP
+	CodeUnauthenticated  = 4010 // no credentials, or ones that prove no one
+	CodeForbidden        = 4030 // RBAC, or the caller's node, does not allow the call
 	CodeUnknownHost      = 4040 // no NetPool lists the host
 	CodeIPNotInPool      = 4041 // the asked IP is in no pool of the host
 	CodeClaimNotFound    = 4042 // the Pod names a NetIPClaim that does not exist
@@ -51,6 +53,11 @@ func (e *Error) Error() string { return e.Message }
 
 func errorf(code, status int, format string, a ...any) *Error {
 	return &Error{Code: code, Status: status, Message: fmt.Sprintf(format, a...)}
+}
+
+func isCode(err error, code int) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
 }
 
 // A Request is the seed's allocate and release body.
@@ -110,9 +117,10 @@ type fixedFor struct {
 	wantName string // the claim's netIPName
 }
 
-// Allocate gives req's container an IP of a pool of its host: the one it
-// already holds, its Pod's fixed IP, the one it asks for, or any free one.
-func (a *Allocator) Allocate(ctx context.Context, req Request) (*Lease, error) {
+// Allocate gives req's container an IP of a pool of its host that the
+// caller may allocate from: the one it already holds, its Pod's fixed IP,
+// the one it asks for, or any free one.
+func (a *Allocator) Allocate(ctx context.Context, acc *access, req Request) (*Lease, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
@@ -128,10 +136,19 @@ func (a *Allocator) Allocate(ctx context.Context, req Request) (*Lease, error) {
 	if len(pools) == 0 {
 		return nil, errorf(CodeUnknownHost, 404, "host %s is in no NetPool", req.Host)
 	}
+	// Only the pools the caller may use are considered from here on: an IP
+	// of another pool of the host is "not in a pool of the host" for it.
+	all := pools
+	if pools, err = acc.permitted(ctx, v1alpha1.VerbAllocate, req.Host, all); err != nil {
+		return nil, err
+	}
 	if held, err := a.heldBy(ctx, req.Host, req.ContainerID); err != nil || held != nil {
+		if err == nil {
+			err = acc.may(ctx, v1alpha1.VerbAllocate, held.Spec.Pool, req.Host)
+		}
 		return lease(held, err)
 	}
-	fixed, err := a.fixedOf(ctx, req)
+	fixed, err := a.fixedOf(ctx, acc, req)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +168,9 @@ func (a *Allocator) Allocate(ctx context.Context, req Request) (*Lease, error) {
 			// for a container the runtime replaced without a release.
 			ip := &ips.Items[0]
 			if !slices.ContainsFunc(pools, func(p v1alpha1.NetPool) bool { return p.Name == ip.Spec.Pool }) {
+				if slices.ContainsFunc(all, func(p v1alpha1.NetPool) bool { return p.Name == ip.Spec.Pool }) {
+					return nil, refused(acc.may(ctx, v1alpha1.VerbAllocate, ip.Spec.Pool, req.Host))
+				}
 				return nil, errorf(CodeIPNotInPool, 404, "the fixed IP %s of %s is in NetPool %s, which does not list host %s", ip.Name, fixed.key, ip.Spec.Pool, req.Host)
 			}
 			return a.takeNamed(ctx, ip.Name, req, fixed, true)
@@ -161,7 +181,11 @@ func (a *Allocator) Allocate(ctx context.Context, req Request) (*Lease, error) {
 	}
 	if want != "" {
 		ip := &v1alpha1.NetIP{}
-		if err := a.kube.Get(ctx, types.NamespacedName{Name: want}, ip); kerrors.IsNotFound(err) || err == nil && !listedIn(pools, ip) {
+		err := a.kube.Get(ctx, types.NamespacedName{Name: want}, ip)
+		if err == nil && !listedIn(pools, ip) && listedIn(all, ip) {
+			return nil, refused(acc.may(ctx, v1alpha1.VerbAllocate, ip.Spec.Pool, req.Host))
+		}
+		if kerrors.IsNotFound(err) || err == nil && !listedIn(pools, ip) {
 			return nil, errorf(CodeIPNotInPool, 404, "IP %s is in no NetPool of host %s", want, req.Host)
 		} else if err != nil {
 			return nil, unavailable(err)
@@ -323,7 +347,7 @@ func (a *Allocator) bound(ctx context.Context, ip *v1alpha1.NetIP, fixed *fixedF
 
 // Release frees what req's container holds. A container that holds
 // nothing is released already: CNI DEL is retried and must succeed.
-func (a *Allocator) Release(ctx context.Context, req Request) ([]Lease, error) {
+func (a *Allocator) Release(ctx context.Context, acc *access, req Request) ([]Lease, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
@@ -331,13 +355,16 @@ func (a *Allocator) Release(ctx context.Context, req Request) ([]Lease, error) {
 	if err := a.kube.List(ctx, ips, client.MatchingFields{v1alpha1.NetIPContainerIndex: v1alpha1.ContainerKey(req.Host, req.ContainerID)}); err != nil {
 		return nil, unavailable(err)
 	}
+	if err := a.mayRelease(ctx, acc, req.Host, ips.Items); err != nil {
+		return nil, err
+	}
 	return a.release(ctx, ips.Items, func(s v1alpha1.NetIPStatus) bool {
 		return s.Status == v1alpha1.NetIPActive && s.Host == req.Host && s.ContainerID == req.ContainerID
 	})
 }
 
 // ReleaseHost frees every IP held on host (a node that is gone).
-func (a *Allocator) ReleaseHost(ctx context.Context, host string) ([]Lease, error) {
+func (a *Allocator) ReleaseHost(ctx context.Context, acc *access, host string) ([]Lease, error) {
 	if _, err := netip.ParseAddr(host); err != nil {
 		return nil, errorf(CodeMalformed, 400, "host %q is not an IP address", host)
 	}
@@ -354,7 +381,35 @@ func (a *Allocator) ReleaseHost(ctx context.Context, host string) ([]Lease, erro
 			return nil, errorf(CodeUnknownHost, 404, "host %s is in no NetPool and holds no IP", host)
 		}
 	}
+	if err := a.mayRelease(ctx, acc, host, ips.Items); err != nil {
+		return nil, err
+	}
 	return a.release(ctx, ips.Items, func(s v1alpha1.NetIPStatus) bool { return s.Status == v1alpha1.NetIPActive && s.Host == host })
+}
+
+// mayRelease is nil when the caller may release every one of ips on host
+// (each IP's pool), or, when there are none, some pool of host: a refused
+// call frees nothing.
+func (a *Allocator) mayRelease(ctx context.Context, acc *access, host string, ips []v1alpha1.NetIP) error {
+	if len(ips) == 0 {
+		pools, err := a.poolsOf(ctx, host)
+		if err != nil {
+			return err
+		}
+		_, err = acc.permitted(ctx, v1alpha1.VerbRelease, host, pools)
+		return err
+	}
+	checked := map[string]bool{}
+	for _, ip := range ips {
+		if checked[ip.Spec.Pool] {
+			continue
+		}
+		if err := acc.may(ctx, v1alpha1.VerbRelease, ip.Spec.Pool, host); err != nil {
+			return err
+		}
+		checked[ip.Spec.Pool] = true
+	}
+	return nil
 }
 
 // release frees each IP while still held as held says: a fixed one is
@@ -411,8 +466,9 @@ func (a *Allocator) heldBy(ctx context.Context, host, containerID string) (*v1al
 }
 
 // fixedOf says whether req's Pod keeps its IP: it names a claim, or a
-// StatefulSet owns it. A Pod that cannot be read gets a dynamic IP.
-func (a *Allocator) fixedOf(ctx context.Context, req Request) (*fixedFor, error) {
+// StatefulSet owns it. A Pod that does not exist gets a dynamic IP; one
+// on another node than the caller's is refused.
+func (a *Allocator) fixedOf(ctx context.Context, acc *access, req Request) (*fixedFor, error) {
 	if req.PodName == "" || req.PodNamespace == "" {
 		return nil, nil
 	}
@@ -422,6 +478,9 @@ func (a *Allocator) fixedOf(ctx context.Context, req Request) (*fixedFor, error)
 			return nil, nil
 		}
 		return nil, unavailable(err)
+	}
+	if err := acc.ownPod(pod); err != nil {
+		return nil, err
 	}
 	name := pod.Annotations[v1alpha1.AnnotationIPClaim]
 	if name == "" {

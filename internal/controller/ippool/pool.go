@@ -72,7 +72,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, srv *Server, keep time.Durati
 		return err
 	}
 	if srv != nil {
-		srv.use(&Allocator{kube: mgr.GetClient(), api: mgr.GetAPIReader(), log: o.Logger.WithValues("netservice", "allocator"), clock: time.Now, keep: keep})
+		srv.use(&Allocator{kube: mgr.GetClient(), api: mgr.GetAPIReader(), log: o.Logger.WithValues("netservice", "allocator"), clock: time.Now, keep: keep},
+			mgr.GetClient(), mgr.GetAPIReader())
 	}
 	return nil
 }

@@ -118,13 +118,17 @@ func Controllers(setup func(ctrl.Manager, xpcontroller.Options) error) ProviderO
 }
 
 // IPPools runs only the NetPool and NetIPClaim controllers, with 4
-// workers and a 1 min poll, and the CNI allocator API on addr; keep is how
-// long a StatefulSet Pod's IP is kept when the Pod does not say.
-func IPPools(addr string, keep time.Duration) ProviderOption {
+// workers and a 1 min poll, and the CNI allocator API as api says; keep
+// is how long a StatefulSet Pod's IP is kept when the Pod does not say.
+func IPPools(api ippool.ServerOptions, keep time.Duration) ProviderOption {
 	return func(p *ProviderSettings) {
 		p.Workers, p.Poll = 4, time.Minute
 		p.Controllers = func(mgr ctrl.Manager, o xpcontroller.Options) error {
-			return pcontroller.SetupIPPools(mgr, o, ippool.NewServer(addr, logging.NewNopLogger()), keep)
+			srv, err := ippool.NewServer(api, logging.NewNopLogger())
+			if err != nil {
+				return err
+			}
+			return pcontroller.SetupIPPools(mgr, o, srv, keep)
 		}
 	}
 }
