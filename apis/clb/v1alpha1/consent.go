@@ -2,10 +2,12 @@ package v1alpha1
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Values of NamespaceConsent.From.
@@ -93,4 +95,44 @@ func (pp *PortPool) MaxBindingsPerNamespace() int {
 		return 0
 	}
 	return int(*pp.Spec.Consumers.MaxBindingsPerNamespace)
+}
+
+// AnnotationTargetConsumers on a Service or a Pod lets TargetSets of
+// other namespaces follow it (spec.forProvider.source): "All", or the
+// names of those namespaces separated by commas. Without it only
+// TargetSets of its own namespace do.
+const AnnotationTargetConsumers = "clb.tencentcloud.m.crossplane.io/target-consumers"
+
+// TargetConsumers is what obj (a Service or a Pod) lets TargetSets of
+// other namespaces do, read from its AnnotationTargetConsumers: from:
+// Same without it, from: All for "All", else a selector of the named
+// namespaces (by kubernetes.io/metadata.name, which the API server sets
+// on every namespace).
+func TargetConsumers(obj metav1.Object) (NamespaceConsent, error) {
+	v, ok := obj.GetAnnotations()[AnnotationTargetConsumers]
+	if !ok {
+		return NamespaceConsent{From: ConsentSame}, nil
+	}
+	if strings.TrimSpace(v) == ConsentAll {
+		return NamespaceConsent{From: ConsentAll}, nil
+	}
+	var names []string
+	for n := range strings.SplitSeq(v, ",") {
+		n = strings.TrimSpace(n)
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			return NamespaceConsent{}, fmt.Errorf("annotation %s %q: %q is not a namespace name (%s); write All or namespace names separated by commas",
+				AnnotationTargetConsumers, v, n, strings.Join(errs, "; "))
+		}
+		names = append(names, n)
+	}
+	return NamespaceConsent{From: ConsentSelector, Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: names},
+	}}}, nil
+}
+
+// NamedNamespace is the Namespace name as a consent by name reads it:
+// its name, and the kubernetes.io/metadata.name label the API server
+// gives every namespace.
+func NamedNamespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelMetadataName: name}}}
 }

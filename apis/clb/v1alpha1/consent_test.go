@@ -40,8 +40,8 @@ func TestNamespaceConsentAllows(t *testing.T) {
 
 func TestNamespaceConsentString(t *testing.T) {
 	for c, want := range map[*NamespaceConsent]string{
-		{}:                   "from: Same (its own namespace only)",
-		{From: ConsentAll}:   "from: All",
+		{}:                 "from: Same (its own namespace only)",
+		{From: ConsentAll}: "from: All",
 		{From: ConsentSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "games"}}}: "from: Selector, selector team=games",
 	} {
 		if got := c.String(); got != want {
@@ -62,5 +62,48 @@ func TestPortPoolConsent(t *testing.T) {
 	pp.Spec.Consumers = &PoolConsumers{Namespaces: NamespaceConsent{From: ConsentAll}, MaxBindingsPerNamespace: &five}
 	if !pp.NamespaceConsent().Allows("a", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}}) || pp.MaxBindingsPerNamespace() != 5 {
 		t.Errorf("consumers not read: %+v", pp.Spec.Consumers)
+	}
+}
+
+func TestTargetConsumers(t *testing.T) {
+	svc := func(v *string) *corev1.Service {
+		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "lobby"}}
+		if v != nil {
+			s.Annotations = map[string]string{AnnotationTargetConsumers: *v}
+		}
+		return s
+	}
+	str := func(s string) *string { return &s }
+	cases := map[string]struct {
+		value   *string
+		allowed []string
+		denied  []string
+		err     bool
+	}{
+		"no annotation":  {nil, []string{"web"}, []string{"games"}, false},
+		"All":            {str("All"), []string{"web", "games", "other"}, nil, false},
+		"names":          {str("games, ops"), []string{"web", "games", "ops"}, []string{"other"}, false},
+		"one name":       {str("games"), []string{"games"}, []string{"ops"}, false},
+		"empty":          {str(""), nil, nil, true},
+		"not a name":     {str("games,Ops!"), nil, nil, true},
+		"all, lowercase": {str("all"), []string{"all"}, []string{"games"}, false},
+		"stray comma":    {str("games,"), nil, nil, true},
+	}
+	for name, tc := range cases {
+		c, err := TargetConsumers(svc(tc.value))
+		if (err != nil) != tc.err {
+			t.Errorf("%s: err = %v, want error %v", name, err, tc.err)
+			continue
+		}
+		for _, ns := range tc.allowed {
+			if !c.Allows("web", NamedNamespace(ns)) {
+				t.Errorf("%s: %s not allowed", name, ns)
+			}
+		}
+		for _, ns := range tc.denied {
+			if c.Allows("web", NamedNamespace(ns)) {
+				t.Errorf("%s: %s allowed", name, ns)
+			}
+		}
 	}
 }
