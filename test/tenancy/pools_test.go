@@ -23,7 +23,7 @@ import (
 // no request of tenant-a's, in any syntax, takes a port there; nor can she
 // grant herself the consent. A Pod asks for at most --max-ports-per-pod
 // addresses.
-func init() {
+func init() { //nolint:gochecknoinits // each area registers its cases (main_test.go)
 	// notServed is how the provider refuses tenant-a a port of tenant-b's
 	// pool.
 	notServed := "PortPool " + NamespaceB + "/" + PoolB + " does not serve namespace " + NamespaceA

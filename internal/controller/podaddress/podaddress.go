@@ -155,15 +155,15 @@ type Reconciler struct {
 	consents *allocation.Consents
 	// maxPortsPerPod bounds the addresses one Pod may ask for; 0: none.
 	maxPortsPerPod int
-	binder  *targets.Binder
-	repairs *audit.Repairs
-	record  event.Recorder
-	log     logging.Logger
-	clock   func() time.Time
-	metrics *recorder
-	told    *toldMemo
-	wrote   *writeMemo
-	remote  *remotes
+	binder         *targets.Binder
+	repairs        *audit.Repairs
+	record         event.Recorder
+	log            logging.Logger
+	clock          func() time.Time
+	metrics        *recorder
+	told           *toldMemo
+	wrote          *writeMemo
+	remote         *remotes
 	// remotePods says whether RemotePods are served yet.
 	remotePods *pods.Remote
 	// podEvents says whether Normal Events are written on Pods.
