@@ -140,7 +140,7 @@ func run(o options) error {
 		Pods:    o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,
 		APIServerProfileSeconds: o.apiserverProfileTime.Seconds(),
-		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) are given",
+		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) and --metrics-secure=false (scraped without a token) are given",
 	}}
 	logf("machine: %s, %d cores, %s; %d Pods per run, steady window %s, memory run %d Pods", res.Machine.CPU, res.Machine.Cores, res.Machine.GoVersion, o.pods, o.steady, o.memoryPods)
 

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -42,6 +41,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/endpoints"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
@@ -59,8 +59,10 @@ type options struct {
 	kubeBurst          int
 	podEvents          string
 	metricsAddr        string
+	metricsSecure      bool
 	healthAddr         string
 	pprofAddr          string
+	pprofAllowRemote   bool
 	managementPolicies bool
 	leaderElectionID   string
 	leaseDuration      time.Duration
@@ -72,6 +74,7 @@ type options struct {
 	targetAudit        time.Duration
 	webhookAddr        string
 	webhookCertDir     string
+	webhookClientCA    string
 	admissionGrace     time.Duration
 	randHostPorts      randhostport.Range
 	netserviceAddr     string
@@ -110,9 +113,11 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", DefaultKubeQPS, "Requests per second the provider's Kubernetes client may send, apart from watches; a negative value sends without a client-side limit and leaves it to the API server's priority and fairness.")
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", DefaultKubeBurst, "Requests the Kubernetes client may send at once above --kube-api-qps.")
 	fs.StringVar(&o.podEvents, "pod-events", string(podaddress.PodEventsWarnings), "Which Events the provider writes on Pods: warnings (only what needs a look: an invalid request, no free port…) or all (also a Normal Event per Pod bound, isolated or moved).")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
-	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
-	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof profiles (heap, CPU, goroutines); empty disables them. A debugging aid: the endpoint has no authentication.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint (the port Crossplane names metrics); 0 disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to callers the API server authenticates and lets GET the non-resource URL /metrics; false serves plain HTTP to anyone, on a loopback --metrics-bind-address only.")
+	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints (plain HTTP, for the kubelet; they say ok and nothing else); 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof profiles (heap, CPU, goroutines); empty disables them. A debugging aid with no authentication: a loopback address only (reach it with kubectl port-forward) unless --pprof-allow-remote.")
+	fs.BoolVar(&o.pprofAllowRemote, "pprof-allow-remote", false, "Let --pprof-bind-address be an address other hosts reach.")
 	fs.BoolVar(&o.managementPolicies, "enable-management-policies", true, "Honour spec.managementPolicies (Observe-only import, orphaning).")
 	fs.Float64Var(&o.apiRate, "api-rate", clb.DefaultRate, "Tencent Cloud API calls per second per action, per account and region (the documented limit is 20).")
 	fs.DurationVar(&o.targetBatchWindow, "target-batch-window", clb.DefaultTargetBatchWindow, "How long target registrations of many Pods are gathered into one BatchRegisterTargets call per load balancer.")
@@ -126,6 +131,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	fs.StringVar(&o.webhookAddr, "webhook-bind-address", webhookAddr, "Address of the Pod admission webhook (HTTPS); empty disables it. Defaults to :9443 when "+webhookCertDirEnv+" is set, as Crossplane does.")
 	fs.StringVar(&o.webhookCertDir, "webhook-cert-dir", certDir, "Directory holding the webhook's tls.crt and tls.key.")
+	fs.StringVar(&o.webhookClientCA, "webhook-client-ca", "", "PEM file of the CA certificates whose client certificates the webhook accepts; callers without one are refused in the TLS handshake. Empty: any caller that reaches the port is served (Crossplane gives the API server no client certificate; docs/install.md says how to).")
 	fs.DurationVar(&o.admissionGrace, "webhook-admission-grace", pwebhook.DefaultAdmissionGrace, "How long ports allocated when a Pod is admitted wait for the Pod to be created before they are released.")
 	fs.StringVar(&o.netserviceAddr, "netservice-bind-address", "", "Address of the CNI allocator HTTP API over NetPools (the bcs netservice API, plain HTTP); empty disables it. Served by the leader only.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
@@ -181,6 +187,12 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.pollInterval < time.Second {
 		return o, fmt.Errorf("--poll must be at least 1s, got %s", o.pollInterval)
+	}
+	if !o.metricsSecure && o.metricsAddr != "0" && !endpoints.Loopback(o.metricsAddr) {
+		return o, fmt.Errorf("--metrics-secure=false serves metrics to anyone: --metrics-bind-address must then be a loopback address such as 127.0.0.1:8080, got %q", o.metricsAddr)
+	}
+	if o.pprofAddr != "" && !o.pprofAllowRemote && !endpoints.Loopback(o.pprofAddr) {
+		return o, fmt.Errorf("--pprof-bind-address %q is reachable from other hosts and the profiles have no authentication: use a loopback address such as 127.0.0.1:6060, or add --pprof-allow-remote", o.pprofAddr)
 	}
 	return o, nil
 }
@@ -240,13 +252,18 @@ func run(o options) error {
 		if err != nil {
 			return fmt.Errorf("--webhook-bind-address: %w", err)
 		}
-		webhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: o.webhookCertDir})
+		wo, err := endpoints.Webhook(host, port, o.webhookCertDir, o.webhookClientCA)
+		if err != nil {
+			return fmt.Errorf("--webhook-client-ca: %w", err)
+		}
+		webhookServer = webhook.NewServer(wo)
 	}
+
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:              webhookServer,
 		Scheme:                     scheme,
 		Cache:                      pcontroller.CacheOptions(&o.syncInterval),
-		Metrics:                    metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                    endpoints.Metrics(o.metricsAddr, o.metricsSecure),
 		HealthProbeBindAddress:     o.healthAddr,
 		PprofBindAddress:           o.pprofAddr,
 		Controller:                 config.Controller{UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
@@ -318,7 +335,7 @@ func run(o options) error {
 	if err := pcontroller.SetupIPPools(mgr, copts, netservice, o.netserviceKeep); err != nil {
 		return fmt.Errorf("cannot set up the NetPool controller: %w", err)
 	}
-	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr, "memoryLimit", limit, "memoryLimitFrom", from)
+	log.Info("Starting", "cloudCallMode", o.cloudCallMode, "netservice", o.netserviceAddr, "poll", o.pollInterval, "maxReconcileRate", o.maxReconcileRate, "kubeAPIQPS", o.kubeQPS, "kubeAPIBurst", o.kubeBurst, "podEvents", o.podEvents, "leaderElection", o.leaderElection, "webhook", o.webhookAddr, "webhookClientCA", o.webhookClientCA != "", "metrics", o.metricsAddr, "metricsSecure", o.metricsSecure, "memoryLimit", limit, "memoryLimitFrom", from)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

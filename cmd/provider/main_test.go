@@ -95,6 +95,45 @@ func TestWebhookFlags(t *testing.T) {
 	}
 }
 
+// TestEndpointFlags: metrics are served over HTTPS to authorised callers
+// by default and over plain HTTP only on loopback; pprof only on loopback
+// unless allowed remote; the webhook's client CA is off by default.
+func TestEndpointFlags(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.metricsAddr != ":8080" || !o.metricsSecure || o.pprofAddr != "" || o.pprofAllowRemote || o.webhookClientCA != "" || o.healthAddr != ":8081" {
+		t.Errorf("defaults: metrics %q secure %v, pprof %q remote %v, webhook client CA %q, health %q", o.metricsAddr, o.metricsSecure, o.pprofAddr, o.pprofAllowRemote, o.webhookClientCA, o.healthAddr)
+	}
+	for _, ok := range [][]string{
+		{"--metrics-secure=false", "--metrics-bind-address", "127.0.0.1:9000"},
+		{"--metrics-secure=false", "--metrics-bind-address", "[::1]:9000"},
+		{"--metrics-secure=false", "--metrics-bind-address", "localhost:9000"},
+		{"--metrics-secure=false", "--metrics-bind-address", "0"},
+		{"--metrics-bind-address", "10.0.0.1:8443"},
+		{"--pprof-bind-address", "127.0.0.1:6060"},
+		{"--pprof-bind-address", ":6060", "--pprof-allow-remote"},
+		{"--webhook-client-ca", "/etc/webhook-client/ca.crt"},
+	} {
+		if _, err := parseFlags(ok); err != nil {
+			t.Errorf("parseFlags(%s): %v", strings.Join(ok, " "), err)
+		}
+	}
+	for _, bad := range [][]string{
+		{"--metrics-secure=false"},
+		{"--metrics-secure=false", "--metrics-bind-address", "0.0.0.0:8080"},
+		{"--metrics-secure=false", "--metrics-bind-address", "10.0.0.1:8080"},
+		{"--pprof-bind-address", ":6060"},
+		{"--pprof-bind-address", "0.0.0.0:6060"},
+		{"--pprof-bind-address", "example.com:6060"},
+	} {
+		if _, err := parseFlags(bad); err == nil {
+			t.Errorf("parseFlags(%s): want an error", strings.Join(bad, " "))
+		}
+	}
+}
+
 // TestRuntimeConfigExample: examples/provider/runtimeconfig.yaml is a
 // DeploymentRuntimeConfig whose runtime container's arguments the provider
 // accepts, that runs more than one replica only with leader election, and

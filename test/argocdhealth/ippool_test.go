@@ -108,7 +108,7 @@ func TestHealthOfIPPools(t *testing.T) {
 }
 
 // TestHealthOfARefusedNetPool: a provider whose RBAC lacks netips delete
-// (Crossplane's grants without examples/provider/rbac.yaml) cannot remove
+// (Crossplane's grants without examples/provider/rbac) cannot remove
 // an IP taken out of the pool; the pool is Degraded with the refusal.
 func TestHealthOfARefusedNetPool(t *testing.T) {
 	ctx := context.Background()

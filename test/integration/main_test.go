@@ -12,6 +12,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
@@ -28,9 +29,10 @@ var (
 )
 
 // The provider runs in-process for the whole suite, as its ServiceAccount
-// with only Crossplane's grants and examples/provider/rbac.yaml (so a rule
-// missing there fails a test), signing with a session credential that may
-// do exactly what README's CAM policy allows; every log line and Event is
+// with only Crossplane's grants and the RBAC of core and Pod addresses
+// (examples/provider/rbac; a rule missing there fails a test), signing
+// with a session credential that may do exactly what README's CAM policy
+// allows; every log line and Event is
 // scanned for it. Tests' own SDK clients keep the default key pair, or the
 // Console key.
 func TestMain(m *testing.M) {
@@ -50,7 +52,7 @@ func TestMain(m *testing.M) {
 			cfg.DataPlane = dataplane.ForEmulator(plane)
 		}),
 		suite.CAMPolicy(), suite.ProviderConfig(), suite.SecretScan(),
-		suite.Provider(suite.AsProvider(), suite.RateLimit(100)))
+		suite.Provider(suite.AsProvider(testenv.FeaturePodAddresses), suite.RateLimit(100)))
 	_ = plane.Close()
 	os.Exit(code)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,15 +24,16 @@ import (
 
 // TestLeastPrivilege runs the NetPool and NetIPClaim controllers and the
 // allocator as the provider's ServiceAccount, with only Crossplane's
-// default grants plus examples/provider/rbac.yaml, through a pool's life:
+// default grants plus the RBAC of core and IP pools
+// (examples/provider/rbac), through a pool's life:
 // NetIPs created, an IP removed from the pool, a claim's Pod, a
 // StatefulSet Pod and a plain container allocating (Pods and claims read
 // uncached), claim statuses written, releases, and the pool deleted with
-// its NetIPs. A permission missing from rbac.yaml stalls one of these
+// its NetIPs. A permission missing from those files stalls one of these
 // (without netips delete, the removed IP's NetIP and the pool stay).
 func TestLeastPrivilege(t *testing.T) {
 	ctx := context.Background()
-	sa, err := env.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	sa, err := env.AsProvider(ctx, testenv.FeatureIPPools)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,8 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 }
 
-// TestRefusedCallOnThePool: a provider whose RBAC lacks rbac.yaml
-// (Crossplane's grants alone) answers a Pod's allocation with why, and
+// TestRefusedCallOnThePool: a provider without the RBAC of
+// examples/provider/rbac (Crossplane's grants alone) answers a Pod's allocation with why, and
 // cannot take a removed IP's NetIP away; the pool's Synced condition says
 // so, with the API server's refusal, rather
 // than a Ready pool that is not what its spec says. A provider that may

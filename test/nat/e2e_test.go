@@ -41,7 +41,7 @@ const e2eWait = 2 * time.Minute
 
 // TestEndToEnd is issue 16's acceptance, with real processes: the provider
 // binary, given only the management cluster's kubeconfig (as its
-// ServiceAccount with examples/provider/rbac.yaml), serves a PortPool over
+// ServiceAccount with examples/provider/rbac), serves a PortPool over
 // an emulator load balancer whose data plane forwards for real; the agent
 // binary, run with the example Deployment's flags, a bootstrap token made
 // as docs/nat-clusters.md says and exactly agent-rbac.yaml in the workload

@@ -88,9 +88,9 @@ func setup(ctx context.Context, s *suite.Suite) error {
 		return err
 	}
 	// The provider's side: its ServiceAccount with Crossplane's grants
-	// and examples/provider/rbac.yaml, so the Roles it creates for agents
-	// are within what it holds.
-	if providerCfg, err = hub.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
+	// and the RBAC of the Pod address and NAT features, so the Roles it
+	// creates for agents are within what it holds.
+	if providerCfg, err = hub.AsProvider(ctx, testenv.FeaturePodAddresses, testenv.FeatureNATClusters); err != nil {
 		return err
 	}
 	if stopProvider, err = startProvider(); err != nil {

@@ -37,7 +37,8 @@ const (
 
 // TestRuntimeConfigNamesTheBoundServiceAccount checks that
 // examples/provider/runtimeconfig.yaml is a valid DeploymentRuntimeConfig
-// naming the ServiceAccount rbac.yaml binds.
+// naming the ServiceAccount that every file of examples/provider/rbac
+// binds to its feature's ClusterRole.
 func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "examples", "provider", "runtimeconfig.yaml"))
 	if err != nil {
@@ -51,33 +52,42 @@ func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 		rc.Spec.ServiceAccountTemplate.Metadata.Name == nil || *rc.Spec.ServiceAccountTemplate.Metadata.Name != providerSA {
 		t.Fatalf("runtimeconfig.yaml does not name the ServiceAccount %s: %+v", providerSA, rc)
 	}
-	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() != "ClusterRoleBinding" {
-			continue
-		}
-		b := &rbacv1.ClusterRoleBinding{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, b); err != nil {
+	for _, f := range testenv.Features() {
+		objs, err := testenv.ReadYAML(testenv.RBACFile(f))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b.Subjects) != 1 || b.Subjects[0].Name != providerSA || b.Subjects[0].Namespace != providerSANamespace {
-			t.Errorf("rbac.yaml binds %+v, want %s/%s", b.Subjects, providerSANamespace, providerSA)
+		bindings := 0
+		for _, o := range objs {
+			if o.GetKind() != "ClusterRoleBinding" {
+				continue
+			}
+			bindings++
+			b := &rbacv1.ClusterRoleBinding{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, b); err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Subjects) != 1 || b.Subjects[0].Name != providerSA || b.Subjects[0].Namespace != providerSANamespace {
+				t.Errorf("rbac/%s.yaml binds %+v, want %s/%s", f, b.Subjects, providerSANamespace, providerSA)
+			}
+			if want := "provider-tencentcloud-network:" + string(f); b.RoleRef.Name != want {
+				t.Errorf("rbac/%s.yaml binds the ClusterRole %s, want %s", f, b.RoleRef.Name, want)
+			}
 		}
-		return
+		if bindings != 1 {
+			t.Errorf("rbac/%s.yaml has %d ClusterRoleBindings, want 1", f, bindings)
+		}
 	}
-	t.Error("rbac.yaml has no ClusterRoleBinding")
 }
 
 // TestLeastPrivilege runs the provider as the ServiceAccount Crossplane
 // would run it as, with only Crossplane's default grants plus
-// examples/provider/rbac.yaml, and drives the paths that touch core
+// the RBAC of core and Pod addresses (examples/provider/rbac), and drives
+// the paths that touch core
 // resources: Pods watched and annotated, a readiness-gate condition, a
 // Node looked up for a NodePort backend, and a PodAddress deleted when its
 // Pod goes, and the target audit's uncached read and PortPool Event. Any
-// permission missing from rbac.yaml stalls one of them. On the cloud side
+// permission missing from those files stalls one of them. On the cloud side
 // its key has README's CAM policy, as in every test of this package; none
 // of these calls may be refused.
 func TestLeastPrivilege(t *testing.T) {
@@ -88,7 +98,7 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("README's CAM policy refused calls of the provider: %v (before the test: %v)", r, refused)
 		}
 	})
-	sa, err := env.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	sa, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
 	if err != nil {
 		t.Fatal(err)
 	}

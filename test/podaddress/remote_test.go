@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +129,7 @@ func gone(t testing.TB, obj client.Object) {
 // Once the agent says the Pod is deleting, the target and the PodAddress
 // go. No Event is written about the Pod.
 func TestRemotePodBound(t *testing.T) {
-	sa, err := env.AsProvider(context.Background(), filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml"))
+	sa, err := env.AsProvider(context.Background(), testenv.FeaturePodAddresses, testenv.FeatureNATClusters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,5 +40,5 @@ func TestMain(m *testing.M) {
 	os.Exit(suite.Main(m, func(st *suite.Suite) {
 		shared, env, kube, cloud = st, st.Env, st.Kube, st.Cloud
 	}, suite.Cloud(func(cfg *emulator.Config) { cfg.TaskDuration = 20 * time.Millisecond }),
-		suite.CAMPolicy(), suite.ProviderConfig()))
+		suite.CAMPolicy(), suite.ProviderConfig(), webhookClients()))
 }

@@ -23,6 +23,8 @@ import (
 
 // What the tenant role (examples/provider/tenants.yaml) keeps from a team:
 // the objects that spend the cloud account or say what a Pod is bound to.
+//
+//nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
 	attack(
 		Attack{

@@ -32,6 +32,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/endpoints"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
@@ -57,6 +58,8 @@ type world struct {
 	clients map[Who]client.Client
 	// LB is the load balancer of each team's pool, by namespace.
 	LB map[string]string
+	// Webhook is the host:port of the provider's Pod webhooks.
+	Webhook string
 }
 
 // Client is who's client: RBAC and admission decide what it may do.
@@ -137,8 +140,10 @@ func setup(t *testing.T) *world {
 	return w
 }
 
-// startProvider runs the provider as its ServiceAccount with the Pod
-// webhooks installed through the package's webhook configuration.
+// startProvider runs the provider as its ServiceAccount with the RBAC of
+// every feature and the Pod webhooks installed through the package's
+// webhook configuration, served as cmd/provider serves them: HTTP/1.1
+// only, to callers with the API server's client certificate.
 func startProvider(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
@@ -152,12 +157,17 @@ func startProvider(t *testing.T) {
 	}
 	host, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
-	ws := webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: dir})
+	wso, err := endpoints.Webhook(host, port, dir, webhookClientCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := webhook.NewServer(wso)
+	w.Webhook = addr
 	wo := pwebhook.Options{
 		Admission:    pwebhook.NewAdmission(time.Minute, logging.NewNopLogger()),
 		RandHostPort: randhostport.New(randhostport.DefaultRange(), logging.NewNopLogger()),
 	}
-	shared.StartProvider(t, suite.AsProvider(), suite.PodCache(), suite.Webhooks(ws, wo))
+	shared.StartProvider(t, suite.AsProvider(testenv.Features()...), suite.PodCache(), suite.Webhooks(ws, wo))
 	eventuallyT(t, "webhook server up", func() error {
 		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only waits for the listener
 		if err != nil {
@@ -444,7 +454,7 @@ func Raw(ctx context.Context, who Who, method, path string, body []byte) (string
 	if err != nil {
 		return "", err
 	}
-	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode < 300 {
 		return "", errors.Errorf("%s %s as %s: %s", method, path, who, resp.Status)

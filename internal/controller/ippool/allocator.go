@@ -552,7 +552,7 @@ func unavailable(err error) error {
 	}
 	if kerrors.IsForbidden(err) {
 		// Not the API server's fault: say what to fix.
-		return errorf(CodeUnavailable, 503, "the provider's RBAC refuses a call the allocator needs (see examples/provider/rbac.yaml): %v", err)
+		return errorf(CodeUnavailable, 503, "the provider's RBAC refuses a call the allocator needs (see examples/provider/rbac): %v", err)
 	}
 	return errorf(CodeUnavailable, 503, "cannot reach the API server: %v", err)
 }

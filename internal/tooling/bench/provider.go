@@ -73,7 +73,8 @@ func (p *Provider) Modes() []Mode { return p.modes }
 
 // Start runs the provider with its default flags. Only the kubeconfig and
 // free loopback ports for metrics and health are given (the defaults,
-// :8080 and :8081, may be taken on a shared machine).
+// :8080 and :8081, may be taken on a shared machine), metrics over plain
+// HTTP, which the harness scrapes without a token.
 func (p *Provider) Start(ctx context.Context, env *Env, r Run) (Instance, error) {
 	metrics, err := testenv.FreeAddr()
 	if err != nil {
@@ -83,7 +84,7 @@ func (p *Provider) Start(ctx context.Context, env *Env, r Run) (Instance, error)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--kubeconfig", env.KubeConfig, "--metrics-bind-address", metrics, "--health-probe-bind-address", health}, r.Flags...)
+	args := append([]string{"--kubeconfig", env.KubeConfig, "--metrics-bind-address", metrics, "--metrics-secure=false", "--health-probe-bind-address", health}, r.Flags...)
 	proc, err := testenv.StartProcess(env.Dir, "provider-"+r.Name, p.bin, nil, args...)
 	if err != nil {
 		return nil, err

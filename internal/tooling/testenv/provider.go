@@ -45,6 +45,9 @@ func StartProvider(dir, bin, kubeconfig string, flags ...string) (*Provider, err
 	return &Provider{Process: p, health: health}, nil
 }
 
+// Health is the address of its /healthz and /readyz.
+func (p *Provider) Health() string { return p.health }
+
 // Ready waits until the provider answers /readyz.
 func (p *Provider) Ready(ctx context.Context, timeout time.Duration) error {
 	return p.WaitHTTP(ctx, "http://"+p.health+"/readyz", timeout)

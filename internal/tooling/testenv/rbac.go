@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -62,12 +63,60 @@ func CrossplaneGrants() (*rbacv1.ClusterRole, error) {
 	return cr, nil
 }
 
+// A Feature is a part of the provider an install turns on, with the
+// ClusterRole examples/provider/rbac/<feature>.yaml grants for it.
+type Feature string
+
+// The provider's features. Core is granted to every install.
+const (
+	FeatureCore         Feature = "core"
+	FeaturePodAddresses Feature = "pod-addresses"
+	FeatureIPPools      Feature = "ip-pools"
+	FeatureNATClusters  Feature = "nat-clusters"
+)
+
+// Features are all of them, core first.
+func Features() []Feature {
+	return []Feature{FeatureCore, FeaturePodAddresses, FeatureIPPools, FeatureNATClusters}
+}
+
+// RBACFile is the file that grants what f needs.
+func RBACFile(f Feature) string {
+	return filepath.Join(RepoRoot(), "examples", "provider", "rbac", string(f)+".yaml")
+}
+
+// RBACFiles are the files of core and of features, as an install that
+// turns those features on applies them.
+func RBACFiles(features ...Feature) []string {
+	out := []string{RBACFile(FeatureCore)}
+	for _, f := range features {
+		if f != FeatureCore {
+			out = append(out, RBACFile(f))
+		}
+	}
+	return out
+}
+
 // AsProvider binds the provider's ServiceAccount to CrossplaneGrants,
-// applies rbacFile (examples/provider/rbac.yaml, which binds that
-// ServiceAccount), waits until the API server honours both, and returns a
-// config that impersonates it.
-func (e *Env) AsProvider(ctx context.Context, rbacFile string) (*rest.Config, error) {
-	return e.AsServiceAccount(ctx, ProviderSANamespace, ProviderSA, rbacFile)
+// applies the RBAC files of core and features (which bind that
+// ServiceAccount), waits until the API server honours them, and returns a
+// config that impersonates it. A rule a feature's controllers need that
+// its file lacks fails their test.
+//
+// With Pod addresses, PodWritesPolicy is applied too, as users install it
+// with that feature; the API server enforces it a moment later.
+func (e *Env) AsProvider(ctx context.Context, features ...Feature) (*rest.Config, error) {
+	files := RBACFiles(features...)
+	if slices.Contains(features, FeaturePodAddresses) {
+		files = append(files, PodWritesPolicy())
+	}
+	return e.AsServiceAccount(ctx, ProviderSANamespace, ProviderSA, files...)
+}
+
+// PodWritesPolicy is the ValidatingAdmissionPolicy that limits what the
+// provider may change on Pods.
+func PodWritesPolicy() string {
+	return filepath.Join(RepoRoot(), "examples", "provider", "pod-writes-policy.yaml")
 }
 
 // AsServiceAccount binds namespace/name to CrossplaneGrants, applies
@@ -110,7 +159,7 @@ func (e *Env) AsServiceAccount(ctx context.Context, namespace, name string, rbac
 		return nil, fmt.Errorf("listing ClusterRoles as %s/%s: %w, want Forbidden", namespace, name, err)
 	}
 	// The authorizer's cache follows the bindings a moment later. CRDs
-	// come from the grants, Pods from rbac.yaml.
+	// come from the grants, Pods from the core role.
 	if err := Eventually(ctx, time.Minute, func() error {
 		if err := saKube.List(ctx, &apiextensionsv1.CustomResourceDefinitionList{}, client.Limit(1)); err != nil {
 			return err

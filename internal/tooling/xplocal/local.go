@@ -130,8 +130,10 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	}
 	// What the provider needs beyond the role Crossplane's RBAC manager
 	// gives every provider: applied as docs/install.md tells users to.
-	if _, err := testenv.Apply(ctx, kube, filepath.Join(root, "examples", "provider", "rbac.yaml")); err != nil {
-		return fail(err)
+	for _, f := range append(testenv.RBACFiles(testenv.Features()...), filepath.Join(root, "examples", "provider", "pod-writes-policy.yaml")) {
+		if _, err := testenv.Apply(ctx, kube, f); err != nil {
+			return fail(err)
+		}
 	}
 	bin, crds, err := CoreBinary()
 	if err != nil {

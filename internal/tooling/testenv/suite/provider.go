@@ -38,8 +38,10 @@ type ProviderSettings struct {
 	// AsProvider say otherwise.
 	Config *rest.Config
 	// AsProvider runs it as its ServiceAccount with only Crossplane's
-	// grants and examples/provider/rbac.yaml.
+	// grants and the RBAC files of core and Features.
 	AsProvider bool
+	// Features are the features whose RBAC AsProvider grants besides core.
+	Features []testenv.Feature
 	// Workers is MaxConcurrentReconciles (10).
 	Workers int
 	// RateLimit is the global reconcile rate per second (1000).
@@ -74,9 +76,12 @@ type ProviderOption func(*ProviderSettings)
 // As runs the provider with the identity of cfg.
 func As(cfg *rest.Config) ProviderOption { return func(p *ProviderSettings) { p.Config = cfg } }
 
-// AsProvider runs the provider as its ServiceAccount (rbac.yaml), so a
-// rule missing there fails a test.
-func AsProvider() ProviderOption { return func(p *ProviderSettings) { p.AsProvider = true } }
+// AsProvider runs the provider as its ServiceAccount with the RBAC of core
+// and features (examples/provider/rbac), so a rule missing there fails a
+// test.
+func AsProvider(features ...testenv.Feature) ProviderOption {
+	return func(p *ProviderSettings) { p.AsProvider, p.Features = true, features }
+}
 
 // Workers sets MaxConcurrentReconciles.
 func Workers(n int) ProviderOption { return func(p *ProviderSettings) { p.Workers = n } }
@@ -163,7 +168,7 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if p.AsProvider {
-		if p.Config, err = s.Env.AsProvider(ctx, filepath.Join(testenv.RepoRoot(), "examples", "provider", "rbac.yaml")); err != nil {
+		if p.Config, err = s.Env.AsProvider(ctx, p.Features...); err != nil {
 			cancel()
 			return nil, err
 		}
