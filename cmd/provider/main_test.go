@@ -43,7 +43,14 @@ func TestParseFlags(t *testing.T) {
 	if o, err := parseFlags([]string{"--kube-api-qps", "-1", "--pod-events", "all"}); err != nil || o.kubeQPS != -1 || o.podEvents != "all" {
 		t.Errorf("--kube-api-qps -1 --pod-events all: got %v %q, %v", o.kubeQPS, o.podEvents, err)
 	}
+	if o.maxPortsPerPod != 32 {
+		t.Errorf("--max-ports-per-pod defaults to %d, want 32", o.maxPortsPerPod)
+	}
+	if o, err := parseFlags([]string{"--max-ports-per-pod", "0"}); err != nil || o.maxPortsPerPod != 0 {
+		t.Errorf("--max-ports-per-pod 0 (no limit): got %d, %v", o.maxPortsPerPod, err)
+	}
 	for _, bad := range [][]string{
+		{"--max-ports-per-pod", "-1"},
 		{"--kube-api-qps", "0"},
 		{"--kube-api-burst", "0"},
 		{"--pod-events", "normal"},

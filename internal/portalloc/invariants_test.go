@@ -2,6 +2,7 @@ package portalloc
 
 import (
 	"fmt"
+	"maps"
 	"math/bits"
 	"testing"
 )
@@ -77,6 +78,15 @@ func invariantErr(p *Pool) error {
 		st := p.lbs[s.LB]
 		if st == nil || st.owned[s.Port] != owner {
 			return fmt.Errorf("owner %q's slot %v does not name it", owner, s)
+		}
+	}
+	if p.groupOf != nil {
+		want := map[string]int{}
+		for owner := range p.owners {
+			want[p.groupOf(owner)]++
+		}
+		if !maps.Equal(want, p.groups) {
+			return fmt.Errorf("group counts %v, owners give %v", p.groups, want)
 		}
 	}
 	known := 0

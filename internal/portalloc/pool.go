@@ -31,6 +31,10 @@ var ErrTaken = errors.New("slot is taken by another owner")
 // owner holds at most one slot per pool.
 var ErrOwnerHoldsOther = errors.New("owner already holds another slot")
 
+// ErrGroupFull means the owner's group holds as many slots as the pool's
+// group limit allows.
+var ErrGroupFull = errors.New("the owner's group holds all the slots it may")
+
 // ErrInvalid means an empty owner or a port outside 1-65535.
 var ErrInvalid = errors.New("invalid owner or port")
 
@@ -76,6 +80,12 @@ func WithRand(r *rand.Rand) Option {
 	return func(p *Pool) { p.rng = r }
 }
 
+// WithGroups sorts owners into groups (e.g. by namespace) whose slots the
+// pool counts, so that SetGroupLimit can bound them.
+func WithGroups(groupOf func(owner string) string) Option {
+	return func(p *Pool) { p.groupOf = groupOf }
+}
+
 // lbState is one load balancer of a pool.
 type lbState struct {
 	id string
@@ -107,6 +117,13 @@ type Pool struct {
 	blacklist map[string]bool
 	owners    map[string]Slot
 
+	// groupOf sorts owners into groups (nil: no groups); groups counts
+	// each group's slots, and a new owner of a group that holds
+	// groupLimit slots gets none (0: no limit).
+	groupOf    func(string) string
+	groups     map[string]int
+	groupLimit int
+
 	// Three views of the eligible load balancers, all kept current so that
 	// SetPolicy costs nothing: by allocated count, by SetLB order, and an
 	// array to draw from uniformly.
@@ -121,6 +138,7 @@ func NewPool(policy Policy, opts ...Option) *Pool {
 		lbs:       map[string]*lbState{},
 		blacklist: map[string]bool{},
 		owners:    map[string]Slot{},
+		groups:    map[string]int{},
 		least: lbHeap{
 			less: func(a, b *lbState) bool {
 				if len(a.owned) != len(b.owned) {
@@ -150,6 +168,46 @@ func (p *Pool) SetPolicy(policy Policy) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.policy = normalise(policy)
+}
+
+// SetGroupLimit bounds the slots one group may hold: Allocate and
+// AllocateAt give a new owner of a group that holds n slots
+// ErrGroupFull. Owners keep what they hold when n shrinks, and Assign
+// records slots beyond it. 0 (or a pool without groups) means no limit.
+func (p *Pool) SetGroupLimit(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.groupLimit = n
+}
+
+// GroupSize is how many slots the owners of group hold.
+func (p *Pool) GroupSize(group string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.groups[group]
+}
+
+// groupFull returns ErrGroupFull when a new owner's group may hold no
+// more slots. Caller holds p.mu.
+func (p *Pool) groupFull(owner string) error {
+	if p.groupOf == nil || p.groupLimit <= 0 {
+		return nil
+	}
+	if g := p.groupOf(owner); p.groups[g] >= p.groupLimit {
+		return fmt.Errorf("%w: %q holds %d (the limit)", ErrGroupFull, g, p.groups[g])
+	}
+	return nil
+}
+
+// count adds d to the slots of owner's group. Caller holds p.mu.
+func (p *Pool) count(owner string, d int) {
+	if p.groupOf == nil {
+		return
+	}
+	g := p.groupOf(owner)
+	if p.groups[g] += d; p.groups[g] <= 0 {
+		delete(p.groups, g)
+	}
 }
 
 // SetLB sets the usable slot ports of a load balancer: those whose
@@ -211,6 +269,7 @@ func (p *Pool) RemoveLB(lb string) (lostOwners []string) {
 	for _, owner := range st.owned {
 		lostOwners = append(lostOwners, owner)
 		delete(p.owners, owner)
+		p.count(owner, -1)
 	}
 	slices.Sort(lostOwners)
 	if st.eligible {
@@ -251,6 +310,9 @@ func (p *Pool) Allocate(owner string) (Slot, error) {
 	if s, ok := p.owners[owner]; ok {
 		return s, nil
 	}
+	if err := p.groupFull(owner); err != nil {
+		return Slot{}, err
+	}
 	var st *lbState
 	switch p.policy {
 	case PolicyInOrder:
@@ -287,6 +349,9 @@ func (p *Pool) AllocateAt(owner string, port int32) (Slot, error) {
 			return s, nil
 		}
 		return Slot{}, fmt.Errorf("%w: %q holds port %d on %s, not %d", ErrOwnerHoldsOther, owner, s.Port, s.LB, port)
+	}
+	if err := p.groupFull(owner); err != nil {
+		return Slot{}, err
 	}
 	var (
 		pick       *lbState
@@ -369,6 +434,7 @@ func (p *Pool) Release(owner string) (Slot, bool) {
 		return Slot{}, false
 	}
 	delete(p.owners, owner)
+	p.count(owner, -1)
 	st := p.lbs[s.LB]
 	delete(st.owned, s.Port)
 	if st.usable.has(s.Port) {
@@ -478,6 +544,7 @@ func (p *Pool) take(st *lbState, port int32, owner string) Slot {
 	st.free.remove(port)
 	s := Slot{LB: st.id, Port: port}
 	p.owners[owner] = s
+	p.count(owner, 1)
 	p.refresh(st)
 	return s
 }

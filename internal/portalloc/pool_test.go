@@ -1,8 +1,10 @@
 package portalloc
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -556,4 +558,51 @@ func TestLBStats(t *testing.T) {
 	if _, ok := p.LBStats("lb-c"); ok {
 		t.Error("LBStats of an unknown load balancer: found")
 	}
+}
+
+func TestGroupLimit(t *testing.T) {
+	ns := func(o string) string { return strings.SplitN(o, "/", 2)[0] }
+	p := NewPool(PolicyLeastUsed, WithGroups(ns))
+	p.SetLB("lb-1", []int32{1, 2, 3, 4, 5})
+	p.SetGroupLimit(2)
+	for _, o := range []string{"a/1", "a/2", "b/1"} {
+		if _, err := p.Allocate(o); err != nil {
+			t.Fatalf("Allocate(%s): %v", o, err)
+		}
+	}
+	if _, err := p.Allocate("a/3"); !errors.Is(err, ErrGroupFull) {
+		t.Fatalf("a third slot of group a: err = %v, want ErrGroupFull", err)
+	}
+	if _, err := p.AllocateAt("a/3", 5); !errors.Is(err, ErrGroupFull) {
+		t.Fatalf("AllocateAt of a third slot of group a: err = %v, want ErrGroupFull", err)
+	}
+	if s, err := p.Allocate("a/1"); err != nil || s.Port != 1 {
+		t.Fatalf("an owner of a full group asking again: %v, %v; want its slot", s, err)
+	}
+	// Assign records what statuses hold, beyond the limit.
+	if err := p.Assign("a/4", Slot{LB: "lb-1", Port: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.GroupSize("a"); n != 3 {
+		t.Fatalf("GroupSize(a) = %d, want 3", n)
+	}
+	p.Release("a/1")
+	p.Release("a/2")
+	if _, err := p.Allocate("a/3"); err != nil {
+		t.Fatalf("group a below its limit again: %v", err)
+	}
+	if lost := p.RemoveLB("lb-1"); len(lost) != 3 {
+		t.Fatalf("RemoveLB lost %v", lost)
+	}
+	if p.GroupSize("a") != 0 || p.GroupSize("b") != 0 {
+		t.Fatalf("groups after RemoveLB: a=%d b=%d", p.GroupSize("a"), p.GroupSize("b"))
+	}
+	p.SetGroupLimit(0)
+	p.SetLB("lb-1", []int32{1, 2, 3})
+	for _, o := range []string{"a/1", "a/2", "a/3"} {
+		if _, err := p.Allocate(o); err != nil {
+			t.Fatalf("no limit: Allocate(%s): %v", o, err)
+		}
+	}
+	checkInvariants(t, p)
 }

@@ -19,16 +19,16 @@ func NewRegistry() *Registry {
 	return &Registry{pools: map[string]*Pool{}}
 }
 
-// Pool returns the Pool of key, creating it with policy if there is none
-// (created is then true). The policy of an existing Pool is left alone;
-// use SetPolicy to change it.
-func (r *Registry) Pool(key string, policy Policy) (p *Pool, created bool) {
+// Pool returns the Pool of key, creating it with policy and opts if there
+// is none (created is then true). The policy of an existing Pool is left
+// alone; use SetPolicy to change it.
+func (r *Registry) Pool(key string, policy Policy, opts ...Option) (p *Pool, created bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p, ok := r.pools[key]; ok {
 		return p, false
 	}
-	p = NewPool(policy)
+	p = NewPool(policy, opts...)
 	r.pools[key] = p
 	return p, true
 }

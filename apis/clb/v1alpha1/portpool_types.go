@@ -201,10 +201,32 @@ type PortPoolObservation struct {
 	SlotsPerLoadBalancer int64 `json:"slotsPerLoadBalancer,omitempty"`
 }
 
+// PoolConsumers say who may bind in a pool: which namespaces' Pods and
+// PodAddressPolicies, and how many bindings each of them may hold.
+type PoolConsumers struct {
+	// Namespaces whose Pods and policies the pool serves besides its own.
+	// Defaults to from: Same (its own namespace only).
+	// +optional
+	Namespaces NamespaceConsent `json:"namespaces,omitempty"`
+
+	// MaxBindingsPerNamespace bounds the bindings (one per port of a Pod)
+	// the Pods of one namespace, the pool's own included, may hold in the
+	// pool. A Pod over it waits in NoPortAvailable. Unlimited when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxBindingsPerNamespace *int64 `json:"maxBindingsPerNamespace,omitempty"`
+}
+
 // A PortPoolSpec defines the desired state of a PortPool.
 type PortPoolSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              PortPoolParameters `json:"forProvider"`
+
+	// Consumers say which namespaces may bind in the pool: a consent of
+	// the pool's owner, not a cloud parameter. Without it the pool serves
+	// its own namespace only.
+	// +optional
+	Consumers *PoolConsumers `json:"consumers,omitempty"`
 }
 
 // A PortPoolStatus represents the observed state of a PortPool.

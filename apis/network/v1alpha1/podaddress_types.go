@@ -24,6 +24,10 @@ const (
 	// StateHeld: the Pod is gone; its ports are kept for a Pod of the same
 	// name until releaseAt.
 	StateHeld = "Held"
+	// StatePoolNotAllowed: a pool named by the request does not serve
+	// the PodAddress's namespace (its spec.consumers); the message names
+	// the pool and its rule. Its bindings in that pool are released.
+	StatePoolNotAllowed = "PoolNotAllowed"
 	// StateInvalid: the request cannot be served (e.g. an unknown port
 	// name); the message says why.
 	StateInvalid = "Invalid"
@@ -56,7 +60,7 @@ func Serving(state string) bool { return state == StateBound || state == StateFa
 // under way (or done) and keeps Synced=True.
 func WaitsOnSomeone(state string) bool {
 	switch state {
-	case StateNoPortAvailable, StatePoolNotFound, StateInvalid, StateQuotaExceeded, StateNotGranted:
+	case StateNoPortAvailable, StatePoolNotFound, StatePoolNotAllowed, StateInvalid, StateQuotaExceeded, StateNotGranted:
 		return true
 	}
 	return false

@@ -27,7 +27,7 @@ end
 if state == "Isolated" then
   return {status = "Suspended", message = message or "Out of service by request; the ports and addresses are kept"}
 end
-if state == "NoPortAvailable" or state == "PoolNotFound" or state == "Invalid" or state == "QuotaExceeded" or state == "NotGranted" then
+if state == "NoPortAvailable" or state == "PoolNotFound" or state == "PoolNotAllowed" or state == "Invalid" or state == "QuotaExceeded" or state == "NotGranted" then
   return {status = "Degraded", message = state .. ": " .. (message or "")}
 end
 if state == "" then

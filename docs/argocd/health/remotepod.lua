@@ -27,7 +27,7 @@ if (cond ~= nil and cond.status == "True") or (cond == nil and told == "Ready") 
 end
 if cond ~= nil then
   local r = cond.reason or ""
-  if r == "NoPortAvailable" or r == "PoolNotFound" or r == "Invalid" or r == "QuotaExceeded" or r == "InvalidAddressRequest" then
+  if r == "NoPortAvailable" or r == "PoolNotFound" or r == "PoolNotAllowed" or r == "Invalid" or r == "QuotaExceeded" or r == "InvalidAddressRequest" then
     return {status = "Degraded", message = r .. ": " .. (cond.message or "")}
   end
   if r ~= "" then

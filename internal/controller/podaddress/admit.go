@@ -60,11 +60,11 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	pa.SetAnnotations(map[string]string{AnnotationAdmittedUntil: until.UTC().Format(time.RFC3339)})
 	pa.Spec = asked.spec
 	ws, err := wants(pa, pod)
-	if err == nil {
-		err = r.pools.Servable(ctx, pa, ports(ws))
-	}
 	if err != nil {
 		return nil, nil // invalid: the controller says why once the Pod exists
+	}
+	if no, err := r.refused(ctx, pa, ws); no != nil || err != nil {
+		return nil, err // refused: the controller says why once the Pod exists
 	}
 	if err := r.kube.Create(ctx, pa); err != nil {
 		if kerrors.IsAlreadyExists(err) {

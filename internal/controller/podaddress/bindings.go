@@ -26,11 +26,17 @@ import (
 // its result (a wait, a state recorded, an error).
 func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
-	if err == nil {
-		err = r.pools.Servable(ctx, pa, ports(ws))
-	}
 	if err != nil {
 		return r.invalid(ctx, pa, pod, a, err)
+	}
+	no, err := r.refused(ctx, pa, ws)
+	switch {
+	case err != nil:
+		return reconcile.Result{}, err
+	case no != nil && no.err != nil:
+		return r.invalid(ctx, pa, pod, a, no.err)
+	case no != nil:
+		return r.notAllowed(ctx, pa, pod, a, ws, no.denied)
 	}
 	if done, err := r.dropUnwanted(ctx, pa, pod, ws); !done || err != nil {
 		return reconcile.Result{}, err

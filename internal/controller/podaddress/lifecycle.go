@@ -69,7 +69,10 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 		return nil, 0
 	}
 	ws, err := wants(pa, pod)
-	if err != nil || len(ws) == 0 || r.pools.Servable(ctx, pa, ports(ws)) != nil {
+	if err != nil || len(ws) == 0 {
+		return nil, 0
+	}
+	if no, err := r.refused(ctx, pa, ws); no != nil || err != nil {
 		return nil, 0
 	}
 	ds, ready, err := r.dests(ctx, pod, ws)
@@ -162,6 +165,13 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{RequeueAfter: keep.Duration}, nil
+	}
+	// A pool that no longer serves the namespace gets its ports back now.
+	if denied, err := r.heldNotAllowed(ctx, pa); denied || err != nil {
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{}, r.remove(ctx, pa)
 	}
 	if pa.Status.ReleaseAt == nil {
 		return reconcile.Result{}, nil // held until the PodAddress is deleted

@@ -27,6 +27,10 @@ type Options struct {
 	// PodEvents says which Events are written on Pods; warnings only when
 	// empty.
 	PodEvents PodEvents
+	// MaxPortsPerPod bounds the addresses (one per port and pool) one
+	// Pod may ask for; a request over it is Invalid before anything is
+	// allocated. 0 means no limit; nil means DefaultMaxPortsPerPod.
+	MaxPortsPerPod *int
 	// RemotePods serves the Pods of other clusters once its Served is
 	// called (the RemotePod kind is served); nil serves them at once.
 	RemotePods *pods.Remote

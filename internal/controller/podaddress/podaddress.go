@@ -89,6 +89,9 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	r.podEvents = po.PodEvents
+	if po.MaxPortsPerPod != nil {
+		r.maxPortsPerPod = *po.MaxPortsPerPod
+	}
 	if po.RemotePods != nil {
 		r.remotePods = po.RemotePods
 	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
@@ -131,6 +134,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		Watches(&v1alpha1.PodAddressPolicy{}, handler.EnqueueRequestsFromMapFunc(r.podsOfPolicy)).
 		Watches(&clbv1alpha1.PortPool{}, handler.EnqueueRequestsFromMapFunc(r.waitersOfPool)).
 		Watches(&v1alpha1.EIPGrant{}, handler.EnqueueRequestsFromMapFunc(r.refusedEIPs)).
+		// A pool's namespace selector reads the consumer's labels.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.usersOfOtherPools), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesRawSource(source.Channel(r.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
@@ -155,15 +160,19 @@ type Reconciler struct {
 	kube    client.Client
 	clients *clb.Pool
 	pools   *allocation.Pools
-	binder  *targets.Binder
-	repairs *audit.Repairs
-	record  event.Recorder
-	log     logging.Logger
-	clock   func() time.Time
-	metrics *recorder
-	told    *toldMemo
-	wrote   *writeMemo
-	remote  *remotes
+	// consents read the pools' spec.consumers.
+	consents *allocation.Consents
+	// maxPortsPerPod bounds the addresses one Pod may ask for; 0: none.
+	maxPortsPerPod int
+	binder         *targets.Binder
+	repairs        *audit.Repairs
+	record         event.Recorder
+	log            logging.Logger
+	clock          func() time.Time
+	metrics        *recorder
+	told           *toldMemo
+	wrote          *writeMemo
+	remote         *remotes
 	// remotePods says whether RemotePods are served yet.
 	remotePods *pods.Remote
 	// podEvents says whether Normal Events are written on Pods.
@@ -200,6 +209,8 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	// Every load balancer's usage is exported when its pool is loaded or
 	// its status changes; an allocation then updates only its own.
 	r.pools = allocation.NewPools(kube, r.metrics.usage)
+	r.consents = allocation.NewConsents(kube)
+	r.maxPortsPerPod = DefaultMaxPortsPerPod
 	return r
 }
 

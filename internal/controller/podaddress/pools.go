@@ -12,7 +12,7 @@ import (
 )
 
 // waitersOfPool maps a PortPool change to the PodAddresses that use it or
-// wait for it.
+// wait for it, and those of namespaces it no longer serves.
 func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []reconcile.Request {
 	l := &v1alpha1.PodAddressList{}
 	// Read only, and every PodAddress of the pool on each change of it:
@@ -22,8 +22,9 @@ func (r *Reconciler) waitersOfPool(ctx context.Context, o client.Object) []recon
 	}
 	var reqs []reconcile.Request
 	pp, _ := o.(*clbv1alpha1.PortPool)
+	allowed := map[string]bool{} // by namespace: the pool's consent read once per change
 	for _, pa := range l.Items {
-		if !v1alpha1.Serving(pa.Status.State) || pp == nil || allocation.AnyDeparted(pp, pa.RecordedBindings()) {
+		if !v1alpha1.Serving(pa.Status.State) || pp == nil || allocation.AnyDeparted(pp, pa.RecordedBindings()) || r.deniedByPool(ctx, pp, &pa, allowed) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pa)})
 		}
 	}

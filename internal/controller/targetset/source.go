@@ -162,14 +162,17 @@ func included(c discoveryv1.EndpointConditions, includeNotReady bool) bool {
 	return includeNotReady && (c.Terminating == nil || !*c.Terminating)
 }
 
-func (s *resolver) service(ctx context.Context, res *resolution, ns string, b v1alpha1.ServiceBackend, includeNotReady bool) error {
-	ns = orDefault(b.Namespace, ns)
+func (s *resolver) service(ctx context.Context, res *resolution, own string, b v1alpha1.ServiceBackend, includeNotReady bool) error {
+	ns := orDefault(b.Namespace, own)
 	svc := &corev1.Service{}
 	if err := s.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.Name}, svc); err != nil {
 		if kerrors.IsNotFound(err) {
 			return errors.Errorf("Service %s/%s does not exist", ns, b.Name)
 		}
 		return errors.Wrapf(err, "cannot get Service %s/%s", ns, b.Name)
+	}
+	if !consents(res, "Service", svc, own) {
+		return nil
 	}
 	sp, ok := servicePort(svc, b.Port)
 	if !ok {
@@ -231,6 +234,27 @@ func (s *resolver) service(ctx context.Context, res *resolution, ns string, b v1
 		}
 	}
 	return nil
+}
+
+// consents reports whether obj (a Service or a Pod) lets TargetSets of
+// namespace own follow it (v1alpha1.AnnotationTargetConsumers). One that
+// does not gives no target, so taking the consent back deregisters its
+// targets; the Resolved condition says why.
+func consents(res *resolution, kind string, obj client.Object, own string) bool {
+	if obj.GetNamespace() == own {
+		return true
+	}
+	c, err := v1alpha1.TargetConsumers(obj)
+	if err != nil {
+		res.skip("%s %s/%s: %v", kind, obj.GetNamespace(), obj.GetName(), err)
+		return false
+	}
+	if !c.Allows(obj.GetNamespace(), v1alpha1.NamedNamespace(own)) {
+		res.skip("%s %s/%s does not let TargetSets of namespace %s follow it: its owner can annotate it %s: %s (or All)",
+			kind, obj.GetNamespace(), obj.GetName(), own, v1alpha1.AnnotationTargetConsumers, own)
+		return false
+	}
+	return true
 }
 
 // slicePort is the port number of sp's endpoints in sl: EndpointSlice
@@ -347,14 +371,17 @@ func podReady(pod *corev1.Pod) bool {
 // pod resolves one named Pod. A Pod that is gone, terminating, not Ready
 // (unless includeNotReady) or without an IP has no target: it is the
 // StatefulSet Pod between two lives.
-func (s *resolver) pod(ctx context.Context, res *resolution, ns string, b v1alpha1.PodBackend, includeNotReady bool) error {
-	ns = orDefault(b.Namespace, ns)
+func (s *resolver) pod(ctx context.Context, res *resolution, own string, b v1alpha1.PodBackend, includeNotReady bool) error {
+	ns := orDefault(b.Namespace, own)
 	pod := &corev1.Pod{}
 	if err := s.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.Name}, pod); err != nil {
 		if kerrors.IsNotFound(err) {
 			return nil
 		}
 		return errors.Wrapf(err, "cannot get Pod %s/%s", ns, b.Name)
+	}
+	if !consents(res, "Pod", pod, own) {
+		return nil
 	}
 	if pod.DeletionTimestamp != nil || (!includeNotReady && !podReady(pod)) {
 		return nil

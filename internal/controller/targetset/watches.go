@@ -150,9 +150,9 @@ func (w watches) list() []mr.Watch {
 }
 
 // podChanged reports a change of what resolution reads of a Pod: labels,
-// IP, node, readiness, deletion.
+// its consent to other namespaces, IP, node, readiness, deletion.
 func podChanged(oldObj, newObj client.Object) bool {
 	a, b := oldObj.(*corev1.Pod), newObj.(*corev1.Pod) //nolint:forcetypeassert // a Pod watch
-	return !maps.Equal(a.Labels, b.Labels) || a.Status.PodIP != b.Status.PodIP || a.Spec.NodeName != b.Spec.NodeName ||
+	return !maps.Equal(a.Labels, b.Labels) || a.Annotations[v1alpha1.AnnotationTargetConsumers] != b.Annotations[v1alpha1.AnnotationTargetConsumers] || a.Status.PodIP != b.Status.PodIP || a.Spec.NodeName != b.Spec.NodeName ||
 		podReady(a) != podReady(b) || (a.DeletionTimestamp == nil) != (b.DeletionTimestamp == nil)
 }

@@ -122,7 +122,7 @@ func PodWritesPolicy() string {
 // AsServiceAccount binds namespace/name to CrossplaneGrants, applies
 // rbacFiles, waits until the API server honours them, and returns a config
 // that impersonates the ServiceAccount. RBAC is enforced for it: it may
-// not list Namespaces, which nothing grants it.
+// not list ClusterRoles, which nothing grants it.
 func (e *Env) AsServiceAccount(ctx context.Context, namespace, name string, rbacFiles ...string) (*rest.Config, error) {
 	grants, err := CrossplaneGrants()
 	if err != nil {
@@ -152,11 +152,11 @@ func (e *Env) AsServiceAccount(ctx context.Context, namespace, name string, rbac
 	if err != nil {
 		return nil, err
 	}
-	switch err := saKube.List(ctx, &corev1.NamespaceList{}); {
+	switch err := saKube.List(ctx, &rbacv1.ClusterRoleList{}); {
 	case err == nil:
-		return nil, fmt.Errorf("%s/%s may list Namespaces: RBAC is not enforced", namespace, name)
+		return nil, fmt.Errorf("%s/%s may list ClusterRoles: RBAC is not enforced", namespace, name)
 	case !kerrors.IsForbidden(err):
-		return nil, fmt.Errorf("listing Namespaces as %s/%s: %w, want Forbidden", namespace, name, err)
+		return nil, fmt.Errorf("listing ClusterRoles as %s/%s: %w, want Forbidden", namespace, name, err)
 	}
 	// The authorizer's cache follows the bindings a moment later. CRDs
 	// come from the grants, Pods from the core role.

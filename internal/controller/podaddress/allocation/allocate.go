@@ -132,6 +132,10 @@ func (p *Pools) Allocate(ctx context.Context, pa *v1alpha1.PodAddress, w Port) (
 	} else {
 		slot, err = al.Allocate(o)
 	}
+	if errors.Is(err, portalloc.ErrGroupFull) {
+		return b, false, v1alpha1.StateNoPortAvailable, errors.Errorf("pool %s: the Pods of namespace %s hold %d of its ports, as many as its spec.consumers.maxBindingsPerNamespace allows; a port frees up when one of them goes",
+			w.Pool, pa.GetNamespace(), al.GroupSize(pa.GetNamespace()))
+	}
 	if errors.Is(err, portalloc.ErrNoPortAvailable) || errors.Is(err, portalloc.ErrTaken) {
 		return b, false, v1alpha1.StateNoPortAvailable, errors.Wrapf(err, "pool %s", w.Pool)
 	}

@@ -31,6 +31,13 @@ func owner(pa types.NamespacedName, containerPort int32, protocol string) string
 	return fmt.Sprintf("%s/%s#%d/%s", pa.Namespace, pa.Name, containerPort, protocol)
 }
 
+// namespaceOf is the namespace of an owner: the pool counts the slots of
+// each namespace for its maxBindingsPerNamespace.
+func namespaceOf(owner string) string {
+	ns, _, _ := strings.Cut(owner, "/")
+	return ns
+}
+
 // A Port is one port of a PodAddress in one pool: what holds a slot.
 type Port struct {
 	Pool          string
@@ -103,7 +110,7 @@ func (p *Pools) Get(ctx context.Context, key string) (*portalloc.Pool, *clbv1alp
 	if pp.Spec.ForProvider.AllocationPolicy != nil {
 		policy = portalloc.Policy(*pp.Spec.ForProvider.AllocationPolicy)
 	}
-	a, created := p.registry.Pool(key, policy)
+	a, created := p.registry.Pool(key, policy, portalloc.WithGroups(namespaceOf))
 	if created {
 		if err := p.rebuild(ctx, key, a); err != nil {
 			p.registry.Delete(key)
@@ -184,6 +191,7 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 	// Blacklist entries may name a region (region:lb-…); status and the
 	// allocator know load balancers by id.
 	a.SetBlacklist(clbv1alpha1.LoadBalancerIDsOf(pp.Spec.ForProvider.Blacklist))
+	a.SetGroupLimit(pp.MaxBindingsPerNamespace())
 }
 
 // poolProtocols are the protocols of the listeners a pool creates on
