@@ -403,6 +403,9 @@ func cases() []bad {
 		enum("PortPool", pp+".listener.scheduler", "RR", `"WRR", "LEAST_CONN", "IP_HASH"`),
 		rule("PortPool", "sessionExpireTime is 0 (off) or 30-3600 seconds", edit{pp + ".listener.sessionExpireTime", "10"}),
 		minimum("PortPool", pp+".autoCreate.minFreeSlots", 1),
+		enum("PortPool", "spec.consumers.namespaces.from", "Others", `"Same", "All", "Selector"`),
+		minimum("PortPool", "spec.consumers.maxBindingsPerNamespace", 1),
+		rule("PortPool", "selector is required with from: Selector, and only then", edit{"spec.consumers", "{namespaces: {from: Selector}}"}),
 	)
 	add(rangeOf("PortPool", pp+".startPort", 1, 65535)...)
 	add(rangeOf("PortPool", pp+".endPort", 1, 65535)...)
