@@ -148,12 +148,20 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	}
 	// bcs acts only on "true"; the other bcs annotations alone do nothing.
 	bcs := strings.EqualFold(strings.TrimSpace(a[BCSAnnotationEnabled]), "true")
-	if !native && !bcs && !tke {
+	tkePorts, tkeHostPorts, tkeSwitchOnly := tkeRequested(a)
+	tkeExtend := tkePorts || tkeHostPorts
+	if !native && !bcs && !tke && !tkeExtend {
+		if tkeSwitchOnly != "" {
+			return nil, true, tkeMissingLines(tkeSwitchOnly)
+		}
 		return nil, false, nil
 	}
 
 	req = &Request{Strategy: v1alpha1.StrategyDynamic, Backend: v1alpha1.BackendPodIP}
+	var samePort string // a tke-extend line with useSamePortAcrossPools
 	switch {
+	case tkeExtend && (nativePorts || bcs || eip || tke):
+		return nil, true, fmt.Errorf("%s asks for ports beside %s: use one syntax", tkeSwitch(tkePorts), otherSyntax(nativePorts, bcs, eip))
 	case (eip || tke) && (nativePorts || bcs):
 		return nil, true, fmt.Errorf("an EIP (%s or %s) and ports are both asked for: ask for one of them", AnnotationEIP, TKEAnnotationEIPAttributes)
 	case eip && tke:
@@ -177,6 +185,11 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 			return nil, true, fmt.Errorf("%s is \"true\" but %s is missing: list the ports, e.g. \"my-pool TCP 8000\"", BCSAnnotationEnabled, BCSAnnotationPorts)
 		}
 		err = parseItems(req, BCSAnnotationPorts, v, pod.GetNamespace(), parseBCSItem)
+	case tkeExtend && tkeSwitchOnly != "":
+		return nil, true, tkeMissingLines(tkeSwitchOnly)
+	case tkeExtend:
+		req.Syntax = SyntaxTKEExtend
+		samePort, err = parseTKE(req, a, tkePorts, tkeHostPorts)
 	default:
 		return nil, true, fmt.Errorf("%s is missing: the other %s annotations need it, e.g. \"8000/TCP my-pool\"",
 			AnnotationPorts, "network.tencentcloud.crossplane.io")
@@ -187,7 +200,32 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	if err := parseOptions(req, a); err != nil {
 		return nil, true, err
 	}
+	if samePort != "" && req.Strategy != v1alpha1.StrategyOrdinal {
+		return nil, true, fmt.Errorf("%q: useSamePortAcrossPools needs %s: Ordinal (every pool gives start port + the Pod's ordinal); with Dynamic each pool picks its own port",
+			samePort, AnnotationStrategy)
+	}
 	return req, true, nil
+}
+
+// tkeSwitch names the tke-extend annotation that turned its syntax on.
+func tkeSwitch(ports bool) string {
+	if ports {
+		return TKEAnnotationEnableMapping
+	}
+	return TKEAnnotationEnableHostPortMapping
+}
+
+// otherSyntax names the annotation of the other syntax a Pod asks with.
+func otherSyntax(nativePorts, bcs, eip bool) string {
+	switch {
+	case nativePorts:
+		return AnnotationPorts
+	case bcs:
+		return BCSAnnotationEnabled + "=true"
+	case eip:
+		return AnnotationEIP
+	}
+	return TKEAnnotationEIPAttributes
 }
 
 // item is one parsed line of either syntax.

@@ -10,6 +10,7 @@ func RequestAnnotations() []string {
 		AnnotationReadinessGate, AnnotationEIP, AnnotationIsolated,
 		BCSAnnotationEnabled, BCSAnnotationPorts, BCSAnnotationKeepDuration, BCSAnnotationReadinessGate,
 		TKEAnnotationEIPAttributes, TKEAnnotationEIPClaimDeletePolicy, TKEAnnotationEnableMapping,
+		TKEAnnotationPortMapping, TKEAnnotationEnableHostPortMapping, TKEAnnotationHostPortMapping,
 		OKGAnnotationNetworkDisabled,
 	}
 }

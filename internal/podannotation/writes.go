@@ -7,7 +7,11 @@ import corev1 "k8s.io/api/core/v1"
 // ValidatingAdmissionPolicy lets the provider's ServiceAccount change these
 // and no other annotation (besides those AnnotationNamedAddresses names).
 func ProviderAnnotations() []string {
-	return []string{AnnotationAddresses, AnnotationStatus, BCSAnnotationBindings, BCSAnnotationStatus, AnnotationNamedAddresses}
+	return []string{
+		AnnotationAddresses, AnnotationStatus, BCSAnnotationBindings, BCSAnnotationStatus,
+		TKEAnnotationMappingResult, TKEAnnotationMappingStatus, TKEAnnotationHostPortMappingResult, TKEAnnotationHostPortMappingStatus,
+		AnnotationNamedAddresses,
+	}
 }
 
 // ProviderConditions are the Pod conditions the provider sets: its own

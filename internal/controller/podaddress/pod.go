@@ -128,6 +128,9 @@ func annotate(pod *corev1.Pod, a *ask, pa *v1alpha1.PodAddress, ready bool) bool
 	if e := pa.Status.EIP; e != nil && e.State != v1alpha1.EIPFallback {
 		want = podannotation.EIPResultAnnotations(e.AddressID, e.PublicIP, e.ISP, ready)
 	}
+	if a.syntax == podannotation.SyntaxTKEExtend {
+		maps.Copy(want, podannotation.TKEResultAnnotations(a.spec.Ports, a.spec.Backend, bs, ready))
+	}
 	remove := withNamedAddresses(pod, want, namedAddresses(pod, a.spec.Ports, bs))
 	changed := len(remove) > 0
 	for k, v := range want {

@@ -1,0 +1,132 @@
+package podannotation
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+)
+
+// A TKEPortMapping is one entry of TKEAnnotationMappingResult, with the
+// field names, order and omissions of tke-extend-network-controller v2,
+// so that what reads its result (a game server through the downward API,
+// OpenKruiseGame's TencentCloud-CLB plugin) keeps working. A TCPUDP port
+// is two entries, TCP and UDP, as there.
+type TKEPortMapping struct {
+	// Port is the container port.
+	Port int32 `json:"port"`
+	// Protocol is TCP, UDP, TCP_SSL or QUIC.
+	Protocol string `json:"protocol"`
+	// Pool as the Pod named it: "name" for a pool of TKEPoolNamespace,
+	// else "namespace/name".
+	Pool             string `json:"pool"`
+	Region           string `json:"region"`
+	LoadbalancerID   string `json:"loadbalancerId"`
+	LoadbalancerPort int32  `json:"loadbalancerPort"`
+	// LoadbalancerEndPort is the last public port of a segment.
+	LoadbalancerEndPort int32  `json:"loadbalancerEndPort,omitempty"`
+	ListenerID          string `json:"listenerId"`
+	// EndPort is the last container port a segment forwards to.
+	EndPort int32 `json:"endPort,omitempty"`
+	// IPs are the load balancer's VIPs.
+	IPs []string `json:"ips,omitempty"`
+	// Address is "<first VIP>:<loadbalancerPort>", IPv6 unbracketed as
+	// tke-extend writes it; empty while the load balancer has no VIP.
+	Address string `json:"address"`
+}
+
+// A TKEHostPortMapping is one entry of TKEAnnotationHostPortMappingResult,
+// in tke-extend-network-controller v2's shape.
+type TKEHostPortMapping struct {
+	ContainerPort    int32    `json:"containerPort"`
+	HostPort         int32    `json:"hostPort"`
+	Protocol         string   `json:"protocol"`
+	Pool             string   `json:"pool"`
+	Region           string   `json:"region"`
+	LoadbalancerID   string   `json:"loadbalancerId"`
+	LoadbalancerPort int32    `json:"loadbalancerPort"`
+	ListenerID       string   `json:"listenerId"`
+	Address          string   `json:"address"`
+	IPs              []string `json:"ips,omitempty"`
+}
+
+// TKEResultAnnotations returns the annotations tke-extend writes for a
+// Pod that asked in its syntax: for the ports of TKEAnnotationPortMapping
+// TKEAnnotationMappingResult and TKEAnnotationMappingStatus, for those of
+// TKEAnnotationHostPortMapping TKEAnnotationHostPortMappingResult and
+// TKEAnnotationHostPortMappingStatus. ports and backend are the
+// PodAddress's spec: a port whose backend is HostPort came from the
+// hostPort lines (the tke-extend syntax takes no backend annotation).
+// The status is Ready or NotReady, as ours.
+func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings []v1alpha1.PortBinding, ready bool) map[string]string {
+	type portKey struct {
+		port     int32
+		protocol string
+	}
+	hostPort := map[portKey]bool{}
+	var anyPort, anyHostPort bool
+	for _, pr := range ports {
+		b := cmp.Or(pr.Backend, backend)
+		isHost := b == v1alpha1.BackendHostPort
+		if pr.Port.Type == intstr.Int {
+			hostPort[portKey{pr.Port.IntVal, pr.Protocol}] = isHost
+		}
+		anyHostPort = anyHostPort || isHost
+		anyPort = anyPort || !isHost
+	}
+	status := StatusNotReady
+	if ready {
+		status = StatusReady
+	}
+	mappings := []TKEPortMapping{}
+	hostMappings := []TKEHostPortMapping{}
+	for _, b := range bindings {
+		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
+			m := TKEPortMapping{
+				Port: b.ContainerPort, Protocol: proto, Pool: tkePoolName(b.Pool), Region: b.Region,
+				LoadbalancerID: b.LoadBalancerID, LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto],
+				IPs: b.VIPs,
+			}
+			if len(b.VIPs) > 0 {
+				m.Address = b.VIPs[0] + ":" + strconv.Itoa(int(b.Port))
+			}
+			if !hostPort[portKey{b.ContainerPort, b.Protocol}] {
+				if b.EndPort > b.Port {
+					m.LoadbalancerEndPort = b.EndPort
+					m.EndPort = b.ContainerPort + (b.EndPort - b.Port)
+				}
+				mappings = append(mappings, m)
+				continue
+			}
+			hostMappings = append(hostMappings, TKEHostPortMapping{
+				ContainerPort: m.Port, HostPort: b.TargetPort, Protocol: m.Protocol, Pool: m.Pool, Region: m.Region,
+				LoadbalancerID: m.LoadbalancerID, LoadbalancerPort: m.LoadbalancerPort, ListenerID: m.ListenerID,
+				Address: m.Address, IPs: m.IPs,
+			})
+		}
+	}
+	// tke-extend's order: pool, load balancer, public port, container
+	// port, protocol.
+	slices.SortFunc(mappings, func(a, b TKEPortMapping) int {
+		return cmp.Or(strings.Compare(a.Pool, b.Pool), strings.Compare(a.LoadbalancerID, b.LoadbalancerID),
+			cmp.Compare(a.LoadbalancerPort, b.LoadbalancerPort), cmp.Compare(a.Port, b.Port), strings.Compare(a.Protocol, b.Protocol))
+	})
+	slices.SortFunc(hostMappings, func(a, b TKEHostPortMapping) int {
+		return cmp.Or(strings.Compare(a.Pool, b.Pool), strings.Compare(a.LoadbalancerID, b.LoadbalancerID),
+			cmp.Compare(a.LoadbalancerPort, b.LoadbalancerPort), cmp.Compare(a.ContainerPort, b.ContainerPort), strings.Compare(a.Protocol, b.Protocol))
+	})
+	out := map[string]string{}
+	if anyPort {
+		out[TKEAnnotationMappingResult] = mustJSON(mappings)
+		out[TKEAnnotationMappingStatus] = status
+	}
+	if anyHostPort {
+		out[TKEAnnotationHostPortMappingResult] = mustJSON(hostMappings)
+		out[TKEAnnotationHostPortMappingStatus] = status
+	}
+	return out
+}
