@@ -135,10 +135,17 @@ func addressConditions() []corev1.PodConditionType {
 	return []corev1.PodConditionType{podannotation.ConditionAddressReady, podannotation.BCSConditionPortBindingReady}
 }
 
+// statusAnnotations are the status annotations the provider writes: ours,
+// bcs's and tke-extend's.
+func statusAnnotations() []string {
+	return []string{podannotation.AnnotationStatus, podannotation.BCSAnnotationStatus,
+		podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationHostPortMappingStatus}
+}
+
 // told reports whether pod carries something the provider told it: a
 // status annotation (ours or bcs's) or an address condition.
 func told(pod *corev1.Pod) bool {
-	for _, k := range []string{podannotation.AnnotationStatus, podannotation.BCSAnnotationStatus} {
+	for _, k := range statusAnnotations() {
 		if _, ok := pod.Annotations[k]; ok {
 			return true
 		}
@@ -162,12 +169,13 @@ func withdrawal(pod *corev1.Pod, since time.Time, grace time.Duration) (set map[
 		return nil, nil
 	}
 	set = map[string]any{}
-	for _, k := range []string{podannotation.AnnotationStatus, podannotation.BCSAnnotationStatus} {
+	for _, k := range statusAnnotations() {
 		if v, ok := pod.Annotations[k]; ok && v != podannotation.StatusNotReady {
 			set[k] = podannotation.StatusNotReady
 		}
 	}
-	remove := []string{podannotation.AnnotationAddresses, podannotation.BCSAnnotationBindings, podannotation.AnnotationNamedAddresses}
+	remove := []string{podannotation.AnnotationAddresses, podannotation.BCSAnnotationBindings,
+		podannotation.TKEAnnotationMappingResult, podannotation.TKEAnnotationHostPortMappingResult, podannotation.AnnotationNamedAddresses}
 	if named, ok := pod.Annotations[podannotation.AnnotationNamedAddresses]; ok {
 		remove = append(remove, strings.Split(named, ",")...)
 	}

@@ -131,6 +131,27 @@ func TestWithdrawal(t *testing.T) {
 		t.Errorf("withdrawn again: %v %v", set, conds)
 	}
 
+	// A tke-extend Pod: its status NotReady, its results gone.
+	tke := &corev1.Pod{}
+	tke.Annotations = map[string]string{
+		podannotation.TKEAnnotationEnableMapping:         "true",
+		podannotation.TKEAnnotationMappingStatus:         podannotation.StatusReady,
+		podannotation.TKEAnnotationMappingResult:         `[{"port":80}]`,
+		podannotation.TKEAnnotationHostPortMappingStatus: podannotation.StatusReady,
+		podannotation.TKEAnnotationHostPortMappingResult: `[{"containerPort":80}]`,
+	}
+	set, _ = withdrawal(tke, since, grace)
+	wantTKE := map[string]any{
+		podannotation.TKEAnnotationMappingStatus:         podannotation.StatusNotReady,
+		podannotation.TKEAnnotationMappingResult:         nil,
+		podannotation.TKEAnnotationHostPortMappingStatus: podannotation.StatusNotReady,
+		podannotation.TKEAnnotationHostPortMappingResult: nil,
+		podannotation.AnnotationHubUnreachable:           "2025-01-01T12:00:00Z",
+	}
+	if !maps.Equal(set, wantTKE) {
+		t.Errorf("tke-extend Pod: annotations %v, want %v", set, wantTKE)
+	}
+
 	// A Pod told nothing gets nothing, even with a readiness gate.
 	quiet := &corev1.Pod{}
 	quiet.Annotations = map[string]string{podannotation.AnnotationPorts: "7777 pool"}
