@@ -37,15 +37,30 @@ func FuzzParse(f *testing.F) {
 		{"a game-tcp", 1, ""},
 		{";;;\n\r\n", 1, ""},
 		{"\xff\xfe 8000 \x00", 0, "\x00"},
+		// tke-extend's syntax (bit 5; bit 6 adds opt as the hostPort lines).
+		{"8000 UDP pool-test\n7000 TCPUDP pool-test", 1 << 5, ""},
+		{"7000 TCPUDP pool-ctcc,pool-cmcc useSamePortAcrossPools", 1<<5 | 0b00010, "Ordinal"},
+		{"8000 TCP_SSL pool-test certSecret=cert-secret", 1 << 5, ""},
+		{"8000 UDP game/a,b", 1<<5 | 1<<6, "7654 TCPUDP node-pool\n8000 UDP x"},
+		{"8000 udp a,,b certSecret=", 1<<5 | 1<<6, "\x00 tcp a"},
 	}
 	for _, s := range seeds {
 		f.Add(s.ports, s.mode, s.opt)
 	}
 	f.Fuzz(func(t *testing.T, ports string, mode uint8, opt string) {
 		a := map[string]string{}
-		if mode&1 == 0 {
+		tke := mode&(1<<5) != 0
+		switch {
+		case tke:
+			a[TKEAnnotationEnableMapping] = "true"
+			a[TKEAnnotationPortMapping] = ports
+			if mode&(1<<6) != 0 {
+				a[TKEAnnotationEnableHostPortMapping] = "true"
+				a[TKEAnnotationHostPortMapping] = opt
+			}
+		case mode&1 == 0:
 			a[AnnotationPorts] = ports
-		} else {
+		default:
 			a[BCSAnnotationEnabled] = "true"
 			a[BCSAnnotationPorts] = ports
 		}
@@ -102,6 +117,12 @@ func FuzzParse(f *testing.F) {
 				if pool.Name == "" {
 					t.Fatal("accepted an empty pool name")
 				}
+				if tke && pool.Namespace == "" {
+					t.Fatalf("a tke-extend pool %q without a namespace", pool.Name)
+				}
+			}
+			if tke && (pr.Port.Type != intstr.Int || pr.Protocol == "") {
+				t.Fatalf("a tke-extend port %s/%q: want a number and a protocol", pr.Port.String(), pr.Protocol)
 			}
 			port, proto, _, err := ResolvePort(p, pr)
 			switch {
