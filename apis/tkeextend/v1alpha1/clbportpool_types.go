@@ -54,13 +54,11 @@ type CLBPortPoolSpec struct {
 	// the quota from the cloud and takes the smaller.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="listenerQuota is immutable"
 	// +optional
 	ListenerQuota *int64 `json:"listenerQuota,omitempty"`
 
 	// ListenerPrecreate chooses the protocols of the listeners: those with
 	// a count above 0. Listeners are always created ahead of time here.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="listenerPrecreate is immutable"
 	// +optional
 	ListenerPrecreate *ListenerPrecreateConfig `json:"listenerPrecreate,omitempty"`
 
@@ -74,7 +72,7 @@ type CLBPortPoolSpec struct {
 
 	// Region of the load balancers, such as ap-chengdu; the provider
 	// config's region when unset.
-	// +kubebuilder:validation:Pattern=`^[a-z]+(-[a-z0-9]+)+$`
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+-[a-z0-9-]+$')",message="region is a Tencent Cloud region such as ap-chengdu"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="region is immutable"
 	// +optional
 	Region *string `json:"region,omitempty"`

@@ -30,6 +30,11 @@ import (
 
 const controllerName = "clbportpool"
 
+// finalizer holds a CLBPortPool until its PortPool is gone. The owner
+// reference would do it too, but only where a garbage collector runs, and
+// without saying when.
+const finalizer = "network.tencentcloud.crossplane.io/portpool"
+
 // Setup adds the CLBPortPool controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	r := &reconciler{kube: mgr.GetClient()}
@@ -59,9 +64,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	st := v1alpha1.CLBPortPoolStatus{PortPool: PortPoolOf(cpp.Name).String(), ObservedGeneration: cpp.Generation}
 	if cpp.DeletionTimestamp != nil {
-		// The PortPool goes with it (owner reference).
-		st.State = v1alpha1.StateDeleting
-		return reconcile.Result{}, r.writeStatus(ctx, cpp, st)
+		return reconcile.Result{}, r.delete(ctx, cpp, st)
+	}
+	if controllerutil.AddFinalizer(cpp, finalizer) {
+		if err := r.kube.Update(ctx, cpp); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add the CLBPortPool's finalizer")
+		}
 	}
 	m, err := toPortPool(cpp)
 	st.Ignored = m.ignored
@@ -120,6 +128,30 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 		return nil, "", errors.Wrapf(err, "cannot update the PortPool %s", key)
 	}
 	return pp, "", nil
+}
+
+// delete deletes the PortPool, and lets the CLBPortPool go once it is gone
+// (its listeners deleted in the cloud). The PortPool's deletion wakes this
+// reconcile (Owns).
+func (r *reconciler) delete(ctx context.Context, cpp *v1alpha1.CLBPortPool, st v1alpha1.CLBPortPoolStatus) error {
+	pp := &clbv1alpha1.PortPool{}
+	err := r.kube.Get(ctx, PortPoolOf(cpp.Name), pp)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return errors.Wrap(err, "cannot get the PortPool")
+	}
+	if err == nil && metav1.IsControlledBy(pp, cpp) {
+		if pp.DeletionTimestamp == nil {
+			if err := r.kube.Delete(ctx, pp); client.IgnoreNotFound(err) != nil {
+				return errors.Wrap(err, "cannot delete the PortPool")
+			}
+		}
+		st.State, st.Message = v1alpha1.StateDeleting, ptr.To("waiting for the PortPool "+PortPoolOf(cpp.Name).String()+" to be deleted")
+		return r.writeStatus(ctx, cpp, st)
+	}
+	if controllerutil.RemoveFinalizer(cpp, finalizer) {
+		return errors.Wrap(r.kube.Update(ctx, cpp), "cannot remove the CLBPortPool's finalizer")
+	}
+	return nil
 }
 
 // observe copies what the PortPool says into tke-extend's fields.
