@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,8 +20,10 @@ import (
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
@@ -65,6 +68,9 @@ type ProviderSettings struct {
 	// Controllers sets up the controllers; nil is every controller of the
 	// provider (pcontroller.Setup with Clients and PodAddress).
 	Controllers func(ctrl.Manager, xpcontroller.Options) error
+	// SafeStart sets each controller up once the CRDs of its kinds are
+	// established, through Crossplane's CRD gate, as cmd/provider does.
+	SafeStart bool
 	// StopWithin bounds the shutdown (10 s): a slow one is a bug,
 	// reported with the goroutines still running.
 	StopWithin time.Duration
@@ -132,6 +138,9 @@ func IPPools(api ippool.ServerOptions, keep time.Duration) ProviderOption {
 		}
 	}
 }
+
+// SafeStart gates the controllers on their CRDs, as cmd/provider does.
+func SafeStart() ProviderOption { return func(p *ProviderSettings) { p.SafeStart = true } }
 
 // StopWithin bounds the shutdown.
 func StopWithin(d time.Duration) ProviderOption {
@@ -206,6 +215,13 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 		PollInterval:            p.Poll,
 		MaxConcurrentReconciles: p.Workers,
 		Features:                flags,
+	}
+	if p.SafeStart {
+		o.Gate = new(gate.Gate[schema.GroupVersionKind])
+		if err := customresourcesgate.Setup(mgr, o); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	setup := p.Controllers
 	if setup == nil {
