@@ -95,7 +95,7 @@ func controllers(po podaddress.Options) []kindController {
 		// kind is served (its CRD is not ours; without a gate, only if it
 		// is served at start).
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserver.Setup(m, o) },
-			needs: []schema.GroupVersionKind{gameserver.GroupVersionKind}},
+			needs: []schema.GroupVersionKind{gameserver.GroupVersionKind()}},
 		// Clusters behind NAT: their agents' identities, heartbeats and status.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {
 			return workloadcluster.Setup(m, o, workloadcluster.Options{})

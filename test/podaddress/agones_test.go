@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -131,12 +134,37 @@ func TestAgonesGameServer(t *testing.T) {
 		return nil
 	})
 
-	// Without the gate (the kind is served at start), the Pod's deletion
-	// takes the keys off, and nothing else.
-	stop()
-	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses))
-	carries(t, gs, own) // still
+	// The Pod's deletion takes the keys off, and nothing else.
 	deletePod(t, own)
+	uncarried(t, gs)
+
+	// Without the gate (the kind served at start): the same for a new
+	// GameServer.
+	stop()
+	ctrllog.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 1}))
+	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses), suite.Logger(logging.NewLogrLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 1}))))
+	second := gs.DeepCopy()
+	second.SetName("second")
+	second.SetResourceVersion("")
+	second.SetUID("")
+	second.SetManagedFields(nil)
+	second.SetCreationTimestamp(metav1.Time{})
+	second.SetGeneration(0)
+	if err := kube.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	second = getGameServer(t, second)
+	p2 := agonesPod(t, second, second.GetName(), tmpl, true, "10.27.0.5", udp)
+	bound(t, ns, p2.Name)
+	carries(t, second, p2)
+	deletePod(t, p2)
+	uncarried(t, second)
+}
+
+// uncarried waits until the GameServer carries none of the address
+// annotations, and still its own.
+func uncarried(t *testing.T, gs *unstructured.Unstructured) {
+	t.Helper()
 	eventually(t, "the address keys removed from the GameServer", func() error {
 		got := getGameServer(t, gs)
 		if c := gameserver.Carried(got.GetAnnotations()); len(c) != 0 {
@@ -196,7 +224,7 @@ func carries(t *testing.T, gs *unstructured.Unstructured, p *corev1.Pod) {
 func getGameServer(t *testing.T, gs *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	got := &unstructured.Unstructured{}
-	got.SetGroupVersionKind(gameserver.GroupVersionKind)
+	got.SetGroupVersionKind(gameserver.GroupVersionKind())
 	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(gs), got); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +241,7 @@ func installAgonesCRD(t *testing.T) {
 	}
 	eventually(t, "GameServers served", func() error {
 		l := &unstructured.UnstructuredList{}
-		l.SetGroupVersionKind(gameserver.GroupVersionKind.GroupVersion().WithKind("GameServerList"))
+		l.SetGroupVersionKind(gameserver.GroupVersionKind().GroupVersion().WithKind("GameServerList"))
 		return kube.List(ctx, l)
 	})
 }

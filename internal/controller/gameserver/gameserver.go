@@ -45,19 +45,23 @@ const (
 )
 
 // GroupVersionKind is Agones' GameServer.
-var GroupVersionKind = schema.GroupVersionKind{Group: "agones.dev", Version: "v1", Kind: "GameServer"}
+func GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "agones.dev", Version: "v1", Kind: "GameServer"}
+}
 
 // Setup adds the controller when the API server serves GameServers, and
 // does nothing otherwise: a cluster without Agones has no GameServers to
 // tell. Under safe-start it is called once the kind is served.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
-	if _, err := mgr.GetRESTMapper().RESTMapping(GroupVersionKind.GroupKind(), GroupVersionKind.Version); err != nil {
+	gvk := GroupVersionKind()
+	if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 		if kmeta.IsNoMatchError(err) {
-			o.Logger.Debug("Agones GameServers are not served: Pods' addresses stay on the Pods")
+			o.Logger.Info("Agones GameServers are not served: Pods' addresses stay on the Pods")
 			return nil
 		}
 		return errors.Wrap(err, "cannot tell whether Agones GameServers are served")
 	}
+	o.Logger.Info("Agones GameServers are served: they carry their Pods' addresses")
 	r := &Reconciler{pods: mgr.GetClient(), gameServers: mgr.GetAPIReader(), kube: mgr.GetClient(),
 		log: o.Logger.WithValues("controller", controllerName)}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -128,7 +132,8 @@ func Owns(gs metav1.Object, pod metav1.Object) bool {
 		return false
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == GroupVersionKind.Group && ref.Kind == GroupVersionKind.Kind &&
+	gvk := GroupVersionKind()
+	return err == nil && gv.Group == gvk.Group && ref.Kind == gvk.Kind &&
 		ref.Name == gs.GetName() && ref.UID == gs.GetUID()
 }
 
@@ -148,7 +153,7 @@ type Reconciler struct {
 // never overwritten.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	gs := &metav1.PartialObjectMetadata{}
-	gs.SetGroupVersionKind(GroupVersionKind)
+	gs.SetGroupVersionKind(GroupVersionKind())
 	if err := r.gameServers.Get(ctx, req.NamespacedName, gs); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(errors.Wrap(err, "cannot get the GameServer"))
 	}
@@ -163,6 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	have := Carried(gs.Annotations)
 	if maps.Equal(want, have) {
+		r.log.Debug("GameServer carries its Pod's addresses", "gameserver", req.String(), "annotations", len(want))
 		return reconcile.Result{}, nil
 	}
 	set := map[string]any{}
