@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -40,8 +37,9 @@ const agonesCRD = "gameservers.agones.dev"
 // binds, and the GameServer carries the Pod's address annotations, beside
 // its own. Pods that are not the GameServer's (another name with its
 // label and controller reference; its name and label without the
-// reference) write nothing on it. A provider started without the gate then
-// removes the keys when the Pod is deleted, and only those.
+// reference) write nothing on it. The Pod's deletion removes the keys, and
+// only those. A provider started without the gate (the kind served at
+// start) does the same for a second GameServer.
 func TestAgonesGameServer(t *testing.T) {
 	ctx := context.Background()
 	removeAgonesCRD(t)
@@ -141,8 +139,7 @@ func TestAgonesGameServer(t *testing.T) {
 	// Without the gate (the kind served at start): the same for a new
 	// GameServer.
 	stop()
-	ctrllog.SetLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 1}))
-	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses), suite.Logger(logging.NewLogrLogger(testr.NewWithOptions(t, testr.Options{Verbosity: 1}))))
+	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses))
 	second := gs.DeepCopy()
 	second.SetName("second")
 	second.SetResourceVersion("")
