@@ -27,6 +27,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbportpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/gameserverset"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/gameserver"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
@@ -97,6 +98,11 @@ func controllers(po podaddress.Options) []kindController {
 		// RemotePods are served within their WorkloadCluster's bounds.
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
 			networkv1alpha1.WorkloadClusterGroupVersionKind}},
+		// Agones GameServers carry their Pod's addresses, once Agones'
+		// kind is served (its CRD is not ours; without a gate, only if it
+		// is served at start).
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserver.Setup(m, o) },
+			needs: []schema.GroupVersionKind{gameserver.GroupVersionKind()}},
 		// Clusters behind NAT: their agents' identities, heartbeats and status.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {
 			return workloadcluster.Setup(m, o, workloadcluster.Options{})

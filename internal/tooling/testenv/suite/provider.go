@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,8 +20,10 @@ import (
 
 	xpcontroller "github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
@@ -68,6 +71,9 @@ type ProviderSettings struct {
 	// GameServerSets adds the GameServerSet controller to every
 	// controller of the provider, as --gameserverset-pools does.
 	GameServerSets bool
+	// SafeStart sets each controller up once the CRDs of its kinds are
+	// established, through Crossplane's CRD gate, as cmd/provider does.
+	SafeStart bool
 	// StopWithin bounds the shutdown (10 s): a slow one is a bug,
 	// reported with the goroutines still running.
 	StopWithin time.Duration
@@ -139,6 +145,8 @@ func IPPools(api ippool.ServerOptions, keep time.Duration) ProviderOption {
 // GameServerSets runs the GameServerSet controller too (when the kind is
 // served), as the binary does by default.
 func GameServerSets() ProviderOption { return func(p *ProviderSettings) { p.GameServerSets = true } }
+// SafeStart gates the controllers on their CRDs, as cmd/provider does.
+func SafeStart() ProviderOption { return func(p *ProviderSettings) { p.SafeStart = true } }
 
 // StopWithin bounds the shutdown.
 func StopWithin(d time.Duration) ProviderOption {
@@ -213,6 +221,13 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 		PollInterval:            p.Poll,
 		MaxConcurrentReconciles: p.Workers,
 		Features:                flags,
+	}
+	if p.SafeStart {
+		o.Gate = new(gate.Gate[schema.GroupVersionKind])
+		if err := customresourcesgate.Setup(mgr, o); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
 	setup := p.Controllers
 	if setup == nil {
