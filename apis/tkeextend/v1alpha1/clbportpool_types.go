@@ -18,6 +18,12 @@ const (
 	StateDeleting = "Deleting"
 )
 
+// Reasons of a Pending CLBPortPool (status.reason).
+const (
+	ReasonWaiting = "Waiting"
+	ReasonFailed  = "Failed"
+)
+
 // States of a load balancer of a CLBPortPool: tke-extend's Running and
 // NotFound; the PortPool's other states are shown as the PortPool says
 // them (Creating, Blacklisted, Draining, Removed).
@@ -228,6 +234,10 @@ type CLBPortPoolStatus struct {
 	// Message says why the pool is not Active.
 	// +optional
 	Message *string `json:"message,omitempty"`
+	// Reason of a Pending pool: Waiting (for its PortPool to be Ready) or
+	// Failed (it cannot be made, or its PortPool reports an error).
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// LoadbalancerStatuses are the PortPool's load balancers.
 	// +optional
 	LoadbalancerStatuses []LoadBalancerStatus `json:"loadbalancerStatuses,omitempty"`

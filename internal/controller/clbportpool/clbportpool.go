@@ -157,14 +157,15 @@ func (r *reconciler) delete(ctx context.Context, cpp *v1alpha1.CLBPortPool, st v
 // observe copies what the PortPool says into tke-extend's fields.
 func observe(st *v1alpha1.CLBPortPoolStatus, pp *clbv1alpha1.PortPool) {
 	ready, synced := pp.GetCondition(xpv2.TypeReady), pp.GetCondition(xpv2.TypeSynced)
-	st.State = v1alpha1.StatePending
+	st.State, st.Reason = v1alpha1.StatePending, v1alpha1.ReasonWaiting
 	switch {
 	case synced.Status == corev1.ConditionFalse && synced.Message != "":
+		st.Reason = v1alpha1.ReasonFailed
 		st.Message = ptr.To("PortPool " + PortPoolOf(pp.Name).String() + ": " + synced.Message)
 	case ready.Status == corev1.ConditionTrue:
-		st.State = v1alpha1.StateActive
+		st.State, st.Reason = v1alpha1.StateActive, ""
 	case ready.Message != "":
-		st.Message = ptr.To("PortPool " + PortPoolOf(pp.Name).String() + ": " + ready.Message)
+		st.Message = ptr.To("waiting for the PortPool " + PortPoolOf(pp.Name).String() + " to be Ready: " + ready.Message)
 	default:
 		st.Message = ptr.To("waiting for the PortPool " + PortPoolOf(pp.Name).String() + " to be Ready")
 	}
@@ -187,7 +188,7 @@ func observe(st *v1alpha1.CLBPortPoolStatus, pp *clbv1alpha1.PortPool) {
 }
 
 func (r *reconciler) pending(ctx context.Context, cpp *v1alpha1.CLBPortPool, st v1alpha1.CLBPortPoolStatus, msg string) error {
-	st.State, st.Message = v1alpha1.StatePending, ptr.To(msg)
+	st.State, st.Reason, st.Message = v1alpha1.StatePending, v1alpha1.ReasonFailed, ptr.To(msg)
 	return r.writeStatus(ctx, cpp, st)
 }
 

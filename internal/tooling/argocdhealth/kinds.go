@@ -31,6 +31,7 @@ const (
 	ScriptNetIPClaim       = "netipclaim.lua"
 	ScriptRemotePod        = "remotepod.lua"
 	ScriptWorkloadCluster  = "workloadcluster.lua"
+	ScriptCLBPortPool      = "clbportpool.lua"
 )
 
 // Groups of the composites and claims (package/configuration).
@@ -59,6 +60,7 @@ func Kinds() []Kind {
 		{"network.tencentcloud.m.crossplane.io", "NetIPClaim", ScriptNetIPClaim},
 		{"network.tencentcloud.m.crossplane.io", "RemotePod", ScriptRemotePod},
 		{"network.tencentcloud.m.crossplane.io", "WorkloadCluster", ScriptWorkloadCluster},
+		{"networking.cloud.tencent.com", "CLBPortPool", ScriptCLBPortPool},
 		// Crossplane v2 namespaced composites.
 		{GroupComposite, "PodPublicAddress", ScriptComposite},
 		{GroupComposite, "DedicatedCLBService", ScriptComposite},
