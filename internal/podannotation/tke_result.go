@@ -61,8 +61,18 @@ type TKEHostPortMapping struct {
 // TKEAnnotationHostPortMappingStatus. ports and backend are the
 // PodAddress's spec: a port whose backend is HostPort came from the
 // hostPort lines (the tke-extend syntax takes no backend annotation).
-// The status is Ready or NotReady, as ours.
+//
+// As tke-extend, they are written only once every port forwards to the
+// Pod (ready), with the status Ready: it never writes another status.
+// Until then, while the Pod is isolated (enable-clb-port-mapping "false":
+// targets gone, ports kept) and while its ports wait or move, nil is
+// returned and the Pod keeps what it was last told, or nothing. OpenKruiseGame's
+// TencentCloud-CLB plugin reads the result only when the status is Ready,
+// so a GameServer whose network is disabled keeps its address, as there.
 func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings []v1alpha1.PortBinding, ready bool) map[string]string {
+	if !ready {
+		return nil
+	}
 	type portKey struct {
 		port     int32
 		protocol string
@@ -77,10 +87,6 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 		}
 		anyHostPort = anyHostPort || isHost
 		anyPort = anyPort || !isHost
-	}
-	status := StatusNotReady
-	if ready {
-		status = StatusReady
 	}
 	mappings := []TKEPortMapping{}
 	hostMappings := []TKEHostPortMapping{}
@@ -122,11 +128,11 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 	out := map[string]string{}
 	if anyPort {
 		out[TKEAnnotationMappingResult] = mustJSON(mappings)
-		out[TKEAnnotationMappingStatus] = status
+		out[TKEAnnotationMappingStatus] = StatusReady
 	}
 	if anyHostPort {
 		out[TKEAnnotationHostPortMappingResult] = mustJSON(hostMappings)
-		out[TKEAnnotationHostPortMappingStatus] = status
+		out[TKEAnnotationHostPortMappingStatus] = StatusReady
 	}
 	return out
 }

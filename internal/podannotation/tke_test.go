@@ -343,9 +343,10 @@ func TestTKEResultGolden(t *testing.T) {
 		t.Errorf("-want, +got:\n%s", diff)
 	}
 
-	got = TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, false)
-	if got[TKEAnnotationMappingStatus] != StatusNotReady {
-		t.Errorf("not bound: status %q, want NotReady", got[TKEAnnotationMappingStatus])
+	// Not serving (waiting, isolated, moving): nothing to write, so the
+	// Pod keeps what it was told, as tke-extend leaves it.
+	if got = TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, false); got != nil {
+		t.Errorf("not bound: %v, want nothing written", got)
 	}
 }
 
@@ -438,11 +439,8 @@ func TestTKEResultShapes(t *testing.T) {
 		t.Errorf("the hostPort line's port goes to the hostPort result only: -want, +got:\n%s", diff)
 	}
 
-	// Nothing bound yet: empty arrays, NotReady; only the keys of the
-	// variants asked for.
-	got = TKEResultAnnotations(ports[:1], v1alpha1.BackendPodIP, nil, false)
-	wantEmpty := map[string]string{TKEAnnotationMappingResult: "[]", TKEAnnotationMappingStatus: "NotReady"}
-	if diff := cmp.Diff(wantEmpty, got); diff != "" {
-		t.Errorf("unbound: -want, +got:\n%s", diff)
+	// Nothing bound yet: nothing written.
+	if got = TKEResultAnnotations(ports[:1], v1alpha1.BackendPodIP, nil, false); got != nil {
+		t.Errorf("unbound: %v, want nothing written", got)
 	}
 }

@@ -100,7 +100,18 @@ func TestTKEExtendAnnotations(t *testing.T) {
 	if len(pa.Status.Bindings) != 2 {
 		t.Fatalf("isolated: %d bindings, want the 2 kept", len(pa.Status.Bindings))
 	}
-	podAnnotation(t, p, podannotation.TKEAnnotationMappingStatus, podannotation.StatusNotReady)
+	// Ours says NotReady; tke-extend's keep Ready and the result, as
+	// tke-extend leaves them (OpenKruiseGame keeps the address).
+	podAnnotation(t, p, podannotation.AnnotationStatus, podannotation.StatusNotReady)
+	isolated := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), isolated); err != nil {
+		t.Fatal(err)
+	}
+	if isolated.Annotations[podannotation.TKEAnnotationMappingStatus] != "Ready" ||
+		isolated.Annotations[podannotation.TKEAnnotationMappingResult] != got.Annotations[podannotation.TKEAnnotationMappingResult] {
+		t.Errorf("isolated: %s %q and result %s, want Ready and the result as it was", podannotation.TKEAnnotationMappingStatus,
+			isolated.Annotations[podannotation.TKEAnnotationMappingStatus], isolated.Annotations[podannotation.TKEAnnotationMappingResult])
+	}
 	for _, b := range pa.Status.Bindings {
 		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 			eventually(t, "targets of an isolated Pod deregistered", func() error {
@@ -109,6 +120,31 @@ func TestTKEExtendAnnotations(t *testing.T) {
 				}
 				return nil
 			})
+		}
+	}
+}
+
+// TestTKEWaitingPodToldNothing: a tke-extend Pod whose pool does not exist
+// waits (PoolNotFound): ours says NotReady with the reason, and
+// tke-extend's annotations are not written, as tke-extend writes them only
+// once the ports are bound.
+func TestTKEWaitingPodToldNothing(t *testing.T) {
+	startProvider(t)
+	ctx := context.Background()
+	ns := namespace(t)
+	p := pod(t, ns, "gameserver-0", "10.26.0.2", map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "8000 UDP no-such-pool-" + ns,
+	}, corev1.ContainerPort{ContainerPort: 8000, Protocol: corev1.ProtocolUDP})
+	state(t, ns, p.Name, v1alpha1.StatePoolNotFound)
+	podAnnotation(t, p, podannotation.AnnotationStatus, podannotation.StatusNotReady)
+	got := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationMappingResult} {
+		if v, ok := got.Annotations[k]; ok {
+			t.Errorf("a waiting Pod got %s %q; tke-extend writes nothing before the ports are bound", k, v)
 		}
 	}
 }
