@@ -350,6 +350,33 @@ func TestTKEResultGolden(t *testing.T) {
 	}
 }
 
+// TestTKEResultHostname: a binding on a domain-based load balancer is told
+// by its hostname, with no ips, in tke-extend's field order (hostname
+// between endPort and ips; in the hostPort result after address).
+func TestTKEResultHostname(t *testing.T) {
+	const host = "lb-dyn0001-1251000000.clb.cd-tencentclb.com"
+	ports := []v1alpha1.PortRequest{
+		{Port: num(7000), Protocol: "TCP_UDP", Pools: tkePools("pool-test")},
+		{Port: num(7654), Protocol: "UDP", Pools: tkePools("pool-test"), Backend: v1alpha1.BackendHostPort},
+	}
+	bs := []v1alpha1.PortBinding{
+		{Pool: TKEPoolNamespace + "/pool-test", Protocol: "TCP_UDP", ContainerPort: 7000, LoadBalancerID: "lb-dyn0001", Region: "ap-chengdu",
+			VIPs: []string{"111.231.210.7"}, Hostname: host, Port: 30000, ListenerIDs: map[string]string{"TCP": "lbl-t1", "UDP": "lbl-u1"}},
+		{Pool: TKEPoolNamespace + "/pool-test", Protocol: "UDP", ContainerPort: 7654, LoadBalancerID: "lb-dyn0001", Region: "ap-chengdu",
+			VIPs: []string{"111.231.210.7"}, Hostname: host, Port: 32000, ListenerIDs: map[string]string{"UDP": "lbl-h1"}, TargetPort: 7100},
+	}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, true)
+	want := map[string]string{
+		TKEAnnotationMappingResult:         golden(t, "tke-port-mapping-result-hostname.json"),
+		TKEAnnotationMappingStatus:         "Ready",
+		TKEAnnotationHostPortMappingResult: golden(t, "tke-hostport-mapping-result-hostname.json"),
+		TKEAnnotationHostPortMappingStatus: "Ready",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-want, +got:\n%s", diff)
+	}
+}
+
 // TestTKEHostPortResultGolden: a Pod whose TCP and UDP container port 80
 // have host ports 8344 and 8713 gets the hostPort result of tke-extend's
 // guide byte for byte.
