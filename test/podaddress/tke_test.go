@@ -179,6 +179,7 @@ func TestTKEHostname(t *testing.T) {
 	poolName := "pool-dyn-" + ns
 	pool(t, podannotation.TKEPoolNamespace, poolName, nil, 30100, 30101, func(pp *clbv1alpha1.PortPool) {
 		pp.Spec.ForProvider.LoadBalancerIDs = []string{id}
+		pp.Spec.ForProvider.Protocols = []string{"UDP"}
 		pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
 	})
 	p := pod(t, ns, "gameserver-0", "10.26.0.3", map[string]string{
