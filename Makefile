@@ -5,7 +5,7 @@
 
 GO          ?= go
 TOOL        := $(GO) tool -modfile=tools/go.mod
-TEST_FLAGS  ?= -count=1 -timeout=30m
+TEST_FLAGS  ?= -count=1 -timeout=50m
 VERSION     ?= v0.1.0
 OUTPUT      ?= _output
 ARCHS       ?= amd64 arm64

@@ -7,6 +7,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkeextendv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	v1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 )
@@ -19,6 +20,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		networkv1alpha1.AddToScheme,
 		clusterv1alpha1.AddToScheme,
 		vpcv1alpha1.AddToScheme,
+		tkeextendv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return err

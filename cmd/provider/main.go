@@ -81,6 +81,7 @@ type options struct {
 	netserviceKeep     time.Duration
 	memoryLimit        string
 	maxPortsPerPod     int
+	gameServerSetPools bool
 }
 
 // The Kubernetes client's defaults. A bound Pod costs the provider about
@@ -140,6 +141,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
 	fs.IntVar(&o.maxPortsPerPod, "max-ports-per-pod", podaddress.DefaultMaxPortsPerPod, "Addresses (one per port and pool) one Pod may ask for, by annotation or policy; a request over it is Invalid before anything is allocated. 0 means no limit.")
+	fs.BoolVar(&o.gameServerSetPools, "gameserverset-pools", true, "Make a CLBPortPool <namespace>-<name> for each OpenKruiseGame GameServerSet with networkType TencentCloud-CLB, as tke-extend does, once the GameServerSet kind is served; false turns that controller off.")
 	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -341,6 +343,11 @@ func run(o options) error {
 	}
 	if err := pcontroller.Setup(mgr, copts, pools, po); err != nil {
 		return fmt.Errorf("cannot set up controllers: %w", err)
+	}
+	if o.gameServerSetPools {
+		if err := pcontroller.SetupGameServerSets(mgr, copts); err != nil {
+			return fmt.Errorf("cannot set up the GameServerSet controller: %w", err)
+		}
 	}
 	var netservice *ippool.Server
 	if o.netservice.Address != "" {

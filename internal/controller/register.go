@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,13 +17,16 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkeextendv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	configv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/address"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbportpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/gameserverset"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/listener"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/loadbalancer"
@@ -87,6 +91,9 @@ func controllers(po podaddress.Options) []kindController {
 			return podaddress.Setup(m, o, p.CLB, po)
 		}), needs: with(networkv1alpha1.PodAddressGroupVersionKind,
 			networkv1alpha1.PodAddressPolicyGroupVersionKind, networkv1alpha1.EIPGrantGroupVersionKind, v1alpha1.PortPoolGroupVersionKind)},
+		// tke-extend's CLBPortPools, each made into a PortPool.
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return clbportpool.Setup(m, o) },
+			needs: []schema.GroupVersionKind{tkeextendv1alpha1.CLBPortPoolGroupVersionKind, v1alpha1.PortPoolGroupVersionKind}},
 		// RemotePods are served within their WorkloadCluster's bounds.
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
 			networkv1alpha1.WorkloadClusterGroupVersionKind}},
@@ -162,6 +169,32 @@ func SetupIPPools(mgr ctrl.Manager, o controller.Options, srv *ippool.Server, ke
 		setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return ippool.Setup(m, o, srv, keep) },
 		needs: []schema.GroupVersionKind{networkv1alpha1.NetPoolGroupVersionKind, networkv1alpha1.NetIPGroupVersionKind, networkv1alpha1.NetIPClaimGroupVersionKind},
 	})
+}
+
+// SetupGameServerSets adds the controller that makes a CLBPortPool for
+// each OpenKruiseGame GameServerSet with networkType TencentCloud-CLB.
+// OKG is optional: under safe-start the controller starts once the
+// GameServerSet CRD is established, whenever that is; without a gate it
+// is added only if the kind is served now.
+func SetupGameServerSets(mgr ctrl.Manager, o controller.Options) error {
+	c := kindController{
+		setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserverset.Setup(m, o) },
+		needs: []schema.GroupVersionKind{gameserverset.GroupVersionKind, tkeextendv1alpha1.CLBPortPoolGroupVersionKind},
+	}
+	if o.Gate == nil {
+		for _, gvk := range c.needs {
+			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+				return nil // not served: nothing to watch
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	f, err := failuresOf(mgr, o)
+	if err != nil {
+		return err
+	}
+	return add(mgr, o, Pools{}, f, c)
 }
 
 // add sets c up now, or, under safe-start, once its CRDs are established.

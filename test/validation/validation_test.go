@@ -62,6 +62,12 @@ var kinds = map[string]kind{
   owner: {kind: StatefulSet, name: room}, containers: [{name: server, ports: [{containerPort: 7777, protocol: TCP}]}],
   readinessGates: [network.tencentcloud.crossplane.io/address-ready], node: {name: n1, instanceId: ins-1, internalIP: 10.0.0.1},
   podIP: 10.1.0.1, podIPs: [10.1.0.1], ready: true}`},
+	"CLBPortPool": {apiVersion: "networking.cloud.tencent.com/v1alpha1", cluster: true, spec: `{startPort: 30000, endPort: 30099, segmentLength: 10,
+  region: ap-guangzhou, lbPolicy: Uniform, lbBlacklist: [lb-2], exsistedLoadBalancerIDs: [lb-1], listenerPrecreate: {enabled: true, tcp: 10, udp: 10},
+  autoCreate: {enabled: true, maxLoadBalancers: 3, parameters: {vipIsp: CTCC, bandwidthPackageId: bwp-1, addressIPVersion: IPv4, loadBalancerPassToTarget: true,
+    dynamicVip: false, vpcId: vpc-1, tags: [{tagKey: k, tagValue: v}], projectId: 0, loadBalancerName: test, loadBalancerType: OPEN, masterZoneId: ap-guangzhou-1,
+    zoneId: ap-guangzhou-1, slaType: clb.c4.xlarge, lbChargeType: POSTPAID_BY_HOUR,
+    internetAccessible: {internetChargeType: TRAFFIC_POSTPAID_BY_HOUR, internetMaxBandwidthOut: 61440, bandwidthpkgSubType: BGP}}}}`},
 	"WorkloadCluster": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{podCIDRs: [10.244.0.0/16], nodeCIDRs: [10.0.0.0/16], disconnectGracePeriod: 15m}`},
 	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
   bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
@@ -455,6 +461,47 @@ func cases() []bad {
 	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))
 	add(minLength("RemotePod", "spec.cluster"))
 	add(workloadClusterCases()...)
+	add(clbPortPoolCases()...)
+	return bs
+}
+
+// clbPortPoolCases: tke-extend's CLBPortPool, its own checks and the rules
+// of its admission webhook.
+func clbPortPoolCases() []bad {
+	const k, ac = "CLBPortPool", "spec.autoCreate"
+	const prm = ac + ".parameters"
+	bs := []bad{
+		rule(k, "give exsistedLoadBalancerIDs or enable autoCreate", edit{"spec.exsistedLoadBalancerIDs", del}, edit{ac + ".enabled", "false"}),
+		rule(k, "endPort must be greater than startPort", edit{"spec.endPort", "30000"}),
+		rule(k, "endPort and listenerQuota cannot both be given", edit{"spec.listenerQuota", "50"}, edit{ac + ".enabled", "false"}),
+		rule(k, "autoCreate cannot be enabled with listenerQuota", edit{"spec.listenerQuota", "50"}, edit{"spec.endPort", del}),
+		rule(k, "region is a Tencent Cloud region such as ap-chengdu", edit{"spec.region", "Chengdu"}),
+		immutable(k, "startPort is immutable", edit{"spec.startPort", "30010"}),
+		immutable(k, "endPort is immutable", edit{"spec.endPort", "30199"}),
+		immutable(k, "segmentLength is immutable", edit{"spec.segmentLength", "5"}),
+		immutable(k, "region is immutable", edit{"spec.region", "ap-shanghai"}),
+		enum(k, "spec.lbPolicy", "LeastUsed", `"Uniform", "InOrder", "Random"`),
+		enum(k, prm+".vipIsp", "CTT", `"CMCC", "CUCC", "CTCC", "BGP"`),
+		enum(k, prm+".addressIPVersion", "IPV5", `"IPV4", "IPV6", "IPv6FullChain", "IPv4"`),
+		enum(k, prm+".loadBalancerType", "PUBLIC", `"OPEN", "INTERNAL"`),
+		enum(k, prm+".slaType", "clb.c1.small", `"clb.c2.medium", "clb.c3.small", "clb.c3.medium", "clb.c4.small", "clb.c4.medium", "clb.c4.large", "clb.c4.xlarge"`),
+		enum(k, prm+".lbChargeType", "FREE", `"POSTPAID_BY_HOUR", "PREPAID"`),
+		enum(k, prm+".internetAccessible.internetChargeType", "FREE", `"TRAFFIC_POSTPAID_BY_HOUR", "BANDWIDTH_POSTPAID_BY_HOUR", "BANDWIDTH_PACKAGE", "BANDWIDTH_PREPAID"`),
+		enum(k, prm+".internetAccessible.bandwidthpkgSubType", "MULTI", `"SINGLEISP", "BGP"`),
+	}
+	tags := make([]string, 21)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("{tagKey: k%d, tagValue: v}", i)
+	}
+	bs = append(bs, bad{kind: k, edits: []edit{{prm + ".tags", "[" + strings.Join(tags, ",") + "]"}}, check: "maxItems", want: "must have at most 20 items"})
+	bs = append(bs, rangeOf(k, "spec.startPort", 1, 65535)...)
+	bs = append(bs, rangeOf(k, "spec.endPort", 1, 65535)...)
+	bs = append(bs, rangeOf(k, "spec.segmentLength", 0, 1000)...)
+	bs = append(bs, rangeOf(k, "spec.listenerQuota", 1, 65535)...)
+	bs = append(bs, rangeOf(k, "spec.listenerPrecreate.tcp", 0, 65535)...)
+	bs = append(bs, rangeOf(k, "spec.listenerPrecreate.udp", 0, 65535)...)
+	bs = append(bs, rangeOf(k, ac+".maxLoadBalancers", 1, 65535)...)
+	bs = append(bs, rangeOf(k, prm+".internetAccessible.internetMaxBandwidthOut", 1, 65535)...)
 	return bs
 }
 

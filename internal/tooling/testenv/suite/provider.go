@@ -65,6 +65,9 @@ type ProviderSettings struct {
 	// Controllers sets up the controllers; nil is every controller of the
 	// provider (pcontroller.Setup with Clients and PodAddress).
 	Controllers func(ctrl.Manager, xpcontroller.Options) error
+	// GameServerSets adds the GameServerSet controller to every
+	// controller of the provider, as --gameserverset-pools does.
+	GameServerSets bool
 	// StopWithin bounds the shutdown (10 s): a slow one is a bug,
 	// reported with the goroutines still running.
 	StopWithin time.Duration
@@ -132,6 +135,10 @@ func IPPools(api ippool.ServerOptions, keep time.Duration) ProviderOption {
 		}
 	}
 }
+
+// GameServerSets runs the GameServerSet controller too (when the kind is
+// served), as the binary does by default.
+func GameServerSets() ProviderOption { return func(p *ProviderSettings) { p.GameServerSets = true } }
 
 // StopWithin bounds the shutdown.
 func StopWithin(d time.Duration) ProviderOption {
@@ -210,7 +217,13 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 	setup := p.Controllers
 	if setup == nil {
 		setup = func(mgr ctrl.Manager, o xpcontroller.Options) error {
-			return pcontroller.Setup(mgr, o, pcontroller.NewPools(p.Clients), p.PodAddress)
+			if err := pcontroller.Setup(mgr, o, pcontroller.NewPools(p.Clients), p.PodAddress); err != nil {
+				return err
+			}
+			if p.GameServerSets {
+				return pcontroller.SetupGameServerSets(mgr, o)
+			}
+			return nil
 		}
 	}
 	if err := setup(mgr, o); err != nil {

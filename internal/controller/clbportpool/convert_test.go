@@ -1,0 +1,109 @@
+package clbportpool
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
+)
+
+func TestToPortPool(t *testing.T) {
+	lbs := []string{"lb-1", "lb-2"}
+	cases := []struct {
+		name      string
+		cpp       v1alpha1.CLBPortPool
+		start     int64
+		end       int64
+		seg       int64
+		protocols []string
+		ids       []string
+		policy    string
+		ignored   string // a prefix one of them has
+		err       string
+	}{
+		{name: "no endPort: to 65535", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 65535, seg: 1, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "segments: whole ones up to 65535", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, SegmentLength: ptr.To[int64](100), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 65499, seg: 100, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "segmentLength 1 is one port", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30099), SegmentLength: ptr.To[int64](1), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 30099, seg: 1, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "listenerQuota: its ports over two protocols", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, ListenerQuota: ptr.To[int64](50), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 30024, seg: 1, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom, ignored: "listenerQuota:"},
+		{name: "endPort trimmed to whole segments", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30105), SegmentLength: ptr.To[int64](10), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 30099, seg: 10, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom, ignored: "endPort:"},
+		{name: "region prefixes the ids", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30009), Region: ptr.To("ap-chengdu"), ExsistedLoadBalancerIDs: lbs, LbPolicy: ptr.To("Uniform")}},
+			start: 30000, end: 30009, seg: 1, protocols: []string{"TCP", "UDP"}, ids: []string{"ap-chengdu:lb-1", "ap-chengdu:lb-2"}, policy: clbv1alpha1.PolicyLeastUsed},
+		{name: "listenerPrecreate UDP only", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30009), ExsistedLoadBalancerIDs: lbs, LbPolicy: ptr.To("InOrder"),
+			ListenerPrecreate: &v1alpha1.ListenerPrecreateConfig{Enabled: true, UDP: ptr.To[int64](50)}}},
+			start: 30000, end: 30009, seg: 1, protocols: []string{"UDP"}, ids: lbs, policy: clbv1alpha1.PolicyInOrder, ignored: "listenerPrecreate"},
+		{name: "protocols annotation", cpp: v1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.AnnotationProtocols: "UDP"}},
+			Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30009), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 30009, seg: 1, protocols: []string{"UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "autoCreate with region: none created", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30009), Region: ptr.To("ap-chengdu"), ExsistedLoadBalancerIDs: lbs,
+			AutoCreate: &v1alpha1.AutoCreateConfig{Enabled: true}}},
+			start: 30000, end: 30009, seg: 1, protocols: []string{"TCP", "UDP"}, ids: []string{"ap-chengdu:lb-1", "ap-chengdu:lb-2"}, policy: clbv1alpha1.PolicyRandom, ignored: "autoCreate:"},
+		{name: "only autoCreate with region: refused", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, Region: ptr.To("ap-chengdu"), AutoCreate: &v1alpha1.AutoCreateConfig{Enabled: true}}},
+			err: "the pool has no load balancers"},
+		{name: "segments of TCP_SSL: refused", cpp: v1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.AnnotationProtocols: "TCP_SSL"}},
+			Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, SegmentLength: ptr.To[int64](10), ExsistedLoadBalancerIDs: lbs}},
+			err: "port segments are only for TCP and UDP listeners, not TCP_SSL"},
+		{name: "a bad protocol: refused", cpp: v1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.AnnotationProtocols: "TCP,TCP"}},
+			Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, ExsistedLoadBalancerIDs: lbs}},
+			err: "TCP twice"},
+		{name: "a range smaller than a segment: refused", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 65530, SegmentLength: ptr.To[int64](10), ExsistedLoadBalancerIDs: lbs}},
+			err: "ports 65530-65535 hold no segment of 10 ports"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := toPortPool(&c.cpp)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := m.params
+			if p.StartPort != c.start || p.EndPort != c.end || ptr.Deref(p.SegmentLength, 1) != c.seg || !slices.Equal(p.Protocols, c.protocols) ||
+				!slices.Equal(p.LoadBalancerIDs, c.ids) || ptr.Deref(p.AllocationPolicy, "") != c.policy {
+				t.Errorf("got %d-%d seg %d %v %v %s; want %d-%d seg %d %v %v %s", p.StartPort, p.EndPort, ptr.Deref(p.SegmentLength, 1), p.Protocols, p.LoadBalancerIDs,
+					ptr.Deref(p.AllocationPolicy, ""), c.start, c.end, c.seg, c.protocols, c.ids, c.policy)
+			}
+			if c.ignored != "" && !slices.ContainsFunc(m.ignored, func(s string) bool { return strings.HasPrefix(s, c.ignored) }) {
+				t.Errorf("ignored %q, want one starting %q", m.ignored, c.ignored)
+			}
+			if c.ignored == "" && len(m.ignored) > 0 {
+				t.Errorf("ignored %q, want none", m.ignored)
+			}
+		})
+	}
+}
+
+// TestTemplate: autoCreate.parameters map to the template of the load
+// balancers created, and those with no counterpart are listed.
+func TestTemplate(t *testing.T) {
+	var ignored []string
+	a := autoCreate(&v1alpha1.AutoCreateConfig{Enabled: true, MaxLoadBalancers: ptr.To[int64](3), Parameters: &v1alpha1.CreateLBParameters{
+		VipIsp: ptr.To("CTCC"), BandwidthPackageID: ptr.To("bwp-1"), AddressIPVersion: ptr.To("IPv4"), LoadBalancerName: ptr.To("test"),
+		Tags: []v1alpha1.TagInfo{{TagKey: "k", TagValue: "v"}}, DynamicVip: ptr.To(true), Vip: ptr.To("1.2.3.4"), LBChargeType: ptr.To("PREPAID"),
+		InternetAccessible: &v1alpha1.InternetAccessible{InternetChargeType: ptr.To("TRAFFIC_POSTPAID_BY_HOUR"), InternetMaxBandwidthOut: ptr.To[int64](61440), BandwidthpkgSubType: ptr.To("BGP")},
+	}}, &ignored)
+	tp := a.Template
+	if a.MaxLoadBalancers != 3 || ptr.Deref(tp.VipIsp, "") != "CTCC" || ptr.Deref(tp.BandwidthPackageID, "") != "bwp-1" || ptr.Deref(tp.AddressIPVersion, "") != "IPV4" ||
+		ptr.Deref(tp.Name, "") != "test" || tp.Tags["k"] != "v" || ptr.Deref(tp.InternetAccessible.InternetMaxBandwidthOut, 0) != 61440 ||
+		ptr.Deref(tp.InternetAccessible.InternetChargeType, "") != "TRAFFIC_POSTPAID_BY_HOUR" {
+		t.Errorf("autoCreate %+v, template %+v", a, tp)
+	}
+	for _, f := range []string{"dynamicVip", "vip", "lbChargeType", "internetAccessible.bandwidthpkgSubType"} {
+		if !slices.ContainsFunc(ignored, func(s string) bool { return strings.HasPrefix(s, "autoCreate.parameters."+f+":") }) {
+			t.Errorf("ignored %q lacks %s", ignored, f)
+		}
+	}
+}
