@@ -160,8 +160,9 @@ func told(pod *corev1.Pod) bool {
 
 // withdrawal is what to write on pod once its addresses are released while
 // the management cluster is unreachable since since: its status annotations
-// NotReady, as the provider says of a Pod that is not served; its address
-// annotations removed, since the ports may already be another Pod's; the
+// NotReady, as the provider says of a Pod that is not served (tke-extend's,
+// which never say anything but Ready, removed); its address annotations
+// removed, since the ports may already be another Pod's; the
 // address conditions it carries or waits for False; and the mark of the
 // withdrawal. Nothing for a Pod that was told nothing or already says it.
 func withdrawal(pod *corev1.Pod, since time.Time, grace time.Duration) (set map[string]any, conds []corev1.PodCondition) {
@@ -169,13 +170,15 @@ func withdrawal(pod *corev1.Pod, since time.Time, grace time.Duration) (set map[
 		return nil, nil
 	}
 	set = map[string]any{}
-	for _, k := range statusAnnotations() {
+	for _, k := range []string{podannotation.AnnotationStatus, podannotation.BCSAnnotationStatus} {
 		if v, ok := pod.Annotations[k]; ok && v != podannotation.StatusNotReady {
 			set[k] = podannotation.StatusNotReady
 		}
 	}
+	// tke-extend's status is only ever Ready: it goes with its result.
 	remove := []string{podannotation.AnnotationAddresses, podannotation.BCSAnnotationBindings,
-		podannotation.TKEAnnotationMappingResult, podannotation.TKEAnnotationHostPortMappingResult, podannotation.AnnotationNamedAddresses}
+		podannotation.TKEAnnotationMappingResult, podannotation.TKEAnnotationHostPortMappingResult, podannotation.AnnotationNamedAddresses,
+		podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationHostPortMappingStatus}
 	if named, ok := pod.Annotations[podannotation.AnnotationNamedAddresses]; ok {
 		remove = append(remove, strings.Split(named, ",")...)
 	}

@@ -131,7 +131,8 @@ func TestWithdrawal(t *testing.T) {
 		t.Errorf("withdrawn again: %v %v", set, conds)
 	}
 
-	// A tke-extend Pod: its status NotReady, its results gone.
+	// A tke-extend Pod: its results gone, and with them its status,
+	// which tke-extend only ever writes Ready.
 	tke := &corev1.Pod{}
 	tke.Annotations = map[string]string{
 		podannotation.TKEAnnotationEnableMapping:         "true",
@@ -142,9 +143,9 @@ func TestWithdrawal(t *testing.T) {
 	}
 	set, _ = withdrawal(tke, since, grace)
 	wantTKE := map[string]any{
-		podannotation.TKEAnnotationMappingStatus:         podannotation.StatusNotReady,
+		podannotation.TKEAnnotationMappingStatus:         nil,
 		podannotation.TKEAnnotationMappingResult:         nil,
-		podannotation.TKEAnnotationHostPortMappingStatus: podannotation.StatusNotReady,
+		podannotation.TKEAnnotationHostPortMappingStatus: nil,
 		podannotation.TKEAnnotationHostPortMappingResult: nil,
 		podannotation.AnnotationHubUnreachable:           "2025-01-01T12:00:00Z",
 	}

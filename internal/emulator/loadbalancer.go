@@ -144,7 +144,7 @@ func (e *Emulator) createLoadBalancer(c *call) (any, *apiError) {
 			VIP: vip, VipIsp: spec.isp, Zone: spec.zone, Status: 0, CreateTime: c.now, StatusTime: c.now,
 			Tags: spec.tags, ChargeType: spec.chargeType, NetChargeType: spec.netChargeType,
 			BandwidthOut: spec.bandwidth, BandwidthPkgType: spec.pkgType, SlaType: spec.slaType,
-			PassToTarget: spec.passToTarget, SnatPro: spec.snatPro,
+			PassToTarget: spec.passToTarget, SnatPro: spec.snatPro, DynamicVip: spec.dynamicVip,
 		}
 		if spec.typ == "OPEN" {
 			lb.Domain = fmt.Sprintf("%s-%d.clb.%s-tencentclb.com", id, emulatedAppID, regionShort(c.region))
@@ -171,7 +171,7 @@ type lbSpec struct {
 	number                                      int
 	projectID, bandwidth                        int64
 	tags                                        []tag
-	passToTarget, snatPro                       bool
+	passToTarget, snatPro, dynamicVip           bool
 }
 
 func (e *Emulator) validateCreateLB(c *call, req *clb.CreateLoadBalancerRequestParams) (*lbSpec, *apiError) {
@@ -224,7 +224,11 @@ func (e *Emulator) validateCreateLB(c *call, req *clb.CreateLoadBalancerRequestP
 			return nil, errorf(codeInvalidValue, "VipIsp only applies to OPEN load balancers.")
 		}
 		s.isp = "INTERNAL"
+		if req.DynamicVip != nil && *req.DynamicVip {
+			return nil, errorf(codeInvalidValue, "DynamicVip only applies to OPEN load balancers.")
+		}
 	} else {
+		s.dynamicVip = req.DynamicVip != nil && *req.DynamicVip
 		if s.subnetID != "" {
 			return nil, errorf(codeInvalidValue, "SubnetId cannot be specified for an OPEN IPv4 load balancer.")
 		}
@@ -642,6 +646,11 @@ func (lb *lbState) toSDK(withTargetCount bool) *clb.LoadBalancer {
 	}
 	if lb.BandwidthPkgType != "" {
 		out.NetworkAttributes.BandwidthpkgSubType = ptr(lb.BandwidthPkgType)
+	}
+	if lb.DynamicVip {
+		// A domain-based load balancer is reached by its name (its VIP
+		// may change): the legacy Domain field carries it too.
+		out.Domain = ptr(lb.Domain)
 	}
 	if withTargetCount {
 		out.TargetCount = ptr(uint64(lb.targetCount()))

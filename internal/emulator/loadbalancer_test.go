@@ -120,6 +120,10 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 		"IPv6NotEmulated": {func(r *clb.CreateLoadBalancerRequest) { r.AddressIPVersion = common.StringPtr("IPV6") }, "UnsupportedOperation"},
 		"TooManyTags":     {func(r *clb.CreateLoadBalancerRequest) { r.Tags = make([]*clb.TagInfo, 21) }, "InvalidParameterValue.Length"},
 		"UnknownZone":     {func(r *clb.CreateLoadBalancerRequest) { r.MasterZoneId = common.StringPtr("ap-shanghai-2") }, "InvalidParameterValue"},
+		"InternalDynamicVip": {func(r *clb.CreateLoadBalancerRequest) {
+			r.LoadBalancerType, r.DynamicVip = common.StringPtr("INTERNAL"), common.BoolPtr(true)
+			r.VpcId, r.SubnetId = common.StringPtr("vpc-abcd1234"), common.StringPtr("subnet-abcd1234")
+		}, "InvalidParameterValue"},
 		"BandwidthOutOfBand": {func(r *clb.CreateLoadBalancerRequest) {
 			r.InternetAccessible = &clb.InternetAccessible{InternetMaxBandwidthOut: common.Int64Ptr(0)}
 		}, "InvalidParameterValue.Range"},
@@ -427,4 +431,33 @@ func TestDeleteLoadBalancerFrequencyCheck(t *testing.T) {
 	del.ForceDelete = common.BoolPtr(true)
 	_, err = c.DeleteLoadBalancer(del)
 	must(t, err)
+}
+
+// TestCreateLoadBalancerDynamicVip: a domain-based load balancer has its
+// domain in DescribeLoadBalancers' Domain as well as LoadBalancerDomain;
+// any other has an empty Domain.
+func TestCreateLoadBalancerDynamicVip(t *testing.T) {
+	_, _, c := env(t, instant())
+	ids := map[bool]string{}
+	for _, dynamic := range []bool{true, false} {
+		req := clb.NewCreateLoadBalancerRequest()
+		req.LoadBalancerType = common.StringPtr("OPEN")
+		if dynamic {
+			req.DynamicVip = common.BoolPtr(true)
+		}
+		resp, err := c.CreateLoadBalancer(req)
+		must(t, err)
+		ids[dynamic] = *resp.Response.LoadBalancerIds[0]
+	}
+	for dynamic, id := range ids {
+		set := describeLBs(t, c, func(r *clb.DescribeLoadBalancersRequest) { r.LoadBalancerIds = common.StringPtrs([]string{id}) })
+		lb := set.LoadBalancerSet[0]
+		want := ""
+		if dynamic {
+			want = *lb.LoadBalancerDomain
+		}
+		if *lb.LoadBalancerDomain == "" || *lb.Domain != want {
+			t.Errorf("DynamicVip %v: Domain %q, LoadBalancerDomain %q; want Domain %q", dynamic, *lb.Domain, *lb.LoadBalancerDomain, want)
+		}
+	}
 }

@@ -25,6 +25,7 @@ type lbState struct {
 	VIP              string           `json:"vip"`
 	VipIsp           string           `json:"vipIsp"`
 	Domain           string           `json:"domain,omitempty"`
+	DynamicVip       bool             `json:"dynamicVip,omitempty"` // domain-based: Domain is also DescribeLoadBalancers' Domain
 	Zone             string           `json:"zone"`
 	Status           uint64           `json:"status"` // 0 creating, 1 normal
 	CreateTime       time.Time        `json:"createTime"`

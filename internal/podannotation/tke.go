@@ -32,13 +32,14 @@ const (
 	TKEAnnotationHostPortMapping = "networking.cloud.tencent.com/clb-hostport-mapping"
 
 	// TKEAnnotationMappingStatus is written for Pods that use
-	// TKEAnnotationPortMapping: Ready or NotReady.
+	// TKEAnnotationPortMapping: Ready, with the result, once every port
+	// is bound; never another value, as tke-extend.
 	TKEAnnotationMappingStatus = "networking.cloud.tencent.com/clb-port-mapping-status"
 	// TKEAnnotationMappingResult is written for those Pods: a JSON array
 	// of TKEPortMapping.
 	TKEAnnotationMappingResult = "networking.cloud.tencent.com/clb-port-mapping-result"
 	// TKEAnnotationHostPortMappingStatus is written for Pods that use
-	// TKEAnnotationHostPortMapping: Ready or NotReady.
+	// TKEAnnotationHostPortMapping: Ready, as TKEAnnotationMappingStatus.
 	TKEAnnotationHostPortMappingStatus = "networking.cloud.tencent.com/clb-hostport-mapping-status"
 	// TKEAnnotationHostPortMappingResult is written for those Pods: a
 	// JSON array of TKEHostPortMapping.

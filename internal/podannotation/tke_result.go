@@ -32,10 +32,14 @@ type TKEPortMapping struct {
 	ListenerID          string `json:"listenerId"`
 	// EndPort is the last container port a segment forwards to.
 	EndPort int32 `json:"endPort,omitempty"`
+	// Hostname is a domain-based load balancer's name; it has then no
+	// IPs, as tke-extend writes it.
+	Hostname string `json:"hostname,omitempty"`
 	// IPs are the load balancer's VIPs.
 	IPs []string `json:"ips,omitempty"`
-	// Address is "<first VIP>:<loadbalancerPort>", IPv6 unbracketed as
-	// tke-extend writes it; empty while the load balancer has no VIP.
+	// Address is "<hostname or first VIP>:<loadbalancerPort>", IPv6
+	// unbracketed as tke-extend writes it; empty while the load balancer
+	// has neither.
 	Address string `json:"address"`
 }
 
@@ -51,6 +55,7 @@ type TKEHostPortMapping struct {
 	LoadbalancerPort int32    `json:"loadbalancerPort"`
 	ListenerID       string   `json:"listenerId"`
 	Address          string   `json:"address"`
+	Hostname         string   `json:"hostname,omitempty"`
 	IPs              []string `json:"ips,omitempty"`
 }
 
@@ -61,8 +66,18 @@ type TKEHostPortMapping struct {
 // TKEAnnotationHostPortMappingStatus. ports and backend are the
 // PodAddress's spec: a port whose backend is HostPort came from the
 // hostPort lines (the tke-extend syntax takes no backend annotation).
-// The status is Ready or NotReady, as ours.
+//
+// As tke-extend, they are written only once every port forwards to the
+// Pod (ready), with the status Ready: it never writes another status.
+// Until then, while the Pod is isolated (enable-clb-port-mapping "false":
+// targets gone, ports kept) and while its ports wait or move, nil is
+// returned and the Pod keeps what it was last told, or nothing. OpenKruiseGame's
+// TencentCloud-CLB plugin reads the result only when the status is Ready,
+// so a GameServer whose network is disabled keeps its address, as there.
 func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings []v1alpha1.PortBinding, ready bool) map[string]string {
+	if !ready {
+		return nil
+	}
 	type portKey struct {
 		port     int32
 		protocol string
@@ -78,10 +93,6 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 		anyHostPort = anyHostPort || isHost
 		anyPort = anyPort || !isHost
 	}
-	status := StatusNotReady
-	if ready {
-		status = StatusReady
-	}
 	mappings := []TKEPortMapping{}
 	hostMappings := []TKEHostPortMapping{}
 	for _, b := range bindings {
@@ -89,10 +100,19 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 			m := TKEPortMapping{
 				Port: b.ContainerPort, Protocol: proto, Pool: tkePoolName(b.Pool), Region: b.Region,
 				LoadbalancerID: b.LoadBalancerID, LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto],
-				IPs: b.VIPs,
+				Hostname: b.Hostname,
 			}
-			if len(b.VIPs) > 0 {
-				m.Address = b.VIPs[0] + ":" + strconv.Itoa(int(b.Port))
+			// tke-extend: a load balancer with a hostname is told by it
+			// alone; one without, by its VIPs.
+			host := b.Hostname
+			if host == "" {
+				m.IPs = b.VIPs
+				if len(b.VIPs) > 0 {
+					host = b.VIPs[0]
+				}
+			}
+			if host != "" {
+				m.Address = host + ":" + strconv.Itoa(int(b.Port))
 			}
 			if !hostPort[portKey{b.ContainerPort, b.Protocol}] {
 				if b.EndPort > b.Port {
@@ -105,7 +125,7 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 			hostMappings = append(hostMappings, TKEHostPortMapping{
 				ContainerPort: m.Port, HostPort: b.TargetPort, Protocol: m.Protocol, Pool: m.Pool, Region: m.Region,
 				LoadbalancerID: m.LoadbalancerID, LoadbalancerPort: m.LoadbalancerPort, ListenerID: m.ListenerID,
-				Address: m.Address, IPs: m.IPs,
+				Address: m.Address, Hostname: m.Hostname, IPs: m.IPs,
 			})
 		}
 	}
@@ -122,11 +142,11 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 	out := map[string]string{}
 	if anyPort {
 		out[TKEAnnotationMappingResult] = mustJSON(mappings)
-		out[TKEAnnotationMappingStatus] = status
+		out[TKEAnnotationMappingStatus] = StatusReady
 	}
 	if anyHostPort {
 		out[TKEAnnotationHostPortMappingResult] = mustJSON(hostMappings)
-		out[TKEAnnotationHostPortMappingStatus] = status
+		out[TKEAnnotationHostPortMappingStatus] = StatusReady
 	}
 	return out
 }

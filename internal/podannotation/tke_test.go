@@ -343,9 +343,37 @@ func TestTKEResultGolden(t *testing.T) {
 		t.Errorf("-want, +got:\n%s", diff)
 	}
 
-	got = TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, false)
-	if got[TKEAnnotationMappingStatus] != StatusNotReady {
-		t.Errorf("not bound: status %q, want NotReady", got[TKEAnnotationMappingStatus])
+	// Not serving (waiting, isolated, moving): nothing to write, so the
+	// Pod keeps what it was told, as tke-extend leaves it.
+	if got = TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, false); got != nil {
+		t.Errorf("not bound: %v, want nothing written", got)
+	}
+}
+
+// TestTKEResultHostname: a binding on a domain-based load balancer is told
+// by its hostname, with no ips, in tke-extend's field order (hostname
+// between endPort and ips; in the hostPort result after address).
+func TestTKEResultHostname(t *testing.T) {
+	const host = "lb-dyn0001-1251000000.clb.cd-tencentclb.com"
+	ports := []v1alpha1.PortRequest{
+		{Port: num(7000), Protocol: "TCP_UDP", Pools: tkePools("pool-test")},
+		{Port: num(7654), Protocol: "UDP", Pools: tkePools("pool-test"), Backend: v1alpha1.BackendHostPort},
+	}
+	bs := []v1alpha1.PortBinding{
+		{Pool: TKEPoolNamespace + "/pool-test", Protocol: "TCP_UDP", ContainerPort: 7000, LoadBalancerID: "lb-dyn0001", Region: "ap-chengdu",
+			VIPs: []string{"111.231.210.7"}, Hostname: host, Port: 30000, ListenerIDs: map[string]string{"TCP": "lbl-t1", "UDP": "lbl-u1"}},
+		{Pool: TKEPoolNamespace + "/pool-test", Protocol: "UDP", ContainerPort: 7654, LoadBalancerID: "lb-dyn0001", Region: "ap-chengdu",
+			VIPs: []string{"111.231.210.7"}, Hostname: host, Port: 32000, ListenerIDs: map[string]string{"UDP": "lbl-h1"}, TargetPort: 7100},
+	}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, bs, true)
+	want := map[string]string{
+		TKEAnnotationMappingResult:         golden(t, "tke-port-mapping-result-hostname.json"),
+		TKEAnnotationMappingStatus:         "Ready",
+		TKEAnnotationHostPortMappingResult: golden(t, "tke-hostport-mapping-result-hostname.json"),
+		TKEAnnotationHostPortMappingStatus: "Ready",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-want, +got:\n%s", diff)
 	}
 }
 
@@ -438,11 +466,8 @@ func TestTKEResultShapes(t *testing.T) {
 		t.Errorf("the hostPort line's port goes to the hostPort result only: -want, +got:\n%s", diff)
 	}
 
-	// Nothing bound yet: empty arrays, NotReady; only the keys of the
-	// variants asked for.
-	got = TKEResultAnnotations(ports[:1], v1alpha1.BackendPodIP, nil, false)
-	wantEmpty := map[string]string{TKEAnnotationMappingResult: "[]", TKEAnnotationMappingStatus: "NotReady"}
-	if diff := cmp.Diff(wantEmpty, got); diff != "" {
-		t.Errorf("unbound: -want, +got:\n%s", diff)
+	// Nothing bound yet: nothing written.
+	if got = TKEResultAnnotations(ports[:1], v1alpha1.BackendPodIP, nil, false); got != nil {
+		t.Errorf("unbound: %v, want nothing written", got)
 	}
 }

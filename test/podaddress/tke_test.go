@@ -12,10 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -84,7 +89,7 @@ func TestTKEExtendAnnotations(t *testing.T) {
 				LoadbalancerID: lbID(l), LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto], IPs: b.VIPs,
 				Address: fmt.Sprintf("%s:%d", b.VIPs[0], b.Port)}
 			if !ok || m.Pool != want.Pool || m.LoadbalancerID != want.LoadbalancerID || m.LoadbalancerPort != want.LoadbalancerPort ||
-				m.ListenerID != want.ListenerID || m.Address != want.Address || m.Region == "" {
+				m.ListenerID != want.ListenerID || m.Address != want.Address || m.Region == "" || m.Hostname != "" || !slices.Equal(m.IPs, want.IPs) {
 				t.Errorf("entry %d/%s: %+v, want %+v", b.ContainerPort, proto, m, want)
 			}
 			target := fmt.Sprintf("%s:%d", ip, b.ContainerPort)
@@ -100,7 +105,18 @@ func TestTKEExtendAnnotations(t *testing.T) {
 	if len(pa.Status.Bindings) != 2 {
 		t.Fatalf("isolated: %d bindings, want the 2 kept", len(pa.Status.Bindings))
 	}
-	podAnnotation(t, p, podannotation.TKEAnnotationMappingStatus, podannotation.StatusNotReady)
+	// Ours says NotReady; tke-extend's keep Ready and the result, as
+	// tke-extend leaves them (OpenKruiseGame keeps the address).
+	podAnnotation(t, p, podannotation.AnnotationStatus, podannotation.StatusNotReady)
+	isolated := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), isolated); err != nil {
+		t.Fatal(err)
+	}
+	if isolated.Annotations[podannotation.TKEAnnotationMappingStatus] != "Ready" ||
+		isolated.Annotations[podannotation.TKEAnnotationMappingResult] != got.Annotations[podannotation.TKEAnnotationMappingResult] {
+		t.Errorf("isolated: %s %q and result %s, want Ready and the result as it was", podannotation.TKEAnnotationMappingStatus,
+			isolated.Annotations[podannotation.TKEAnnotationMappingStatus], isolated.Annotations[podannotation.TKEAnnotationMappingResult])
+	}
 	for _, b := range pa.Status.Bindings {
 		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 			eventually(t, "targets of an isolated Pod deregistered", func() error {
@@ -110,5 +126,83 @@ func TestTKEExtendAnnotations(t *testing.T) {
 				return nil
 			})
 		}
+	}
+}
+
+// TestTKEWaitingPodToldNothing: a tke-extend Pod whose pool does not exist
+// waits (PoolNotFound): ours says NotReady with the reason, and
+// tke-extend's annotations are not written, as tke-extend writes them only
+// once the ports are bound.
+func TestTKEWaitingPodToldNothing(t *testing.T) {
+	startProvider(t)
+	ctx := context.Background()
+	ns := namespace(t)
+	p := pod(t, ns, "gameserver-0", "10.26.0.2", map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "8000 UDP no-such-pool-" + ns,
+	}, corev1.ContainerPort{ContainerPort: 8000, Protocol: corev1.ProtocolUDP})
+	state(t, ns, p.Name, v1alpha1.StatePoolNotFound)
+	podAnnotation(t, p, podannotation.AnnotationStatus, podannotation.StatusNotReady)
+	got := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationMappingResult} {
+		if v, ok := got.Annotations[k]; ok {
+			t.Errorf("a waiting Pod got %s %q; tke-extend writes nothing before the ports are bound", k, v)
+		}
+	}
+}
+
+// TestTKEHostname: a Pod bound on a domain-based load balancer (created
+// with DynamicVip, so DescribeLoadBalancers gives its Domain) is told, as
+// tke-extend tells it, the hostname and "hostname:port", without ips.
+func TestTKEHostname(t *testing.T) {
+	startProvider(t)
+	ctx := context.Background()
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: podannotation.TKEPoolNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	sdk := emulatortest.ConsoleClient(t, cloud.Endpoint(), emulator.DefaultRegion)
+	req := clbsdk.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.LoadBalancerName, req.DynamicVip = clb.Ptr("OPEN"), clb.Ptr("dyn-"+ns), clb.Ptr(true)
+	var id string
+	eventually(t, "a domain-based load balancer", func() error {
+		resp, err := sdk.CreateLoadBalancer(req)
+		if err != nil {
+			return err
+		}
+		id = *resp.Response.LoadBalancerIds[0]
+		return nil
+	})
+	poolName := "pool-dyn-" + ns
+	pool(t, podannotation.TKEPoolNamespace, poolName, nil, 30100, 30101, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.LoadBalancerIDs = []string{id}
+		pp.Spec.ForProvider.Protocols = []string{"UDP"}
+		pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	})
+	p := pod(t, ns, "gameserver-0", "10.26.0.3", map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "8000 UDP " + poolName,
+	}, corev1.ContainerPort{ContainerPort: 8000, Protocol: corev1.ProtocolUDP})
+	pa := bound(t, ns, p.Name)
+	inv, _ := cloud.Inventory().LoadBalancer(id)
+	if inv.Domain == "" || len(pa.Status.Bindings) != 1 || pa.Status.Bindings[0].Hostname != inv.Domain {
+		t.Fatalf("bindings %+v, want one with hostname %q", pa.Status.Bindings, inv.Domain)
+	}
+	podAnnotation(t, p, podannotation.TKEAnnotationMappingStatus, "Ready")
+	got := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+		t.Fatal(err)
+	}
+	var res []podannotation.TKEPortMapping
+	if err := json.Unmarshal([]byte(got.Annotations[podannotation.TKEAnnotationMappingResult]), &res); err != nil {
+		t.Fatal(err)
+	}
+	b := pa.Status.Bindings[0]
+	want := fmt.Sprintf("%s:%d", inv.Domain, b.Port)
+	if len(res) != 1 || res[0].Hostname != inv.Domain || res[0].Address != want || len(res[0].IPs) != 0 {
+		t.Errorf("result %+v, want hostname %s, address %s and no ips", res, inv.Domain, want)
 	}
 }

@@ -161,6 +161,10 @@ type PoolLoadBalancerStatus struct {
 	VIPs []string `json:"vips,omitempty"`
 	// Domain of the load balancer.
 	Domain string `json:"domain,omitempty"`
+	// Hostname is the name a domain-based (or classic public) load
+	// balancer is reached by, its VIPs not being fixed: the cloud's
+	// Domain field, empty for a load balancer reached by its VIPs.
+	Hostname string `json:"hostname,omitempty"`
 	// ISP of the VIP (BGP, CMCC, CUCC, CTCC).
 	ISP string `json:"isp,omitempty"`
 	// AutoCreated is true for load balancers the pool created itself.

@@ -133,6 +133,9 @@ type PortBinding struct {
 	ISP string `json:"isp,omitempty"`
 	// VIPs of the load balancer.
 	VIPs []string `json:"vips,omitempty"`
+	// Hostname of a domain-based load balancer, reached by that name
+	// rather than its VIPs (the pool's status.atProvider hostname).
+	Hostname string `json:"hostname,omitempty"`
 	// Port is the public port (the first of a segment).
 	Port int32 `json:"port"`
 	// EndPort is the last public port of a segment; 0 for one port.

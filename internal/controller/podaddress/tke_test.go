@@ -60,7 +60,18 @@ func TestTKEPodTold(t *testing.T) {
 	if annotate(pod, a, pa, true) {
 		t.Error("telling the same again changed the Pod")
 	}
-	if !annotate(pod, a, pa, false) || pod.Annotations[podannotation.TKEAnnotationMappingStatus] != podannotation.StatusNotReady {
-		t.Errorf("not serving: %s = %q, want NotReady", podannotation.TKEAnnotationMappingStatus, pod.Annotations[podannotation.TKEAnnotationMappingStatus])
+	// Not serving (isolated, waiting, moving): ours says NotReady,
+	// tke-extend's keep what they said, as tke-extend leaves them.
+	result := pod.Annotations[podannotation.TKEAnnotationMappingResult]
+	if !annotate(pod, a, pa, false) || pod.Annotations[podannotation.AnnotationStatus] != podannotation.StatusNotReady {
+		t.Errorf("not serving: %s = %q, want NotReady", podannotation.AnnotationStatus, pod.Annotations[podannotation.AnnotationStatus])
+	}
+	for _, k := range []string{podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationHostPortMappingStatus} {
+		if pod.Annotations[k] != podannotation.StatusReady {
+			t.Errorf("not serving: %s = %q, want Ready kept", k, pod.Annotations[k])
+		}
+	}
+	if pod.Annotations[podannotation.TKEAnnotationMappingResult] != result {
+		t.Errorf("not serving: %s changed to %s", podannotation.TKEAnnotationMappingResult, pod.Annotations[podannotation.TKEAnnotationMappingResult])
 	}
 }

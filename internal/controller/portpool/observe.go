@@ -328,9 +328,12 @@ func (o *observation) fillStatus() {
 			for _, v := range lb.LoadBalancerVips {
 				st.VIPs = append(st.VIPs, clb.Deref(v))
 			}
+			// Domain is set on domain-based load balancers only, whose
+			// address is the name; LoadBalancerDomain on every public one.
+			st.Hostname = clb.Deref(lb.Domain)
 			st.Domain = clb.Deref(lb.LoadBalancerDomain)
 			if st.Domain == "" {
-				st.Domain = clb.Deref(lb.Domain)
+				st.Domain = st.Hostname
 			}
 			st.ISP = clb.Deref(lb.VipIsp)
 			st.Name, st.Type = clb.Deref(lb.LoadBalancerName), clb.Deref(lb.LoadBalancerType)
