@@ -37,6 +37,9 @@ func systems() map[string]func(o options) bench.System {
 			}
 			return p
 		},
+		// The provider on the peer's own Pods (tke-extend's annotations),
+		// compared with the peer on the same workload.
+		"tke-pods": func(options) bench.System { return &bench.TKEPods{} },
 	}
 }
 
@@ -95,7 +98,7 @@ func main() {
 	flag.DurationVar(&o.apiserverProfileTime, "apiserver-profile-time", 10*time.Second, "Length of the API server's CPU profile from the start of each bind phase and of the baseline, read into its CPU by request kind; 0 takes none.")
 	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "Keep the API server's CPU profiles in this directory (one file per system and mode; default: the run's scratch directory).")
 	flag.StringVar(&o.only, "only", "", "Run only this part: memory (the memory run, no baseline, modes or steady window; pair it with -out '' -docs '').")
-	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
+	flag.StringVar(&o.systems, "systems", "provider,peer,tke-pods", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
 	flag.StringVar(&o.out, "out", "bench/results.json", "Results file; empty skips it.")
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")

@@ -55,6 +55,7 @@ func Markdown(r *Results, resultsFile, plotDir string, plots []string) string {
 	w("Another product is measured on the same workload by implementing `internal/tooling/bench.System` and naming it in `-systems`.\n\n")
 
 	w("%s", PeerMarkdown(r))
+	w("%s", TKEPodsMarkdown(r))
 	w("## Goals\n\n| figure | goal | measured | met |\n|---|---|---|---|\n")
 	for _, g := range Goals(r) {
 		m := metText(g.Met)
