@@ -143,7 +143,7 @@ func run(o options) error {
 		Pods:    o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,
 		APIServerProfileSeconds: o.apiserverProfileTime.Seconds(),
-		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) and --metrics-secure=false (scraped without a token) are given",
+		ProviderArguments:       "every flag at its default but --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) and --metrics-secure=false (metrics over plain HTTP on loopback, which the harness scrapes without a token)",
 	}}
 	logf("machine: %s, %d cores, %s; %d Pods per run, steady window %s, memory run %d Pods", res.Machine.CPU, res.Machine.Cores, res.Machine.GoVersion, o.pods, o.steady, o.memoryPods)
 
