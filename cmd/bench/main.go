@@ -56,6 +56,7 @@ type options struct {
 	peerSettings                       string
 	out, docs, plots                   string
 	render                             string
+	note                               string
 	extra                              modes
 }
 
@@ -104,6 +105,7 @@ func main() {
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
 	flag.StringVar(&o.plots, "plots", "docs/performance", "Directory of the PNG plots.")
 	flag.StringVar(&o.render, "render", "", "Only render -docs and -plots from this results file.")
+	flag.StringVar(&o.note, "note", "", "What else the machine was doing during the run, when it was not idle; kept in the results and said on the page. With -render it is written into that results file too.")
 	flag.Var(&o.extra, "mode", "An extra provider mode, name[:Policy]=flags (e.g. 'rate100=--max-reconcile-rate=100', 'fast:InOrder=--target-batch-window=50ms'), run after the built-in ones (LeastUsed unless named); repeatable.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -122,6 +124,12 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
+		if o.note != "" {
+			res.Machine.Note = o.note
+			if err := res.Write(o.render); err != nil {
+				return err
+			}
+		}
 		return report(o, root, res)
 	}
 	var syss []bench.System
@@ -138,7 +146,9 @@ func run(o options) error {
 	logf := func(format string, args ...any) {
 		fmt.Printf("[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
-	res := &bench.Results{Machine: bench.ThisMachine(), Settings: bench.Settings{
+	machine := bench.ThisMachine()
+	machine.Note = o.note
+	res := &bench.Results{Machine: machine, Settings: bench.Settings{
 		Command: commandLine(os.Args[1:]),
 		Pods:    o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,

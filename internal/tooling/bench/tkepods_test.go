@@ -151,6 +151,13 @@ func TestTKEPodsMarkdown(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	if strings.Contains(md, "not idle") {
+		t.Errorf("the page calls an idle machine's run shared")
+	}
+	r.Machine.Note = "load average 13-22 from other work"
+	if md := Markdown(r, "results.json", "performance", nil); !strings.Contains(md, "**The machine was not idle during this run**: load average 13-22 from other work.") {
+		t.Errorf("the page does not say the machine was shared")
+	}
 	// The peer cut off by the phase's bound: its time is a lower bound.
 	r.Systems[1].Runs[0].Bind.Done = 8
 	if md := Markdown(r, "results.json", "performance", nil); !strings.Contains(md, "12.5 s vs ≥ 50.0 s (8/10 published)") {
