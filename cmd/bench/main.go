@@ -37,6 +37,9 @@ func systems() map[string]func(o options) bench.System {
 			}
 			return p
 		},
+		// The provider on the peer's own Pods (tke-extend's annotations),
+		// compared with the peer on the same workload.
+		"tke-pods": func(options) bench.System { return &bench.TKEPods{} },
 	}
 }
 
@@ -53,6 +56,7 @@ type options struct {
 	peerSettings                       string
 	out, docs, plots                   string
 	render                             string
+	note                               string
 	extra                              modes
 }
 
@@ -95,12 +99,13 @@ func main() {
 	flag.DurationVar(&o.apiserverProfileTime, "apiserver-profile-time", 10*time.Second, "Length of the API server's CPU profile from the start of each bind phase and of the baseline, read into its CPU by request kind; 0 takes none.")
 	flag.StringVar(&o.apiserverProfile, "apiserver-profile", "", "Keep the API server's CPU profiles in this directory (one file per system and mode; default: the run's scratch directory).")
 	flag.StringVar(&o.only, "only", "", "Run only this part: memory (the memory run, no baseline, modes or steady window; pair it with -out '' -docs '').")
-	flag.StringVar(&o.systems, "systems", "provider,peer", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
+	flag.StringVar(&o.systems, "systems", "provider,peer,tke-pods", "Systems to run, comma-separated (known: "+strings.Join(bench.SortedKeys(systems()), ", ")+").")
 	flag.StringVar(&o.peerSettings, "peer-settings", "", "The peer's settings to run, comma-separated (default defaults,best; others: workers-50, workers-200, no-rate-limit).")
 	flag.StringVar(&o.out, "out", "bench/results.json", "Results file; empty skips it.")
 	flag.StringVar(&o.docs, "docs", "docs/performance.md", "Markdown report; empty skips it (and the plots).")
 	flag.StringVar(&o.plots, "plots", "docs/performance", "Directory of the PNG plots.")
 	flag.StringVar(&o.render, "render", "", "Only render -docs and -plots from this results file.")
+	flag.StringVar(&o.note, "note", "", "What else the machine was doing during the run, when it was not idle; kept in the results and said on the page. With -render it is written into that results file too.")
 	flag.Var(&o.extra, "mode", "An extra provider mode, name[:Policy]=flags (e.g. 'rate100=--max-reconcile-rate=100', 'fast:InOrder=--target-batch-window=50ms'), run after the built-in ones (LeastUsed unless named); repeatable.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -119,6 +124,12 @@ func run(o options) error {
 		if err != nil {
 			return err
 		}
+		if o.note != "" {
+			res.Machine.Note = o.note
+			if err := res.Write(o.render); err != nil {
+				return err
+			}
+		}
 		return report(o, root, res)
 	}
 	var syss []bench.System
@@ -135,12 +146,14 @@ func run(o options) error {
 	logf := func(format string, args ...any) {
 		fmt.Printf("[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
-	res := &bench.Results{Machine: bench.ThisMachine(), Settings: bench.Settings{
+	machine := bench.ThisMachine()
+	machine.Note = o.note
+	res := &bench.Results{Machine: machine, Settings: bench.Settings{
 		Command: commandLine(os.Args[1:]),
 		Pods:    o.pods, LoadBalancers: max(o.lbs, (o.pods+o.portsPerLB-1)/o.portsPerLB), PortsPerLB: o.portsPerLB, Concurrency: o.concurrency,
 		Emulator: bench.EmulatorProfile, SteadySeconds: o.steady.Seconds(), MemoryPods: o.memoryPods, MemoryOthers: o.memoryOthers,
 		APIServerProfileSeconds: o.apiserverProfileTime.Seconds(),
-		ProviderArguments:       "defaults; only --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) and --metrics-secure=false (scraped without a token) are given",
+		ProviderArguments:       "every flag at its default but --kubeconfig, --metrics-bind-address and --health-probe-bind-address (free loopback ports) and --metrics-secure=false (metrics over plain HTTP on loopback, which the harness scrapes without a token)",
 	}}
 	logf("machine: %s, %d cores, %s; %d Pods per run, steady window %s, memory run %d Pods", res.Machine.CPU, res.Machine.Cores, res.Machine.GoVersion, o.pods, o.steady, o.memoryPods)
 

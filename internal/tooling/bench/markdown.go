@@ -21,6 +21,9 @@ func Markdown(r *Results, resultsFile, plotDir string, plots []string) string {
 	w("Every figure on this page is from one run of `%s`, ", command)
 	w("on %s, %d cores, %s, %s, which took %.1f minutes. ", r.Machine.CPU, r.Machine.Cores, r.Machine.GoVersion, r.Machine.Date, r.Seconds/60)
 	w("The raw results are in [%s](%s).\n\n", path.Base(resultsFile), resultsFile)
+	if r.Machine.Note != "" {
+		w("**The machine was not idle during this run**: %s. Its times and CPU figures are those of a shared machine.\n\n", r.Machine.Note)
+	}
 	w("## How it is measured\n\n")
 	w("- Everything runs on the one machine: kube-apiserver and etcd (the local control plane of `internal/tooling/testenv`), ")
 	w("the emulator, the system under test and the harness that plays the workload.\n")
@@ -55,6 +58,7 @@ func Markdown(r *Results, resultsFile, plotDir string, plots []string) string {
 	w("Another product is measured on the same workload by implementing `internal/tooling/bench.System` and naming it in `-systems`.\n\n")
 
 	w("%s", PeerMarkdown(r))
+	w("%s", TKEPodsMarkdown(r))
 	w("## Goals\n\n| figure | goal | measured | met |\n|---|---|---|---|\n")
 	for _, g := range Goals(r) {
 		m := metText(g.Met)

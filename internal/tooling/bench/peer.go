@@ -331,10 +331,14 @@ func PeerMarkdown(r *Results) string {
 	w("`node.kubernetes.io/instance-type: eklet`; and it leaves the deletion of its per-Pod CLBPodBinding to the Kubernetes garbage collector, ")
 	w("which the local control plane does not run, so during its runs a watch deletes the binding of each deleted Pod (one DELETE per Pod, ")
 	w("counted in its API requests, as the real collector's would be). The harness deletes every system's Pods with grace 0, as a kubelet confirms.\n\n")
-	w("Its workload is the provider's: the same Pods, one TCP port 7777 each, asked for with `networking.cloud.tencent.com/enable-clb-port-mapping: \"true\"` ")
+	w("Its workload is the provider's in all but the annotations and the node: as many Pods, one TCP port 7777 each, asked for with `networking.cloud.tencent.com/enable-clb-port-mapping: \"true\"` ")
 	w("and `networking.cloud.tencent.com/clb-port-mapping: 7777 TCP <pool>`, from a CLBPortPool over the same pre-created load balancers and ports ")
 	w("(`exsistedLoadBalancerIDs`, `startPort`/`endPort`), `lbPolicy: Uniform` (the nearest to LeastUsed). A Pod is published when the peer has set ")
-	w("`networking.cloud.tencent.com/clb-port-mapping-status: Ready` with the result beside it.\n\n")
+	w("`networking.cloud.tencent.com/clb-port-mapping-status: Ready` with the result beside it.")
+	if _, ours := sameWorkload(r); ours != nil {
+		w(" The provider serves these very Pods too, in the next section.")
+	}
+	w("\n\n")
 	w("Its settings are environment variables, not flags (the mode's *flags* in the results are those variables):\n\n")
 	w("- **defaults**: its Helm chart's values, which every install gets: 20 workers for the Pod, Node and binding controllers, 10 for the pool ")
 	w("controller, 20 calls per second for each rate-limited CLB action. The binary alone would run one worker per controller.\n")

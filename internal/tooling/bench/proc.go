@@ -83,6 +83,9 @@ type Machine struct {
 	GoVersion string `json:"goVersion"`
 	OS        string `json:"os"`
 	Date      string `json:"date"`
+	// Note says what else the machine was doing during the run, when it
+	// was not idle (cmd/bench -note); the page shows it beside the figures.
+	Note string `json:"note,omitempty"`
 }
 
 // cpuModel is the first "model name" of /proc/cpuinfo.

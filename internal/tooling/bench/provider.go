@@ -101,18 +101,33 @@ func (p *Provider) Start(ctx context.Context, env *Env, r Run) (Instance, error)
 // the run's emulator) and a PortPool over the pre-created load balancers,
 // and waits until every load balancer has all its listeners.
 func (p *Provider) Prepare(ctx context.Context, env *Env, r Run) error {
-	path := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "providerconfig.yaml")
-	if _, err := testenv.Apply(ctx, env.Kube, path, testenv.WithEndpoint(r.Cloud.Endpoint), func(u *unstructured.Unstructured) { u.SetNamespace(r.Namespace) }); err != nil {
-		return err
-	}
-	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: poolName}}
+	return preparePool(ctx, env, r, portPool(r, r.Namespace, poolName))
+}
+
+// portPool is the run's PortPool named ns/name: the pre-created load
+// balancers and ports of r.Cloud, r's policy, the namespace's
+// ProviderConfig team-a.
+func portPool(r Run, ns, name string) *clbv1alpha1.PortPool {
+	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	policy := r.Policy
 	pp.Spec.ForProvider = clbv1alpha1.PortPoolParameters{
 		LoadBalancerIDs:  r.Cloud.LoadBalancerIDs,
 		StartPort:        int64(r.Cloud.StartPort),
 		EndPort:          int64(r.Cloud.EndPort),
-		AllocationPolicy: &r.Policy,
+		AllocationPolicy: &policy,
 	}
 	pp.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}
+	return pp
+}
+
+// preparePool applies the ProviderConfig example (pointed at the run's
+// emulator) into pp's namespace, creates pp and waits until every load
+// balancer has all its listeners.
+func preparePool(ctx context.Context, env *Env, r Run, pp *clbv1alpha1.PortPool) error {
+	path := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "providerconfig.yaml")
+	if _, err := testenv.Apply(ctx, env.Kube, path, testenv.WithEndpoint(r.Cloud.Endpoint), func(u *unstructured.Unstructured) { u.SetNamespace(pp.Namespace) }); err != nil {
+		return err
+	}
 	if err := env.Kube.Create(ctx, pp); err != nil {
 		return err
 	}

@@ -115,6 +115,7 @@ func Goals(r *Results) []Goal {
 		gs = append(gs, g)
 	}
 	gs = append(gs, PeerGoals(r)...)
+	gs = append(gs, TKEPodsGoals(r)...)
 	full := r.Settings.Pods >= 1000 && r.Settings.MemoryPods >= 10000
 	g := Goal{Figure: "whole run", Goal: "≤ 20 min", Measured: fmt.Sprintf("%.1f min", r.Seconds/60)}
 	if full {
