@@ -238,6 +238,10 @@ type CLBPortPoolStatus struct {
 	// Failed (it cannot be made, or its PortPool reports an error).
 	// +optional
 	Reason string `json:"reason,omitempty"`
+	// Quota is how many listeners the pool keeps on each load balancer:
+	// its ports (or segments) per load balancer times its protocols.
+	// +optional
+	Quota int64 `json:"quota,omitempty"`
 	// LoadbalancerStatuses are the PortPool's load balancers.
 	// +optional
 	LoadbalancerStatuses []LoadBalancerStatus `json:"loadbalancerStatuses,omitempty"`
@@ -274,6 +278,10 @@ type LoadBalancerStatus struct {
 	Hostname *string `json:"hostname,omitempty"`
 	// Allocated ports (segments) on this load balancer.
 	Allocated int64 `json:"allocated"`
+	// AddressIPVersion is kept as tke-extend writes it; the provider does
+	// not set it.
+	// +optional
+	AddressIPVersion *string `json:"addressIPVersion,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -169,6 +169,7 @@ func observe(st *v1alpha1.CLBPortPoolStatus, pp *clbv1alpha1.PortPool) {
 	default:
 		st.Message = ptr.To("waiting for the PortPool " + PortPoolOf(pp.Name).String() + " to be Ready")
 	}
+	st.Quota = pp.Status.AtProvider.SlotsPerLoadBalancer * int64(len(pp.Spec.ForProvider.Protocols))
 	for _, l := range pp.Status.AtProvider.LoadBalancers {
 		s := v1alpha1.LoadBalancerStatus{LoadbalancerID: l.ID, LoadbalancerName: l.Name, Ips: l.VIPs, Allocated: l.Allocated, State: l.State}
 		switch l.State {
