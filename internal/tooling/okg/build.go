@@ -106,7 +106,7 @@ func build(ctx context.Context, module, version, name string, log io.Writer) (st
 		return "", err
 	}
 	out := bin + ".tmp"
-	env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly"}
+	env := []string{"CGO_ENABLED=0", "GOOS=linux"}
 	if err := run(ctx, tree, env, log, "go", "build", "-trimpath", "-o", out, "."); err != nil {
 		return "", fmt.Errorf("go build %s@%s: %w", module, version, err)
 	}
