@@ -35,14 +35,11 @@ const (
 // webhookPort is where both managers serve their webhooks (their default).
 const webhookPort = 9876
 
-// The CRDs installed, read from the modules: the Advanced StatefulSet that
-// a GameServerSet runs as, the PodProbeMarker that OKG's GameServerSet
-// controller watches, and OKG's two kinds. Nothing else of kruise is
-// installed, so its other controllers find no kind and stay off.
-var (
-	kruiseCRDs = []string{"apps.kruise.io_statefulsets.yaml", "apps.kruise.io_podprobemarkers.yaml"}
-	gameCRDs   = []string{"game.kruise.io_gameservers.yaml", "game.kruise.io_gameserversets.yaml"}
-)
+// The CRDs installed, read from the modules: all of kruise's, as its chart
+// installs them (kruise-manager indexes some of its kinds unconditionally
+// at start, ImagePullJob among them), and OKG's two kinds. The kinds
+// nobody creates cost their controllers only an informer.
+var gameCRDs = []string{"game.kruise.io_gameservers.yaml", "game.kruise.io_gameserversets.yaml"}
 
 // kruiseFeatureGates turns off what needs kruise-daemon or a Pod webhook:
 // the Advanced StatefulSet needs neither.
@@ -129,9 +126,9 @@ func installCRDs(ctx context.Context, kube client.Client, wait time.Duration) er
 	if err != nil {
 		return err
 	}
-	var files []string
-	for _, f := range kruiseCRDs {
-		files = append(files, filepath.Join(kruise, "config", "crd", "bases", f))
+	files, err := filepath.Glob(filepath.Join(kruise, "config", "crd", "bases", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CRDs in %s/config/crd/bases: %v", kruise, err)
 	}
 	for _, f := range gameCRDs {
 		files = append(files, filepath.Join(game, "config", "crd", "bases", f))
