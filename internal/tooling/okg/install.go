@@ -245,10 +245,14 @@ func runManagers(ctx context.Context, kube client.Client, registry string) error
 								Name: "manager", Image: Image(registry, m.name), Args: m.args, Env: m.env,
 								Ports:          []corev1.ContainerPort{{Name: "webhook", ContainerPort: webhookPort}},
 								ReadinessProbe: &corev1.Probe{ProbeHandler: m.ready, PeriodSeconds: 2},
-								// Both write their webhook certificates under /tmp.
-								VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+								// Both write their webhook certificates under /tmp;
+								// kruise-manager also its protection log to /log.
+								VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}, {Name: "log", MountPath: "/log"}},
 							}},
-							Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+							Volumes: []corev1.Volume{
+								{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+								{Name: "log", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+							},
 						},
 					},
 				},
