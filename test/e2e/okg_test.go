@@ -119,7 +119,7 @@ func TestOpenKruiseGame(t *testing.T) {
 	eventually(t, okgPod(1)+" and its PodAddress gone, its ports without targets", func() error {
 		for _, o := range []client.Object{&corev1.Pod{}, &networkv1alpha1.PodAddress{}} {
 			if err := kube.Get(ctx, client.ObjectKey{Namespace: okgNamespace, Name: okgPod(1)}, o); !kerrors.IsNotFound(err) {
-				return fmt.Errorf("%T %s: %v", o, okgPod(1), err)
+				return fmt.Errorf("%T %s: %w", o, okgPod(1), err)
 			}
 		}
 		return listenerTargets(lbID, bound[1], func(proto string, targets []string) error {
@@ -244,19 +244,40 @@ func okgAsk(t *testing.T, proto, addr string, i int) {
 	}
 }
 
-// setNetworkDisabled sets GameServer i's spec.networkDisabled.
+// setNetworkDisabled sets GameServer i's spec.networkDisabled and waits
+// until OKG has put it on the Pod as its label. The value is set again if
+// it reads back otherwise (once seen: OKG's GameServer controller wrote its
+// older copy back), and how often is logged.
 func setNetworkDisabled(t *testing.T, i int, disabled bool) {
 	t.Helper()
 	ctx := context.Background()
-	eventually(t, fmt.Sprintf("%s networkDisabled %t", okgPod(i), disabled), func() error {
+	sets := 0
+	eventually(t, fmt.Sprintf("%s networkDisabled %t on the GameServer and its Pod's label", okgPod(i), disabled), func() error {
 		gs := &unstructured.Unstructured{}
 		gs.SetGroupVersionKind(gameServerKind)
 		if err := kube.Get(ctx, client.ObjectKey{Namespace: okgNamespace, Name: okgPod(i)}, gs); err != nil {
 			return err
 		}
-		_ = unstructured.SetNestedField(gs.Object, disabled, "spec", "networkDisabled")
-		return kube.Update(ctx, gs)
+		if have, _, _ := unstructured.NestedBool(gs.Object, "spec", "networkDisabled"); have != disabled {
+			_ = unstructured.SetNestedField(gs.Object, disabled, "spec", "networkDisabled")
+			if err := kube.Update(ctx, gs); err != nil {
+				return err
+			}
+			sets++
+			return fmt.Errorf("set (%d times), reading it back", sets)
+		}
+		pod := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: okgNamespace, Name: okgPod(i)}, pod); err != nil {
+			return err
+		}
+		if v := pod.Labels[podannotation.OKGLabelNetworkDisabled]; v != strconv.FormatBool(disabled) {
+			return fmt.Errorf("pod label %s=%q", podannotation.OKGLabelNetworkDisabled, v)
+		}
+		return nil
 	})
+	if sets > 1 {
+		t.Logf("%s: networkDisabled %t set %d times: it read back otherwise in between", okgPod(i), disabled, sets)
+	}
 }
 
 // okgTargets waits until the listeners of Pod i's addresses forward to its

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,8 +123,14 @@ func ModuleDir(ctx context.Context, module, version string) (string, error) {
 	cmd.Stderr = &out
 	err := cmd.Run()
 	var info struct{ Dir, Error string }
-	if jerr := json.Unmarshal(out.Bytes(), &info); jerr != nil || info.Error != "" || err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %v %s", module, version, err, strings.TrimSpace(info.Error+" "+lastLines(out.String(), 3)))
+	if err == nil {
+		err = json.Unmarshal(out.Bytes(), &info)
+	}
+	if err == nil && info.Error != "" {
+		err = errors.New(info.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w: %s", module, version, err, lastLines(out.String(), 3))
 	}
 	return info.Dir, nil
 }

@@ -39,7 +39,9 @@ const webhookPort = 9876
 // installs them (kruise-manager indexes some of its kinds unconditionally
 // at start, ImagePullJob among them), and OKG's two kinds. The kinds
 // nobody creates cost their controllers only an informer.
-var gameCRDs = []string{"game.kruise.io_gameservers.yaml", "game.kruise.io_gameserversets.yaml"}
+func gameCRDs() []string {
+	return []string{"game.kruise.io_gameservers.yaml", "game.kruise.io_gameserversets.yaml"}
+}
 
 // kruiseFeatureGates turns off what needs kruise-daemon or a Pod webhook:
 // the Advanced StatefulSet needs neither.
@@ -127,10 +129,13 @@ func installCRDs(ctx context.Context, kube client.Client, wait time.Duration) er
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(kruise, "config", "crd", "bases", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in %s/config/crd/bases: %v", kruise, err)
+	if err != nil {
+		return err
 	}
-	for _, f := range gameCRDs {
+	if len(files) == 0 {
+		return fmt.Errorf("no CRDs in %s/config/crd/bases", kruise)
+	}
+	for _, f := range gameCRDs() {
 		files = append(files, filepath.Join(game, "config", "crd", "bases", f))
 	}
 	var names []string
