@@ -13,7 +13,7 @@ comma       := ,
 space       := $(subst ,, )
 ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
+.PHONY: okg all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -49,9 +49,14 @@ test-unit:
 
 ## test-node: the suites on the real node (internal/tooling/node; Linux and root),
 ## one package at a time: they share the machine's one node, and compare
-## the machine's state before and after theirs.
-test-node:
+## the machine's state before and after theirs. OpenKruiseGame is built first (okg).
+test-node: okg
 	$(GO) test $(TEST_FLAGS) -p 1 -v ./test/node ./test/e2e
+
+## okg: build OpenKruiseGame's managers for TestOpenKruiseGame (test/e2e)
+## into the cache, once per version (internal/tooling/okg).
+okg:
+	$(GO) run ./internal/tooling/okg/okgbuild
 
 ## test-race: the packages whose concurrency matters most, under the race detector.
 test-race:

@@ -8,9 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Annotations that take a Pod out of service: its targets are deregistered
-// and its addresses kept. Ours, and those of the systems Pods may come
-// from, so that their isolation switches keep working.
+// Annotations (and OpenKruiseGame's label) that take a Pod out of service:
+// its targets are deregistered and its addresses kept. Ours, and those of
+// the systems Pods may come from, so that their isolation switches keep
+// working.
 const (
 	// AnnotationIsolated "true" isolates the Pod; "false" or absence does
 	// not. It wins over the others.
@@ -18,15 +19,16 @@ const (
 	// TKEAnnotationEnableMapping is tke-extend-network-controller's switch:
 	// "false" keeps the binding and unbinds the targets.
 	TKEAnnotationEnableMapping = "networking.cloud.tencent.com/enable-clb-port-mapping"
-	// OKGAnnotationNetworkDisabled is what OpenKruiseGame writes on a Pod
-	// whose GameServer has networkDisabled: "true" isolates it.
-	OKGAnnotationNetworkDisabled = "game.kruise.io/network-disabled"
+	// OKGLabelNetworkDisabled is the Pod label OpenKruiseGame's GameServer
+	// controller sets from the GameServer's spec.networkDisabled: "true"
+	// isolates. A label, not an annotation: OKG writes it nowhere else.
+	OKGLabelNetworkDisabled = "game.kruise.io/network-disabled"
 )
 
 // Isolated reports whether the Pod asks to be out of service. Only our own
 // annotation is checked strictly: a value other than true or false is an
-// error for the Pod's owner. The foreign ones act only on the value that
-// isolates in their own system, and are ignored otherwise.
+// error for the Pod's owner. The foreign switches act only on the value
+// that isolates in their own system, and are ignored otherwise.
 func Isolated(pod *corev1.Pod) (bool, error) {
 	a := pod.GetAnnotations()
 	if v, ok := a[AnnotationIsolated]; ok {
@@ -39,5 +41,5 @@ func Isolated(pod *corev1.Pod) (bool, error) {
 	if v, ok := a[TKEAnnotationEnableMapping]; ok && strings.EqualFold(strings.TrimSpace(v), "false") {
 		return true, nil
 	}
-	return strings.EqualFold(strings.TrimSpace(a[OKGAnnotationNetworkDisabled]), "true"), nil
+	return strings.EqualFold(strings.TrimSpace(pod.GetLabels()[OKGLabelNetworkDisabled]), "true"), nil
 }

@@ -5,6 +5,7 @@ import "testing"
 func TestIsolated(t *testing.T) {
 	cases := map[string]struct {
 		annotations map[string]string
+		labels      map[string]string
 		want        bool
 		err         bool
 	}{
@@ -17,15 +18,18 @@ func TestIsolated(t *testing.T) {
 		"TKEFalseCase":     {annotations: map[string]string{TKEAnnotationEnableMapping: "False"}, want: true},
 		"TKETrue":          {annotations: map[string]string{TKEAnnotationEnableMapping: "true"}},
 		"TKEOther":         {annotations: map[string]string{TKEAnnotationEnableMapping: "off"}},
-		"OKGTrue":          {annotations: map[string]string{OKGAnnotationNetworkDisabled: "true"}, want: true},
-		"OKGFalse":         {annotations: map[string]string{OKGAnnotationNetworkDisabled: "false"}},
+		"OKGTrue":          {labels: map[string]string{OKGLabelNetworkDisabled: "true"}, want: true},
+		"OKGFalse":         {labels: map[string]string{OKGLabelNetworkDisabled: "false"}},
+		"OKGAsAnnotation":  {annotations: map[string]string{OKGLabelNetworkDisabled: "true"}},
 		"OursWinsOverTKE":  {annotations: map[string]string{AnnotationIsolated: "false", TKEAnnotationEnableMapping: "false"}},
-		"OursWinsOverOKG":  {annotations: map[string]string{AnnotationIsolated: "false", OKGAnnotationNetworkDisabled: "true"}},
-		"TKEEnabledOKGOff": {annotations: map[string]string{TKEAnnotationEnableMapping: "true", OKGAnnotationNetworkDisabled: "true"}, want: true},
+		"OursWinsOverOKG":  {annotations: map[string]string{AnnotationIsolated: "false"}, labels: map[string]string{OKGLabelNetworkDisabled: "true"}},
+		"TKEEnabledOKGOff": {annotations: map[string]string{TKEAnnotationEnableMapping: "true"}, labels: map[string]string{OKGLabelNetworkDisabled: "true"}, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := Isolated(pod(tc.annotations))
+			p := pod(tc.annotations)
+			p.Labels = tc.labels
+			got, err := Isolated(p)
 			if (err != nil) != tc.err {
 				t.Fatalf("Isolated(): error %v, want error %v", err, tc.err)
 			}

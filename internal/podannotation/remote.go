@@ -11,7 +11,6 @@ func RequestAnnotations() []string {
 		BCSAnnotationEnabled, BCSAnnotationPorts, BCSAnnotationKeepDuration, BCSAnnotationReadinessGate,
 		TKEAnnotationEIPAttributes, TKEAnnotationEIPClaimDeletePolicy, TKEAnnotationEnableMapping,
 		TKEAnnotationPortMapping, TKEAnnotationEnableHostPortMapping, TKEAnnotationHostPortMapping,
-		OKGAnnotationNetworkDisabled,
 	}
 }
 

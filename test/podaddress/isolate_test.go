@@ -20,6 +20,28 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
 
+// setLabels sets (value non-empty) or removes (value "") labels of a Pod.
+func setLabels(t *testing.T, p *corev1.Pod, kv map[string]string) {
+	t.Helper()
+	eventually(t, "label "+p.Name, func() error {
+		got := &corev1.Pod{}
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if got.Labels == nil {
+			got.Labels = map[string]string{}
+		}
+		for k, v := range kv {
+			if v == "" {
+				delete(got.Labels, k)
+			} else {
+				got.Labels[k] = v
+			}
+		}
+		return kube.Update(context.Background(), got)
+	})
+}
+
 // setAnnotations sets (value non-empty) or removes (value "") annotations
 // of a Pod.
 func setAnnotations(t *testing.T, p *corev1.Pod, kv map[string]string) {
@@ -89,7 +111,7 @@ func rebound(t *testing.T, p *corev1.Pod, was v1alpha1.PortBinding, target strin
 }
 
 // TestIsolate takes a Pod out of service and back by each isolation
-// annotation (ours, tke-extend's, OKG's): its targets go and come back,
+// switch (our annotation, tke-extend's annotation, OKG's label): its targets go and come back,
 // its port and address stay. While it is isolated, its port is not free
 // for another Pod, a restarted provider does not register it again, and
 // deleting it frees the port and leaves no target.
@@ -138,7 +160,8 @@ func TestIsolate(t *testing.T) {
 	isolated(t, p, was)
 	setAnnotations(t, p, map[string]string{podannotation.TKEAnnotationEnableMapping: "true"})
 	rebound(t, p, was, "10.50.0.1:7777")
-	setAnnotations(t, p, map[string]string{podannotation.OKGAnnotationNetworkDisabled: "true"})
+	// OKG's is a label, which its GameServer controller sets.
+	setLabels(t, p, map[string]string{podannotation.OKGLabelNetworkDisabled: "true"})
 	isolated(t, p, was)
 
 	// The isolated Pod keeps its port: another Pod finds none.

@@ -28,9 +28,9 @@ func TestRequestIsolated(t *testing.T) {
 		"OursInvalid":   {"A malformed value of ours is the Pod's error.", native, map[string]string{podannotation.AnnotationIsolated: "maybe"}, false, true},
 		"TKEExtend":     {"tke-extend's enable-clb-port-mapping false isolates.", native, map[string]string{podannotation.TKEAnnotationEnableMapping: "false"}, true, false},
 		"TKEExtendOn":   {"tke-extend's enable-clb-port-mapping true does not.", native, map[string]string{podannotation.TKEAnnotationEnableMapping: "true"}, false, false},
-		"OKG":           {"OKG's network-disabled true isolates.", native, map[string]string{podannotation.OKGAnnotationNetworkDisabled: "true"}, true, false},
-		"OKGOff":        {"OKG's network-disabled false does not.", native, map[string]string{podannotation.OKGAnnotationNetworkDisabled: "false"}, false, false},
-		"BCSSyntaxOKG":  {"A bcs-syntax Pod is isolated the same way.", bcs, map[string]string{podannotation.OKGAnnotationNetworkDisabled: "true"}, true, false},
+		"OKG":           {"OKG's network-disabled label true isolates.", native, map[string]string{podannotation.OKGLabelNetworkDisabled: "true"}, true, false},
+		"OKGOff":        {"OKG's network-disabled label false does not.", native, map[string]string{podannotation.OKGLabelNetworkDisabled: "false"}, false, false},
+		"BCSSyntaxOKG":  {"A bcs-syntax Pod is isolated the same way.", bcs, map[string]string{podannotation.OKGLabelNetworkDisabled: "true"}, true, false},
 		"OursOverrides": {"Ours wins over another system's.", bcs, map[string]string{podannotation.AnnotationIsolated: "false", podannotation.TKEAnnotationEnableMapping: "false"}, false, false},
 	}
 	r := &Reconciler{}
@@ -43,7 +43,13 @@ func TestRequestIsolated(t *testing.T) {
 			for k, v := range tc.toggle {
 				a[k] = v
 			}
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "game", Name: "room-0", Annotations: a}}
+			// OKG's switch is a label; everything else an annotation.
+			labels := map[string]string{}
+			if v, ok := a[podannotation.OKGLabelNetworkDisabled]; ok {
+				labels[podannotation.OKGLabelNetworkDisabled] = v
+				delete(a, podannotation.OKGLabelNetworkDisabled)
+			}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "game", Name: "room-0", Annotations: a, Labels: labels}}
 			got, err := r.request(context.Background(), pod)
 			if (err != nil) != tc.err {
 				t.Fatalf("%s\nrequest(): error %v, want error %v", tc.reason, err, tc.err)
