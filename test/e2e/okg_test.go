@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/okg"
@@ -42,7 +44,7 @@ var (
 // container. A GameServer's networkDisabled takes its targets out and keeps
 // its ports; enabling puts them back. A scale-down with reserveGameServerIds
 // removes that ordinal and releases its ports. Deleting the GameServerSet
-// and its pool leaves no listener.
+// leaves no PodAddress, no pool and no listener.
 func TestOpenKruiseGame(t *testing.T) {
 	ctx := context.Background()
 	began := time.Now()
@@ -55,20 +57,14 @@ func TestOpenKruiseGame(t *testing.T) {
 	}
 	image := gameServer(t, okgNamespace)
 
-	// The pool OKG's plugin names: <namespace>-<GameServerSet>.
+	// The pool OKG's plugin names, <namespace>-<GameServerSet>, is made by
+	// the provider from the GameServerSet's ClbIds.
 	lbID := existingLB(t, "ap-guangzhou", "okg")
-	pool := okgExample(t, "portpool.yaml", "PortPool")
-	pool.SetName(okgNamespace + "-" + okgGSS)
-	if err := unstructured.SetNestedStringSlice(pool.Object, []string{lbID}, "spec", "forProvider", "loadBalancerIds"); err != nil {
-		t.Fatal(err)
-	}
-	ensureNamespace(t, podannotation.TKEPoolNamespace)
-	if err := kube.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-
 	gss := okgExample(t, "gameserverset.yaml", "GameServerSet")
 	gss.SetNamespace(okgNamespace)
+	if err := setNetworkConf(gss, "ClbIds", lbID); err != nil {
+		t.Fatal(err)
+	}
 	containers, _, _ := unstructured.NestedSlice(gss.Object, "spec", "gameServerTemplate", "spec", "containers")
 	containers[0].(map[string]any)["image"] = image
 	if err := unstructured.SetNestedSlice(gss.Object, containers, "spec", "gameServerTemplate", "spec", "containers"); err != nil {
@@ -153,9 +149,16 @@ func TestOpenKruiseGame(t *testing.T) {
 		}
 		return nil
 	})
-	if err := kube.Delete(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	poolName := okgNamespace + "-" + okgGSS
+	eventually(t, "the GameServerSet's CLBPortPool and PortPool deleted", func() error {
+		if err := kube.Get(ctx, client.ObjectKey{Name: poolName}, &tkev1alpha1.CLBPortPool{}); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("CLBPortPool %s: %v", poolName, err)
+		}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, &clbv1alpha1.PortPool{}); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("PortPool %s/%s: %v", podannotation.TKEPoolNamespace, poolName, err)
+		}
+		return nil
+	})
 	eventually(t, "the pool's listeners deleted", func() error {
 		lb, ok := cluster.Cloud.Inventory().LoadBalancer(lbID)
 		if !ok {
@@ -167,6 +170,22 @@ func TestOpenKruiseGame(t *testing.T) {
 		return nil
 	})
 	t.Logf("GameServerSet and pool deleted, no listener left, in %s", time.Since(step).Round(time.Millisecond))
+}
+
+// setNetworkConf sets the value of the GameServerSet's network conf entry
+// name.
+func setNetworkConf(gss *unstructured.Unstructured, name, value string) error {
+	conf, _, err := unstructured.NestedSlice(gss.Object, "spec", "network", "networkConf")
+	if err != nil {
+		return err
+	}
+	for _, c := range conf {
+		if e, ok := c.(map[string]any); ok && e["name"] == name {
+			e["value"] = value
+			return unstructured.SetNestedSlice(gss.Object, conf, "spec", "network", "networkConf")
+		}
+	}
+	return fmt.Errorf("the GameServerSet has no network conf %s", name)
 }
 
 func okgPod(i int) string { return okgGSS + "-" + strconv.Itoa(i) }
