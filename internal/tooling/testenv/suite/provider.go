@@ -145,6 +145,7 @@ func IPPools(api ippool.ServerOptions, keep time.Duration) ProviderOption {
 // GameServerSets runs the GameServerSet controller too (when the kind is
 // served), as the binary does by default.
 func GameServerSets() ProviderOption { return func(p *ProviderSettings) { p.GameServerSets = true } }
+
 // SafeStart gates the controllers on their CRDs, as cmd/provider does.
 func SafeStart() ProviderOption { return func(p *ProviderSettings) { p.SafeStart = true } }
 
