@@ -185,7 +185,7 @@ func SetupIPPools(mgr ctrl.Manager, o controller.Options, srv *ippool.Server, ke
 func SetupGameServerSets(mgr ctrl.Manager, o controller.Options) error {
 	c := kindController{
 		setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserverset.Setup(m, o) },
-		needs: []schema.GroupVersionKind{gameserverset.GroupVersionKind, tkeextendv1alpha1.CLBPortPoolGroupVersionKind},
+		needs: []schema.GroupVersionKind{gameserverset.GroupVersionKind(), tkeextendv1alpha1.CLBPortPoolGroupVersionKind},
 	}
 	if o.Gate == nil {
 		for _, gvk := range c.needs {

@@ -151,13 +151,10 @@ func TestOpenKruiseGame(t *testing.T) {
 	})
 	poolName := okgNamespace + "-" + okgGSS
 	eventually(t, "the GameServerSet's CLBPortPool and PortPool deleted", func() error {
-		if err := kube.Get(ctx, client.ObjectKey{Name: poolName}, &tkev1alpha1.CLBPortPool{}); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("CLBPortPool %s: %v", poolName, err)
+		if err := gone(ctx, client.ObjectKey{Name: poolName}, &tkev1alpha1.CLBPortPool{}); err != nil {
+			return err
 		}
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, &clbv1alpha1.PortPool{}); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("PortPool %s/%s: %v", podannotation.TKEPoolNamespace, poolName, err)
-		}
-		return nil
+		return gone(ctx, client.ObjectKey{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, &clbv1alpha1.PortPool{})
 	})
 	eventually(t, "the pool's listeners deleted", func() error {
 		lb, ok := cluster.Cloud.Inventory().LoadBalancer(lbID)
@@ -170,6 +167,18 @@ func TestOpenKruiseGame(t *testing.T) {
 		return nil
 	})
 	t.Logf("GameServerSet and pool deleted, no listener left, in %s", time.Since(step).Round(time.Millisecond))
+}
+
+// gone says why the object at key is not (yet) gone.
+func gone(ctx context.Context, key client.ObjectKey, o client.Object) error {
+	err := kube.Get(ctx, key, o)
+	switch {
+	case kerrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%T %s still there", o, key)
 }
 
 // setNetworkConf sets the value of the GameServerSet's network conf entry

@@ -21,7 +21,7 @@ const (
 
 // defaultProtocols are the listeners of a pool that does not say: a port
 // of a tke-extend pool may be asked for as TCP, UDP or TCPUDP.
-var defaultProtocols = []string{"TCP", "UDP"}
+func defaultProtocols() []string { return []string{"TCP", "UDP"} }
 
 // A mapping is the PortPool a CLBPortPool becomes, and what of the
 // CLBPortPool it does not honour.
@@ -128,7 +128,7 @@ func poolProtocols(cpp *v1alpha1.CLBPortPool, ignored *[]string) ([]string, erro
 			return out, nil
 		}
 	}
-	return slices.Clone(defaultProtocols), nil
+	return defaultProtocols(), nil
 }
 
 // endPort is the last port of the PortPool, a whole number of segments

@@ -33,7 +33,9 @@ import (
 const controllerName = "gameserverset"
 
 // GroupVersionKind of OKG's GameServerSet.
-var GroupVersionKind = schema.GroupVersionKind{Group: "game.kruise.io", Version: "v1alpha1", Kind: "GameServerSet"}
+func GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "game.kruise.io", Version: "v1alpha1", Kind: "GameServerSet"}
+}
 
 // Event reasons on a GameServerSet.
 const (
@@ -46,7 +48,7 @@ const (
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	r := &reconciler{kube: mgr.GetClient(), events: mgr.GetEventRecorderFor(controllerName)}
 	gss := &unstructured.Unstructured{}
-	gss.SetGroupVersionKind(GroupVersionKind)
+	gss.SetGroupVersionKind(GroupVersionKind())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(o.ForControllerRuntime()).
@@ -88,7 +90,7 @@ type reconciler struct {
 
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	gss := &unstructured.Unstructured{}
-	gss.SetGroupVersionKind(GroupVersionKind)
+	gss.SetGroupVersionKind(GroupVersionKind())
 	err := r.kube.Get(ctx, req.NamespacedName, gss)
 	if err != nil && !kerrors.IsNotFound(err) {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get the GameServerSet")
