@@ -6,8 +6,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +55,14 @@ func run(m *testing.M) int {
 		fmt.Printf("  %-60s %s\n", t.Step, t.Took.Round(time.Millisecond))
 	}
 	code := m.Run()
+	if code == 0 {
+		// Each test cleans up after itself; what one leaves behind would
+		// be blamed on a later one.
+		if err := cloudEmpty(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: the tests left the cloud with", err)
+			code = 1
+		}
+	}
 	if err := cluster.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
 		code = 1
@@ -72,4 +82,23 @@ func eventually(t testing.TB, what string, fn func() error) {
 	if err := testenv.Eventually(context.Background(), wait, fn); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// cloudEmpty waits (bounded) for the cloud to hold no load balancer and
+// no EIP, and names what is left.
+func cloudEmpty() error {
+	return testenv.Eventually(context.Background(), wait, func() error {
+		inv := cluster.Cloud.Inventory()
+		var left []string
+		for _, lb := range inv.LoadBalancers {
+			left = append(left, "load balancer "+lb.ID+" ("+lb.Name+")")
+		}
+		for _, eip := range inv.EIPs {
+			left = append(left, "EIP "+eip.ID)
+		}
+		if len(left) != 0 {
+			return errors.New(strings.Join(left, ", "))
+		}
+		return nil
+	})
 }

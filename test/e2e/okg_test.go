@@ -167,6 +167,7 @@ func TestOpenKruiseGame(t *testing.T) {
 		return nil
 	})
 	t.Logf("GameServerSet and pool deleted, no listener left, in %s", time.Since(step).Round(time.Millisecond))
+	deleteLBs(t, "ap-guangzhou", []string{lbID})
 }
 
 // gone says why the object at key is not (yet) gone.

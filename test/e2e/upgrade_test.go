@@ -17,9 +17,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
@@ -134,6 +136,18 @@ func TestPackageUpgrade(t *testing.T) {
 		return nil
 	})
 
+	lbs := &clbv1alpha1.LoadBalancerList{}
+	if err := kube.List(ctx, lbs, client.InNamespace(upgradeNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range lbs.Items {
+		ids = append(ids, xpmeta.GetExternalName(&lbs.Items[i]))
+	}
+	if len(ids) != 3 {
+		t.Fatalf("%d LoadBalancers composed (%v), want 3", len(ids), ids)
+	}
+
 	began = time.Now()
 	if err := kube.Delete(ctx, sts); err != nil {
 		t.Fatal(err)
@@ -141,13 +155,42 @@ func TestPackageUpgrade(t *testing.T) {
 	if err := kube.Delete(ctx, xr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the cloud empty", func() error {
-		if inv := cluster.Cloud.Inventory(); len(inv.LoadBalancers) != 0 {
-			return fmt.Errorf("%d load balancers left", len(inv.LoadBalancers))
+	eventually(t, "the composite's load balancers deleted", func() error {
+		inv := cluster.Cloud.Inventory()
+		var left []string
+		for _, id := range ids {
+			if lb, ok := inv.LoadBalancer(id); ok {
+				left = append(left, fmt.Sprintf("%s (%d listeners)", id, len(lb.Listeners)))
+			}
+		}
+		if len(left) != 0 {
+			return fmt.Errorf("left: %s; %s", strings.Join(left, ", "), managedState(ctx, upgradeNamespace))
 		}
 		return nil
 	})
-	t.Logf("StatefulSet and PodPublicAddress deleted, the cloud empty in %s", time.Since(began).Round(time.Millisecond))
+	t.Logf("StatefulSet and PodPublicAddress deleted, their load balancers gone in %s", time.Since(began).Round(time.Millisecond))
+}
+
+// managedState names the LoadBalancers, PortPools and PodAddresses of
+// namespace ns with their Synced message: what holds a deletion back.
+func managedState(ctx context.Context, ns string) string {
+	var out []string
+	lbs := &clbv1alpha1.LoadBalancerList{}
+	pools := &clbv1alpha1.PortPoolList{}
+	pas := &networkv1alpha1.PodAddressList{}
+	for _, l := range []client.ObjectList{lbs, pools, pas} {
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err.Error()
+		}
+	}
+	for i := range lbs.Items {
+		out = append(out, "LoadBalancer "+lbs.Items[i].Name+": "+lbs.Items[i].GetCondition(xpv2.TypeSynced).Message)
+	}
+	for i := range pools.Items {
+		out = append(out, "PortPool "+pools.Items[i].Name+": "+pools.Items[i].GetCondition(xpv2.TypeSynced).Message)
+	}
+	out = append(out, fmt.Sprintf("%d PodAddresses", len(pas.Items)))
+	return strings.Join(out, "; ")
 }
 
 // boundRooms waits until the n Pods room-<i> are bound and Ready, and

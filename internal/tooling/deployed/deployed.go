@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,6 +129,9 @@ func (c *Cluster) startNode(ctx context.Context, o Options) (err error) {
 	c.cleanup = append(c.cleanup, func() error {
 		// Keep the components' logs beside the others.
 		_ = copyDir(c.Node.Logs(), filepath.Join(o.Dir, "node-logs"))
+		// And those of the Pods still running: the provider's, the
+		// function's and Crossplane's among them.
+		_ = copyTree(c.Node.PodLogs(), filepath.Join(o.Dir, "pod-logs"))
 		return c.Node.Stop()
 	})
 	return nil
@@ -285,4 +289,27 @@ func copyDir(src, dst string) error {
 		}
 	}
 	return nil
+}
+
+// copyTree copies the regular files under src into dst, keeping their
+// relative paths.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o600)
+	})
 }

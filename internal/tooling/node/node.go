@@ -295,6 +295,10 @@ func (n *Node) waitReady(ctx context.Context) error {
 // Logs is the folder of the components' logs.
 func (n *Node) Logs() string { return n.path("logs") }
 
+// PodLogs is the kubelet's folder of the containers' logs, one folder per
+// Pod (namespace_name_uid) while the Pod exists.
+func (n *Node) PodLogs() string { return n.path("pod-logs") }
+
 // Stop stops the kubelet, removes every Pod sandbox through the container
 // runtime (CNI takes each Pod's network down), stops the other components
 // and removes what the node made. It deletes the Node object when the API
