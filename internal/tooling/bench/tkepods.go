@@ -23,11 +23,11 @@ const TKEPodsName = "provider-tencentcloud-network on tke-extend Pods"
 // annotation Ready with its result), which the provider writes for Pods
 // that ask in tke-extend's syntax.
 //
-// The pool differs in kind only: the provider does not serve tke-extend's
-// CLBPortPool, so the peer's pool name resolves, as for any tke-extend
-// Pod, to a PortPool of that name in podannotation.TKEPoolNamespace, over
-// the same load balancers and ports and open to every namespace, as a
-// cluster-scoped CLBPortPool is.
+// The pool differs in kind only: the bench's API server serves the peer's
+// own CLBPortPool CRD (Peer.Build installs it; ours has the same name), so
+// the provider is given directly what its CLBPortPool controller makes of
+// one: a PortPool of the peer's pool name in podannotation.TKEPoolNamespace,
+// over the same load balancers and ports, open to every namespace.
 type TKEPods struct {
 	prov Provider
 	peer Peer
@@ -162,9 +162,10 @@ func TKEPodsMarkdown(r *Results) string {
 	w("`networking.cloud.tencent.com/clb-port-mapping: 7777 TCP <pool>`, on the peer's node. ")
 	w("A Pod counts as published by the peer's own test: `networking.cloud.tencent.com/clb-port-mapping-status: Ready` ")
 	w("with `networking.cloud.tencent.com/clb-port-mapping-result` beside it, which the provider writes for Pods that ask in tke-extend's syntax. ")
-	w("The pool differs in kind only: the provider does not serve tke-extend's CLBPortPool, so the pool name in the Pods resolves, ")
-	w("as for any tke-extend Pod, to a PortPool of that name in namespace `%s`, with `consumers` All (a CLBPortPool is cluster scoped), ", podannotation.TKEPoolNamespace)
-	w("over the same pre-created load balancers and ports as the peer's CLBPortPool, its allocation policy LeastUsed against the peer's Uniform. ")
+	w("The pool differs in kind only: the bench's API server serves the peer's own CLBPortPool CRD (installed for the peer's runs; ours has the same name), ")
+	w("so the provider is given directly what its CLBPortPool controller makes of one: a PortPool of the pool's name in namespace `%s`, ", podannotation.TKEPoolNamespace)
+	w("with `consumers` All (a CLBPortPool is cluster scoped), over the same pre-created load balancers and ports as the peer's CLBPortPool, ")
+	w("TCP listeners only, its allocation policy LeastUsed against the peer's Uniform. ")
 	w("The provider runs at its defaults, as in its own runs.\n\n")
 	w("| system | Pods annotated | mode | all published | p50 / p99 | CLB writes / Pod | CLB describes / Pod | API writes / Pod | apiserver + etcd CPU | system CPU | deleting: all gone |\n")
 	w("|---|---|---|---|---|---|---|---|---|---|---|\n")
