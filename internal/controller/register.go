@@ -3,6 +3,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -44,6 +45,11 @@ import (
 type kindController struct {
 	setup func(ctrl.Manager, controller.Options, Pools) error
 	needs []schema.GroupVersionKind
+	// optional: some of needs are another project's kinds (Agones',
+	// OpenKruiseGame's), which a cluster may never serve. Without a gate
+	// the controller is then set up only if they are served now; with
+	// one, whenever they are.
+	optional bool
 }
 
 // Pools are the cloud clients the controllers share: one pool per service,
@@ -99,10 +105,9 @@ func controllers(po podaddress.Options) []kindController {
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
 			networkv1alpha1.WorkloadClusterGroupVersionKind}},
 		// Agones GameServers carry their Pod's addresses, once Agones'
-		// kind is served (its CRD is not ours; without a gate, only if it
-		// is served at start).
+		// kind is served.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserver.Setup(m, o) },
-			needs: []schema.GroupVersionKind{gameserver.GroupVersionKind()}},
+			needs: []schema.GroupVersionKind{gameserver.GroupVersionKind()}, optional: true},
 		// Clusters behind NAT: their agents' identities, heartbeats and status.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error {
 			return workloadcluster.Setup(m, o, workloadcluster.Options{})
@@ -179,28 +184,17 @@ func SetupIPPools(mgr ctrl.Manager, o controller.Options, srv *ippool.Server, ke
 
 // SetupGameServerSets adds the controller that makes a CLBPortPool for
 // each OpenKruiseGame GameServerSet with networkType TencentCloud-CLB.
-// OKG is optional: under safe-start the controller starts once the
-// GameServerSet CRD is established, whenever that is; without a gate it
-// is added only if the kind is served now.
+// OKG is optional, as Agones is in Setup.
 func SetupGameServerSets(mgr ctrl.Manager, o controller.Options) error {
-	c := kindController{
-		setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserverset.Setup(m, o) },
-		needs: []schema.GroupVersionKind{gameserverset.GroupVersionKind(), tkeextendv1alpha1.CLBPortPoolGroupVersionKind},
-	}
-	if o.Gate == nil {
-		for _, gvk := range c.needs {
-			if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
-				return nil // not served: nothing to watch
-			} else if err != nil {
-				return err
-			}
-		}
-	}
 	f, err := failuresOf(mgr, o)
 	if err != nil {
 		return err
 	}
-	return add(mgr, o, Pools{}, f, c)
+	return add(mgr, o, Pools{}, f, kindController{
+		setup:    func(m ctrl.Manager, o controller.Options, _ Pools) error { return gameserverset.Setup(m, o) },
+		needs:    []schema.GroupVersionKind{gameserverset.GroupVersionKind(), tkeextendv1alpha1.CLBPortPoolGroupVersionKind},
+		optional: true,
+	})
 }
 
 // add sets c up now, or, under safe-start, once its CRDs are established.
@@ -209,6 +203,15 @@ func SetupGameServerSets(mgr ctrl.Manager, o controller.Options) error {
 // would look healthy.
 func add(mgr ctrl.Manager, o controller.Options, pool Pools, f *setupFailures, c kindController) error {
 	if o.Gate == nil {
+		if c.optional {
+			switch missing, err := unserved(mgr, c.needs); {
+			case err != nil:
+				return err
+			case len(missing) > 0:
+				o.Logger.Info("Not starting a controller: its kinds are not served", "kinds", fmt.Sprint(missing))
+				return nil
+			}
+		}
 		return c.setup(mgr, o, pool)
 	}
 	o.Gate.Register(func() {
@@ -259,6 +262,21 @@ func (f *setupFailures) Start(ctx context.Context) error {
 
 // NeedLeaderElection: every replica sets its controllers up.
 func (f *setupFailures) NeedLeaderElection() bool { return false }
+
+// unserved returns the kinds of gvks the manager's REST mapper does not
+// serve.
+func unserved(mgr ctrl.Manager, gvks []schema.GroupVersionKind) ([]schema.GroupVersionKind, error) {
+	var out []schema.GroupVersionKind
+	for _, gvk := range gvks {
+		switch _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); {
+		case meta.IsNoMatchError(err):
+			out = append(out, gvk)
+		case err != nil:
+			return nil, errors.Wrapf(err, "cannot tell whether %s is served", gvk)
+		}
+	}
+	return out, nil
+}
 
 // waitMapped waits until the manager's REST mapper serves every kind: a CRD
 // is established a moment before discovery lists it, and a controller set

@@ -17,7 +17,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,18 +48,9 @@ func GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "agones.dev", Version: "v1", Kind: "GameServer"}
 }
 
-// Setup adds the controller when the API server serves GameServers, and
-// does nothing otherwise: a cluster without Agones has no GameServers to
-// tell. Under safe-start it is called once the kind is served.
+// Setup adds the controller; GameServers must be served (the provider's
+// setup calls it only once they are: Agones is optional).
 func Setup(mgr ctrl.Manager, o controller.Options) error {
-	gvk := GroupVersionKind()
-	if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-		if kmeta.IsNoMatchError(err) {
-			o.Logger.Info("Agones GameServers are not served: Pods' addresses stay on the Pods")
-			return nil
-		}
-		return errors.Wrap(err, "cannot tell whether Agones GameServers are served")
-	}
 	o.Logger.Info("Agones GameServers are served: they carry their Pods' addresses")
 	r := &Reconciler{pods: mgr.GetClient(), gameServers: mgr.GetAPIReader(), kube: mgr.GetClient(),
 		log: o.Logger.WithValues("controller", controllerName)}
