@@ -6,7 +6,6 @@ package endpoints
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -167,25 +166,7 @@ func clientKey(name string) client.ObjectKey { return client.ObjectKey{Name: nam
 
 // scrape GETs url with bearer as the token (none if empty), offering
 // HTTP/2, and returns the status, the body and the protocol of the answer.
-// The certificate is self-signed: the caller is what is checked here.
 func scrape(url, bearer string) (int, string, string, error) {
-	tr := &http.Transport{
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}, //nolint:gosec // a self-signed test certificate
-		ForceAttemptHTTP2: true,
-	}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", "", err
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return 0, "", "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Proto, err
+	a, err := testenv.HTTPS(context.Background(), testenv.HTTPSRequest{URL: url, Bearer: bearer, Protos: []string{"h2", "http/1.1"}})
+	return a.Code, a.Body, a.Proto, err
 }

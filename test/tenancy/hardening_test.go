@@ -7,18 +7,15 @@ package tenancy
 // API server, by its client certificate, and never over HTTP/2).
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -340,37 +337,14 @@ func forgeReview(ctx context.Context, cert *tls.Certificate) (string, error) {
 	return "", errors.Errorf("the webhook answered %d: %.200s", code, body)
 }
 
-// get and post send one request over TLS (the server's certificate is not
-// what these cases check) with the given ALPN offer and returns status,
-// body and protocol.
+// get and post send one request (testenv.HTTPS) and return status, body
+// and protocol.
 func get(ctx context.Context, url, bearer string, cert *tls.Certificate, protos []string) (int, string, string, error) {
-	return do(ctx, http.MethodGet, url, bearer, nil, cert, protos)
+	a, err := testenv.HTTPS(ctx, testenv.HTTPSRequest{URL: url, Bearer: bearer, Cert: cert, Protos: protos})
+	return a.Code, a.Body, a.Proto, err
 }
 
 func post(ctx context.Context, url string, body []byte, cert *tls.Certificate) (int, string, string, error) {
-	return do(ctx, http.MethodPost, url, "", body, cert, []string{"http/1.1"})
-}
-
-func do(ctx context.Context, method, url, bearer string, body []byte, cert *tls.Certificate, protos []string) (int, string, string, error) {
-	cfg := &tls.Config{InsecureSkipVerify: true, NextProtos: protos} //nolint:gosec // the callers, not the server, are checked
-	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
-	}
-	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, "", "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		return 0, "", "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Proto, err
+	a, err := testenv.HTTPS(ctx, testenv.HTTPSRequest{Method: http.MethodPost, URL: url, Body: body, Cert: cert})
+	return a.Code, a.Body, a.Proto, err
 }
