@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // MirrorPath is where this workspace keeps a read-only git mirror of the
@@ -71,13 +73,13 @@ func Build(ctx context.Context, src, dir string, log io.Writer) (string, error) 
 	if err := writeStandin(standin); err != nil {
 		return "", fmt.Errorf("write the agones stand-in: %w", err)
 	}
-	if err := run(ctx, tree, log, "go", "mod", "edit", "-replace", agonesModule+"="+standin); err != nil {
+	if err := testenv.Command(ctx, tree, nil, log, "go", "mod", "edit", "-replace", agonesModule+"="+standin); err != nil {
 		return "", fmt.Errorf("replace %s: %w", agonesModule, err)
 	}
 	bin := filepath.Join(dir, "peer")
 	// -mod=mod lets go.sum gain what the replacement needs; the peer's own
 	// pinned versions stay as they are.
-	if err := run(ctx, tree, log, "go", "build", "-mod=mod", "-o", bin, "./cmd/"); err != nil {
+	if err := testenv.Command(ctx, tree, nil, log, "go", "build", "-mod=mod", "-o", bin, "./cmd/"); err != nil {
 		return "", fmt.Errorf("go build of the peer (module proxy %s): %w", goEnv("GOPROXY"), err)
 	}
 	return bin, nil
@@ -100,7 +102,7 @@ func copyTree(ctx context.Context, src, dst string) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err == nil {
-		return run(ctx, "", io.Discard, "cp", "-a", src+"/.", dst)
+		return testenv.Command(ctx, "", nil, io.Discard, "cp", "-a", src+"/.", dst)
 	}
 	archive := exec.CommandContext(ctx, "git", "-C", src, "archive", "HEAD")
 	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dst)
@@ -122,25 +124,6 @@ func copyTree(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("tar: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
-}
-
-func run(ctx context.Context, dir string, log io.Writer, name string, args ...string) error {
-	var tail bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &tail), io.MultiWriter(log, &tail)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(tail.String(), 5))
-	}
-	return nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func goEnv(name string) string {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -245,5 +244,5 @@ func (p *Process) exited() bool {
 
 func (p *Process) tail() string {
 	b, _ := os.ReadFile(p.log)
-	return lastLines(strings.TrimSpace(string(b)), 5)
+	return testenv.LastLines(string(b), 5)
 }

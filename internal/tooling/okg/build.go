@@ -17,7 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // The releases run, both served by the Go module proxy.
@@ -97,10 +98,10 @@ func build(ctx context.Context, module, version, name string, log io.Writer) (st
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
 	tree := filepath.Join(tmp, "src")
-	if err := run(ctx, "", nil, log, "cp", "-r", src, tree); err != nil {
+	if err := testenv.Command(ctx, "", nil, log, "cp", "-r", src, tree); err != nil {
 		return "", fmt.Errorf("copy %s@%s: %w", module, version, err)
 	}
-	if err := run(ctx, "", nil, log, "chmod", "-R", "u+w", tree); err != nil {
+	if err := testenv.Command(ctx, "", nil, log, "chmod", "-R", "u+w", tree); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
@@ -108,7 +109,7 @@ func build(ctx context.Context, module, version, name string, log io.Writer) (st
 	}
 	out := bin + ".tmp"
 	env := []string{"CGO_ENABLED=0", "GOOS=linux"}
-	if err := run(ctx, tree, env, log, "go", "build", "-trimpath", "-o", out, "."); err != nil {
+	if err := testenv.Command(ctx, tree, env, log, "go", "build", "-trimpath", "-o", out, "."); err != nil {
 		return "", fmt.Errorf("go build %s@%s: %w", module, version, err)
 	}
 	return bin, os.Rename(out, bin)
@@ -130,30 +131,7 @@ func ModuleDir(ctx context.Context, module, version string) (string, error) {
 		err = errors.New(info.Error)
 	}
 	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w: %s", module, version, err, lastLines(out.String(), 3))
+		return "", fmt.Errorf("go mod download %s@%s: %w: %s", module, version, err, testenv.LastLines(out.String(), 3))
 	}
 	return info.Dir, nil
-}
-
-func run(ctx context.Context, dir string, env []string, log io.Writer, name string, args ...string) error {
-	var tail bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	if log == nil {
-		log = io.Discard
-	}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &tail), io.MultiWriter(log, &tail)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%w: %s", err, lastLines(tail.String(), 5))
-	}
-	return nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
