@@ -39,7 +39,8 @@ const agonesCRD = "gameservers.agones.dev"
 // label and controller reference; its name and label without the
 // reference) write nothing on it. The Pod's deletion removes the keys, and
 // only those. A provider started without the gate (the kind served at
-// start) does the same for a second GameServer.
+// start) does the same for a second GameServer, and removes the keys of a
+// GameServer that has no Pod when it starts.
 func TestAgonesGameServer(t *testing.T) {
 	ctx := context.Background()
 	removeAgonesCRD(t)
@@ -139,7 +140,7 @@ func TestAgonesGameServer(t *testing.T) {
 	// Without the gate (the kind served at start): the same for a new
 	// GameServer.
 	stop()
-	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses))
+	stop = startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses))
 	second := gs.DeepCopy()
 	second.SetName("second")
 	second.SetResourceVersion("")
@@ -156,6 +157,20 @@ func TestAgonesGameServer(t *testing.T) {
 	carries(t, second, p2)
 	deletePod(t, p2)
 	uncarried(t, second)
+
+	// A GameServer left with keys of ours and no Pod, as when its Pod was
+	// deleted while the provider was down: the provider removes them when
+	// it starts, with no Pod event to ask for it.
+	stop()
+	orphan := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "agones.dev/v1", "kind": "GameServer",
+		"metadata": map[string]any{"namespace": ns, "name": "orphan", "annotations": map[string]any{
+			"team.example.com/owner": "blue", podannotation.AnnotationAddresses: "198.51.100.7:7000/UDP", podannotation.AnnotationStatus: podannotation.StatusReady,
+		}}, "spec": map[string]any{}}}
+	if err := kube.Create(ctx, orphan); err != nil {
+		t.Fatal(err)
+	}
+	startProvider(t, suite.AsProvider(testenv.FeaturePodAddresses))
+	uncarried(t, orphan)
 }
 
 // uncarried waits until the GameServer carries none of the address

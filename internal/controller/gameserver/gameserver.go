@@ -52,11 +52,24 @@ func GroupVersionKind() schema.GroupVersionKind {
 // setup calls it only once they are: Agones is optional).
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	o.Logger.Info("Agones GameServers are served: they carry their Pods' addresses")
-	r := &Reconciler{pods: mgr.GetClient(), gameServers: mgr.GetAPIReader(), kube: mgr.GetClient(),
+	r := &Reconciler{pods: mgr.GetClient(), gameServers: mgr.GetClient(), kube: mgr.GetClient(),
 		log: o.Logger.WithValues("controller", controllerName)}
+	gs := &metav1.PartialObjectMetadata{}
+	gs.SetGroupVersionKind(GroupVersionKind())
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(controllerName).
 		WithOptions(o.ForControllerRuntime()).
+		// GameServers by their metadata only. Their first listing asks
+		// for each: what a GameServer carries of a Pod deleted while the
+		// provider was down is removed then. After that only a change of
+		// the keys we write asks (someone else wrote them).
+		For(gs, builder.OnlyMetadata, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
+				return !maps.Equal(Carried(e.ObjectOld.GetAnnotations()), Carried(e.ObjectNew.GetAnnotations()))
+			},
+			DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
+			GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
+		})).
 		// Keyed by GameServer: a Pod event asks for the GameServer its
 		// label names, so the GameServer is told when its Pod goes too.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(gameServerOf), builder.WithPredicates(predicate.Funcs{
@@ -131,7 +144,7 @@ func Owns(gs metav1.Object, pod metav1.Object) bool {
 // the GameServer.
 type Reconciler struct {
 	pods        client.Reader // the manager's cache
-	gameServers client.Reader // the API server: GameServers are not cached
+	gameServers client.Reader // the manager's cache of GameServers' metadata
 	kube        client.Client
 	log         logging.Logger
 }
