@@ -277,6 +277,115 @@ func TestOKGGameServerSetPool(t *testing.T) {
 	})
 }
 
+// TestOKGGameServerSetPoolEdges: a CLBPortPool of the GameServerSet's
+// pool name that an admin made is never taken over (the GameServerSet gets
+// a Warning), and a pool whose GameServerSet was deleted while the
+// provider was down is deleted when it starts.
+func TestOKGGameServerSetPoolEdges(t *testing.T) {
+	ctx := context.Background()
+	if _, err := testenv.Apply(ctx, kube, filepath.Join("testdata", "gameserverset-crd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "GameServerSet kind served", func() error {
+		return kube.List(ctx, gssList())
+	})
+	sa, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := startProvider(t, suite.As(sa), suite.GameServerSets())
+	ns := namespace(t)
+	l := lb(t, ns, "lb", "BGP")
+	newGSS := func(name string) *unstructured.Unstructured {
+		gss := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+			"spec": map[string]any{"replicas": int64(0), "network": map[string]any{
+				"networkType": "TencentCloud-CLB",
+				"networkConf": []any{
+					map[string]any{"name": "ClbIds", "value": lbID(l)},
+					map[string]any{"name": "PortProtocols", "value": "7777/UDP"},
+					map[string]any{"name": "MinPort", "value": "32000"},
+					map[string]any{"name": "MaxPort", "value": "32004"},
+				},
+			}},
+		}}
+		if err := kube.Create(ctx, gss); err != nil {
+			t.Fatal(err)
+		}
+		return gss
+	}
+
+	// The admin's pool of the name the GameServerSet would make.
+	admins := &tkev1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Name: ns + "-clash"},
+		Spec: tkev1alpha1.CLBPortPoolSpec{StartPort: 33000, EndPort: ptr.To[int64](33004), ExsistedLoadBalancerIDs: []string{lbID(l)}}}
+	if err := kube.Create(ctx, admins); err != nil {
+		t.Fatal(err)
+	}
+	clash := newGSS("clash")
+	eventually(t, "a CannotMakePool warning on the GameServerSet clash", func() error {
+		l := &corev1.EventList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Kind == "GameServerSet" && e.InvolvedObject.Name == clash.GetName() && e.Type == corev1.EventTypeWarning &&
+				e.Reason == "CannotMakePool" && strings.Contains(e.Message, "was not made for this GameServerSet") {
+				return nil
+			}
+		}
+		return errors.Errorf("none among %d events", len(l.Items))
+	})
+	got := &tkev1alpha1.CLBPortPool{}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(admins), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.StartPort != 33000 || len(got.Labels) != 0 || len(got.Annotations) != 0 {
+		t.Errorf("the admin's CLBPortPool was changed: spec %+v, labels %v, annotations %v", got.Spec, got.Labels, got.Annotations)
+	}
+	// Its deletion leaves the admin's pool too.
+	if err := kube.Delete(ctx, clash); err != nil {
+		t.Fatal(err)
+	}
+
+	// A GameServerSet deleted while the provider is down.
+	gone := newGSS("gone")
+	made := client.ObjectKey{Name: ns + "-gone"}
+	eventually(t, "the CLBPortPool "+made.Name+" made", func() error {
+		return kube.Get(ctx, made, &tkev1alpha1.CLBPortPool{})
+	})
+	stop()
+	if err := kube.Delete(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	startProvider(t, suite.As(sa), suite.GameServerSets())
+	eventually(t, "the CLBPortPool "+made.Name+" deleted at start", func() error {
+		if err := kube.Get(ctx, made, &tkev1alpha1.CLBPortPool{}); !kerrors.IsNotFound(err) {
+			return errors.Errorf("CLBPortPool: %v", err)
+		}
+		return nil
+	})
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(admins), got); err != nil {
+		t.Errorf("the admin's CLBPortPool: %v", err)
+	}
+	// Gone, with its PortPool, while the provider runs: nothing of this
+	// test is left for the next ones' providers.
+	if err := kube.Delete(ctx, admins); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the admin's CLBPortPool and both PortPools gone", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(admins), &tkev1alpha1.CLBPortPool{}); !kerrors.IsNotFound(err) {
+			return errors.Errorf("CLBPortPool: %v", err)
+		}
+		for _, name := range []string{admins.Name, made.Name} {
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: podannotation.TKEPoolNamespace, Name: name}, &clbv1alpha1.PortPool{}); !kerrors.IsNotFound(err) {
+				return errors.Errorf("PortPool %s: %v", name, err)
+			}
+		}
+		return nil
+	})
+}
+
 func gssList() *unstructured.UnstructuredList {
 	l := &unstructured.UnstructuredList{}
 	l.SetAPIVersion("game.kruise.io/v1alpha1")
