@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -151,35 +153,10 @@ func TestCLBPortPoolRefused(t *testing.T) {
 // provider runs with its shipped RBAC.
 func TestOKGGameServerSetPool(t *testing.T) {
 	ctx := context.Background()
-	if _, err := testenv.Apply(ctx, kube, filepath.Join("testdata", "gameserverset-crd.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "GameServerSet kind served", func() error {
-		return kube.List(ctx, gssList())
-	})
-	sa, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	startProvider(t, suite.As(sa), suite.GameServerSets())
+	gssProvider(t)
 	ns := namespace(t)
 	l := lb(t, ns, "lb", "BGP")
-	gss := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
-		"metadata": map[string]any{"namespace": ns, "name": "battle"},
-		"spec": map[string]any{"replicas": int64(1), "network": map[string]any{
-			"networkType": "TencentCloud-CLB",
-			"networkConf": []any{
-				map[string]any{"name": "ClbIds", "value": lbID(l)},
-				map[string]any{"name": "PortProtocols", "value": "7777/UDP"},
-				map[string]any{"name": "MinPort", "value": "31000"},
-				map[string]any{"name": "MaxPort", "value": "31009"},
-			},
-		}},
-	}}
-	if err := kube.Create(ctx, gss); err != nil {
-		t.Fatal(err)
-	}
+	gss := newGSS(t, ns, "battle", lbID(l), 31000, 31009)
 	name := ns + "-battle"
 	key := types.NamespacedName{Namespace: podannotation.TKEPoolNamespace, Name: name}
 	pp := &clbv1alpha1.PortPool{}
@@ -283,38 +260,9 @@ func TestOKGGameServerSetPool(t *testing.T) {
 // provider was down is deleted when it starts.
 func TestOKGGameServerSetPoolEdges(t *testing.T) {
 	ctx := context.Background()
-	if _, err := testenv.Apply(ctx, kube, filepath.Join("testdata", "gameserverset-crd.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "GameServerSet kind served", func() error {
-		return kube.List(ctx, gssList())
-	})
-	sa, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := startProvider(t, suite.As(sa), suite.GameServerSets())
+	sa, stop := gssProvider(t)
 	ns := namespace(t)
 	l := lb(t, ns, "lb", "BGP")
-	newGSS := func(name string) *unstructured.Unstructured {
-		gss := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
-			"metadata": map[string]any{"namespace": ns, "name": name},
-			"spec": map[string]any{"replicas": int64(0), "network": map[string]any{
-				"networkType": "TencentCloud-CLB",
-				"networkConf": []any{
-					map[string]any{"name": "ClbIds", "value": lbID(l)},
-					map[string]any{"name": "PortProtocols", "value": "7777/UDP"},
-					map[string]any{"name": "MinPort", "value": "32000"},
-					map[string]any{"name": "MaxPort", "value": "32004"},
-				},
-			}},
-		}}
-		if err := kube.Create(ctx, gss); err != nil {
-			t.Fatal(err)
-		}
-		return gss
-	}
 
 	// The admin's pool of the name the GameServerSet would make.
 	admins := &tkev1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Name: ns + "-clash"},
@@ -322,7 +270,7 @@ func TestOKGGameServerSetPoolEdges(t *testing.T) {
 	if err := kube.Create(ctx, admins); err != nil {
 		t.Fatal(err)
 	}
-	clash := newGSS("clash")
+	clash := newGSS(t, ns, "clash", lbID(l), 32000, 32004)
 	eventually(t, "a CannotMakePool warning on the GameServerSet clash", func() error {
 		l := &corev1.EventList{}
 		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
@@ -349,7 +297,7 @@ func TestOKGGameServerSetPoolEdges(t *testing.T) {
 	}
 
 	// A GameServerSet deleted while the provider is down.
-	gone := newGSS("gone")
+	gone := newGSS(t, ns, "gone", lbID(l), 32000, 32004)
 	made := client.ObjectKey{Name: ns + "-gone"}
 	eventually(t, "the CLBPortPool "+made.Name+" made", func() error {
 		return kube.Get(ctx, made, &tkev1alpha1.CLBPortPool{})
@@ -384,6 +332,48 @@ func TestOKGGameServerSetPoolEdges(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// gssProvider serves the stand-in GameServerSet kind and returns the
+// provider's ServiceAccount (its shipped RBAC) and a provider started as
+// it with the GameServerSet controller.
+func gssProvider(t *testing.T) (*rest.Config, func()) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := testenv.Apply(ctx, kube, filepath.Join("testdata", "gameserverset-crd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "GameServerSet kind served", func() error {
+		return kube.List(ctx, gssList())
+	})
+	sa, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa, startProvider(t, suite.As(sa), suite.GameServerSets())
+}
+
+// newGSS creates GameServerSet ns/name on the TencentCloud-CLB network:
+// 7777/UDP, load balancer lbID, ports from-to, no replicas.
+func newGSS(t *testing.T, ns, name, lbID string, from, to int) *unstructured.Unstructured {
+	t.Helper()
+	gss := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "game.kruise.io/v1alpha1", "kind": "GameServerSet",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{"replicas": int64(0), "network": map[string]any{
+			"networkType": "TencentCloud-CLB",
+			"networkConf": []any{
+				map[string]any{"name": "ClbIds", "value": lbID},
+				map[string]any{"name": "PortProtocols", "value": "7777/UDP"},
+				map[string]any{"name": "MinPort", "value": strconv.Itoa(from)},
+				map[string]any{"name": "MaxPort", "value": strconv.Itoa(to)},
+			},
+		}},
+	}}
+	if err := kube.Create(context.Background(), gss); err != nil {
+		t.Fatal(err)
+	}
+	return gss
 }
 
 func gssList() *unstructured.UnstructuredList {
