@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
@@ -157,3 +159,36 @@ func wantRefused(err error, want string) error {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestNamespacePolicy: with the provider's identity (its RBAC may create
+// any namespace), examples/provider/namespace-policy.yaml lets it create
+// tke-port-pools and refuses any other name, saying so.
+func TestNamespacePolicy(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	provider, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "made-by-the-provider"}}
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), other) })
+	// The API server enforces a new policy a moment after it is created.
+	eventually(t, "the policy refuses namespace "+other.Name, func() error {
+		err := provider.Create(ctx, other.DeepCopy())
+		switch {
+		case err == nil:
+			_ = kube.Delete(ctx, other)
+			return errors.New("created")
+		case !kerrors.IsForbidden(err) || !strings.Contains(err.Error(), "may create only the namespace "+podannotation.TKEPoolNamespace):
+			return errors.Errorf("refused for another reason: %v", err)
+		}
+		return nil
+	})
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: podannotation.TKEPoolNamespace}}
+	if err := provider.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Errorf("the provider cannot create %s: %v", ns.Name, err)
+	}
+}

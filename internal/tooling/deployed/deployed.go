@@ -173,10 +173,9 @@ func (c *Cluster) installCrossplane(ctx context.Context, wait time.Duration) err
 func (c *Cluster) installPackages(ctx context.Context, o Options) error {
 	// What the provider needs beyond the role Crossplane's RBAC manager
 	// gives every provider: applied as docs/install.md tells users to.
-	// Every feature is on: the RBAC of each, the Pod writes policy and the
-	// activation policy.
-	files := append(testenv.RBACFiles(testenv.Features()...),
-		filepath.Join(testenv.RepoRoot(), "examples", "provider", "pod-writes-policy.yaml"),
+	// Every feature is on: the RBAC and the admission policies of each,
+	// and the activation policy.
+	files := append(append(testenv.RBACFiles(testenv.Features()...), testenv.Policies(testenv.Features()...)...),
 		filepath.Join(testenv.RepoRoot(), "examples", "provider", "activationpolicy.yaml"))
 	for _, f := range files {
 		if _, err := testenv.Apply(ctx, c.Kube, f); err != nil {

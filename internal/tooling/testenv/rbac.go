@@ -103,20 +103,22 @@ func RBACFiles(features ...Feature) []string {
 // config that impersonates it. A rule a feature's controllers need that
 // its file lacks fails their test.
 //
-// With Pod addresses, PodWritesPolicy is applied too, as users install it
-// with that feature; the API server enforces it a moment later.
+// The Policies of the features are applied too, as users install them
+// with those features; the API server enforces them a moment later.
 func (e *Env) AsProvider(ctx context.Context, features ...Feature) (*rest.Config, error) {
-	files := RBACFiles(features...)
-	if slices.Contains(features, FeaturePodAddresses) {
-		files = append(files, PodWritesPolicy())
-	}
+	files := append(RBACFiles(features...), Policies(features...)...)
 	return e.AsServiceAccount(ctx, ProviderSANamespace, ProviderSA, files...)
 }
 
-// PodWritesPolicy is the ValidatingAdmissionPolicy that limits what the
-// provider may change on Pods.
-func PodWritesPolicy() string {
-	return filepath.Join(RepoRoot(), "examples", "provider", "pod-writes-policy.yaml")
+// Policies are the ValidatingAdmissionPolicies shipped with features
+// (docs/install.md): with Pod addresses, what the provider may change on
+// Pods and which namespace it may create.
+func Policies(features ...Feature) []string {
+	if !slices.Contains(features, FeaturePodAddresses) {
+		return nil
+	}
+	dir := filepath.Join(RepoRoot(), "examples", "provider")
+	return []string{filepath.Join(dir, "pod-writes-policy.yaml"), filepath.Join(dir, "namespace-policy.yaml")}
 }
 
 // AsServiceAccount binds namespace/name to CrossplaneGrants, applies

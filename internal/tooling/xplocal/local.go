@@ -104,7 +104,6 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 		l.Stop()
 		return nil, err
 	}
-	root := testenv.RepoRoot()
 	if err := PushPackages(ctx, l.Registry, o.Version); err != nil {
 		return fail(err)
 	}
@@ -130,7 +129,7 @@ func Start(ctx context.Context, o Options) (*Local, error) {
 	}
 	// What the provider needs beyond the role Crossplane's RBAC manager
 	// gives every provider: applied as docs/install.md tells users to.
-	for _, f := range append(testenv.RBACFiles(testenv.Features()...), filepath.Join(root, "examples", "provider", "pod-writes-policy.yaml")) {
+	for _, f := range append(testenv.RBACFiles(testenv.Features()...), testenv.Policies(testenv.Features()...)...) {
 		if _, err := testenv.Apply(ctx, kube, f); err != nil {
 			return fail(err)
 		}
