@@ -60,7 +60,7 @@ func HTTPS(ctx context.Context, r HTTPSRequest) (HTTPSAnswer, error) {
 	if err != nil {
 		return HTTPSAnswer{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return HTTPSAnswer{Code: resp.StatusCode, Body: string(b), Proto: resp.Proto}, err
 }
