@@ -144,7 +144,7 @@ func TestTKEPodsMarkdown(t *testing.T) {
 		"| provider-tencentcloud-network | its own (for reference) | LeastUsed | 10.0 s |",
 		"ours (LeastUsed) vs the peer's defaults: 12.5 s vs 50.0 s: 4.00× faster",
 		"ours (LeastUsed) vs the peer's best: 12.5 s vs 30.0 s: 2.40× faster",
-		"PortPool of that name in namespace `tke-port-pools`",
+		"what its CLBPortPool controller makes of one: a PortPool of the pool's name in namespace `tke-port-pools`",
 		"The provider serves these very Pods too, in the next section.",
 	} {
 		if !strings.Contains(md, want) {
