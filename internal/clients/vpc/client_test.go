@@ -146,11 +146,16 @@ func TestDescribeCoalesced(t *testing.T) {
 	cfg.TaskDuration = 0
 	cfg.EIPQuota = 300
 	const n = 250
-	// A window long enough that every caller is in before the first flush.
-	e, c := start(t, cfg, Options{BatchWindow: 500 * time.Millisecond})
+	// The callers wait at a barrier and are released at once. The first
+	// 100 flush at once; the others join the next group, which takes
+	// everyone who arrives while that flush is out (a slow answer: 500 ms,
+	// so that a busy machine still gets every caller in) and is sent as
+	// soon as it ends, in chunks of 100.
+	e, c := start(t, cfg, Options{BatchWindow: 2 * time.Second})
 	ids := allocate(t, c, 100)
 	ids = append(ids, allocate(t, c, 100)...)
 	ids = append(ids, allocate(t, c, n-200)...)
+	e.SetLatency(cfg.Latency, map[string]time.Duration{"DescribeAddresses": 500 * time.Millisecond})
 	// Answered calls: the emulator's own rate limit may refuse some,
 	// which the client sends again.
 	answered := func() int { return e.Calls()["DescribeAddresses"]["OK"] }
@@ -158,8 +163,10 @@ func TestDescribeCoalesced(t *testing.T) {
 
 	var wg sync.WaitGroup
 	errs := make([]error, n+1)
+	release := make(chan struct{})
 	for i := range n + 1 {
 		wg.Go(func() {
+			<-release
 			id := "eip-bad"
 			if i < n {
 				id = ids[i]
@@ -173,6 +180,7 @@ func TestDescribeCoalesced(t *testing.T) {
 			}
 		})
 	}
+	close(release)
 	wg.Wait()
 	for i, err := range errs[:n] {
 		if err != nil {
@@ -191,13 +199,16 @@ func TestDescribeCoalesced(t *testing.T) {
 
 	// Without the bad id: exactly ⌈N/100⌉.
 	before = answered()
+	release = make(chan struct{})
 	for i := range n {
 		wg.Go(func() {
+			<-release
 			if _, err := c.Describe(testCtx(t), []string{ids[i]}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
+	close(release)
 	wg.Wait()
 	if calls := answered() - before; calls != (n+99)/100 {
 		t.Errorf("%d DescribeAddresses calls for %d concurrent callers, want %d", calls, n, (n+99)/100)
