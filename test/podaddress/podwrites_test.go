@@ -27,14 +27,7 @@ import (
 // policy binds only the provider.
 func TestPodWritesPolicy(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	provider, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	provider := providerClient(t)
 	ns := namespace(t)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "game", Labels: map[string]string{"app": "game"},
 		Annotations: map[string]string{ourPorts: "7777 pool", "team.example.com/owner": "a"}}}
@@ -165,14 +158,7 @@ func (e errorString) Error() string { return string(e) }
 // tke-port-pools and refuses any other name, saying so.
 func TestNamespacePolicy(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := env.AsProvider(ctx, testenv.FeaturePodAddresses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	provider, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	provider := providerClient(t)
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "made-by-the-provider"}}
 	t.Cleanup(func() { _ = kube.Delete(context.Background(), other) })
 	// The API server enforces a new policy a moment after it is created.
@@ -191,4 +177,19 @@ func TestNamespacePolicy(t *testing.T) {
 	if err := provider.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
 		t.Errorf("the provider cannot create %s: %v", ns.Name, err)
 	}
+}
+
+// providerClient is a client with the provider's identity: Crossplane's
+// grants, the Pod address feature's RBAC and its admission policies.
+func providerClient(t *testing.T) client.Client {
+	t.Helper()
+	cfg, err := env.AsProvider(context.Background(), testenv.FeaturePodAddresses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
