@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -128,7 +127,7 @@ func (c *Cluster) startNode(ctx context.Context, o Options) (err error) {
 	}
 	c.cleanup = append(c.cleanup, func() error {
 		// Keep the components' logs beside the others.
-		_ = copyDir(c.Node.Logs(), filepath.Join(o.Dir, "node-logs"))
+		_ = copyTree(c.Node.Logs(), filepath.Join(o.Dir, "node-logs"))
 		// And those of the Pods still running: the provider's, the
 		// function's and Crossplane's among them.
 		_ = copyTree(c.Node.PodLogs(), filepath.Join(o.Dir, "pod-logs"))
@@ -264,30 +263,6 @@ func (c *Cluster) Stop() error {
 	}
 	c.cleanup = nil
 	return errors.Join(errs...)
-}
-
-// copyDir copies the regular files of src into dst.
-func copyDir(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o700); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // copyTree copies the regular files under src into dst, keeping their
