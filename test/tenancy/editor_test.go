@@ -216,11 +216,16 @@ func init() {
 					return "", err
 				}
 				pc := &pcv1alpha1.ProviderConfig{}
-				if err := kube.Get(ctx, client.ObjectKey{Namespace: NamespaceA, Name: "elsewhere"}, pc); err != nil {
+				if err := testenv.Eventually(ctx, wait, func() error {
+					if err := kube.Get(ctx, client.ObjectKey{Namespace: NamespaceA, Name: "elsewhere"}, pc); err != nil {
+						return err
+					}
+					if c := pc.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "is not allowed") {
+						return errors.Errorf("the ProviderConfig is Ready=%s (%s), want False with the refusal", c.Status, c.Message)
+					}
+					return nil
+				}); err != nil {
 					return "", err
-				}
-				if c := pc.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse {
-					return "", errors.Errorf("the ProviderConfig is Ready=%s (%s), want False with the refusal", c.Status, c.Message)
 				}
 				if n := dialed.Load(); n != 0 {
 					return "", errors.Errorf("the provider connected to her endpoint %d times", n)
