@@ -177,6 +177,30 @@ func init() {
 			Cleanup: deleteManaged(EditorA, newLB(NamespaceA, "ops-spend", nil)),
 		},
 		Attack{
+			Name: "editor-listener-on-other-lb", Who: EditorA,
+			What: "create a Listener whose loadBalancerIdRef names tenant-b's load balancer (namespace tenant-b)",
+			Want: "spec.forProvider.loadBalancerIdRef names namespace tenant-b: references and selectors resolve only within the resource's own namespace (tenant-a)",
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"},
+					Spec: clbv1alpha1.ListenerSpec{ForProvider: clbv1alpha1.ListenerParameters{Port: 9100, Protocol: "TCP",
+						LoadBalancerIDRef: &xpv2.NamespacedReference{Name: PoolB, Namespace: NamespaceB}}}}
+				return managedRefusal(ctx, EditorA, l, "resolve only within")
+			},
+			Cleanup: deleteManaged(EditorA, &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"}}),
+		},
+		Attack{
+			Name: "editor-pool-on-other-lb", Who: EditorA,
+			What: "create a PortPool whose loadBalancerIdRefs name tenant-b's load balancer by a selector into tenant-b",
+			Want: "spec.forProvider.loadBalancerIdSelector names namespace tenant-b",
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"},
+					Spec: clbv1alpha1.PortPoolSpec{ForProvider: clbv1alpha1.PortPoolParameters{StartPort: 31000, EndPort: 31009,
+						LoadBalancerIDSelector: &xpv2.NamespacedSelector{Namespace: NamespaceB, MatchLabels: map[string]string{}}}}}
+				return managedRefusal(ctx, EditorA, pp, "resolve only within")
+			},
+			Cleanup: deleteManaged(EditorA, &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"}}),
+		},
+		Attack{
 			Name: "editor-widens-config", Who: EditorC,
 			What: "patch ClusterProviderConfig default to serve every namespace",
 			Want: `cannot patch resource "clusterproviderconfigs"`,
