@@ -20,6 +20,12 @@ import (
 // write them (crossplane-edit), records-policy.yaml does not.
 const recordsPod = "editor-own"
 
+// targetPodB is a Pod of tenant-b, at targetIPB.
+const (
+	targetPodB = "target-b"
+	targetIPB  = "10.1.9.2"
+)
+
 // recordsNeed is the refusal records-policy.yaml gives an editor.
 const recordsNeed = "are the provider's records: only the provider"
 
@@ -64,7 +70,31 @@ func init() {
 		})
 	})
 
+	// A Pod of tenant-b, which lets no other namespace's TargetSets in.
+	prepare(func(ctx context.Context, t *testing.T) {
+		if _, err := Pod(ctx, Admin, NamespaceB, targetPodB, targetIPB, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	attack(
+		Attack{
+			Name: "editor-targets-other-pod", Who: EditorA,
+			What: "a TargetSet on her pool's listener whose plain-IP target is the IP of a Pod of tenant-b (by name its consent annotation would refuse it)",
+			Want: "spec.forProvider.targets[0]: " + targetIPB + " is the IP of Pod tenant-b/" + targetPodB + ", which does not let TargetSets of namespace tenant-a register it",
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				pa := &v1alpha1.PodAddress{}
+				if err := kube.Get(ctx, client.ObjectKey{Namespace: NamespaceA, Name: recordsPod}, pa); err != nil {
+					return "", err
+				}
+				lb, lis := w.LB[NamespaceA], pa.Status.Bindings[0].ListenerIDs["TCP"]
+				ts := &clbv1alpha1.TargetSet{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "takes-b"},
+					Spec: clbv1alpha1.TargetSetSpec{ForProvider: clbv1alpha1.TargetSetParameters{LoadBalancerID: &lb, ListenerID: &lis,
+						Targets: []clbv1alpha1.Target{{IP: targetIPB, Port: 7000}}}}}
+				return managedRefusal(ctx, EditorA, ts, "which does not let TargetSets")
+			},
+			Cleanup: deleteManaged(EditorA, &clbv1alpha1.TargetSet{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "takes-b"}}),
+		},
 		Attack{
 			Name: "editor-forges-podaddress", Who: EditorA,
 			What: "create a PodAddress with the provider's finalizer and a created-bindings record naming tenant-b's pool (its deletion would deregister tenant-b's target)",
