@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,14 +13,16 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// Tags of the load balancers a pool creates. The UID tag finds them after
-// a restart (and a create whose answer was lost); the pool tag tells people
+// Tags of the load balancers a pool creates, beside the owner tags every
+// created object carries (mr.OwnerTags). The UID tag finds them after a
+// restart (and a create whose answer was lost); the pool tag tells people
 // which pool owns them.
 const (
-	TagPoolUID = "crossplane-portpool-uid"
-	TagPool    = "crossplane-portpool"
+	TagPoolUID = mr.TagPoolUID
+	TagPool    = mr.TagPool
 )
 
 // Listener and load balancer name limits.
@@ -82,10 +83,7 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	lb.SetUID(cr.GetUID())
 	lb.Spec.ForProvider = *tmpl.DeepCopy()
 	uid := string(cr.GetUID())
-	tags := maps.Clone(tmpl.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
+	tags := mr.OwnerTags(v1alpha1.PortPoolKind, cr, tmpl.Tags)
 	tags[TagPoolUID] = uid
 	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
 	req := clb.CreateLoadBalancerRequest(lb, tags)

@@ -17,6 +17,7 @@ import (
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // observation is what Observe found.
@@ -198,6 +199,9 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if err := e.describe(ctx, o.lbs); err != nil {
 		return nil, err
 	}
+	if err := o.refuseForeign(cr); err != nil {
+		return nil, err
+	}
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
 			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
@@ -259,6 +263,28 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 			l.listeners = ls
 		}
 	})
+	return joinErrors(errs)
+}
+
+// refuseForeign refuses the pool's load balancers whose owner tags name
+// another namespace (mr.CheckOwner): the pool would put its listeners
+// there. A pool being deleted lets go of them instead, as if they were
+// gone, so that its deletion writes nothing to them.
+func (o *observation) refuseForeign(cr *v1alpha1.PortPool) error {
+	var errs []error
+	for _, l := range o.lbs {
+		if l.lb == nil {
+			continue
+		}
+		err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+l.id, clb.LoadBalancerTags(l.lb))
+		switch {
+		case err == nil:
+		case meta.WasDeleted(cr):
+			l.lb, l.listeners, l.auto = nil, nil, false
+		default:
+			errs = append(errs, err)
+		}
+	}
 	return joinErrors(errs)
 }
 

@@ -161,6 +161,11 @@ type external struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.ExternalObservation, error) {
+	if a := cr.Spec.ForProvider.AutoCreate; a != nil && !meta.WasDeleted(cr) {
+		if err := mr.CheckTags("spec.forProvider.autoCreate.template.tags", a.Template.Tags); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+	}
 	o, err := e.observe(ctx, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
