@@ -83,12 +83,22 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	lb.SetUID(cr.GetUID())
 	lb.Spec.ForProvider = *tmpl.DeepCopy()
 	uid := string(cr.GetUID())
-	tags := mr.OwnerTags(v1alpha1.PortPoolKind, cr, tmpl.Tags)
-	tags[TagPoolUID] = uid
-	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
-	req := clb.CreateLoadBalancerRequest(lb, tags)
+	req := clb.CreateLoadBalancerRequest(lb, poolTags(cr, tmpl.Tags))
 	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	return req
+}
+
+// poolTags are the template's tags plus the pool's owner tags: its
+// namespace and kind (mr.OwnerTags), with TagPool for the name and
+// TagPoolUID for the UID, so that 16 tags of the template still fit in the
+// cloud's 20. The pool's win over the template's.
+func poolTags(cr *v1alpha1.PortPool, user map[string]string) map[string]string {
+	tags := mr.OwnerTags(v1alpha1.PortPoolKind, cr, user)
+	delete(tags, mr.TagUID)
+	delete(tags, mr.TagName)
+	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
+	tags[TagPoolUID] = string(cr.GetUID())
+	return tags
 }
 
 // clientToken is "pp-<uid>-<index>-<hash of the existing ids>", at most

@@ -77,7 +77,7 @@ func TestLBCreateRequest(t *testing.T) {
 	}
 	want := map[string]string{
 		TagPoolUID: "uid-1", TagPool: "games/rooms", "team": "t",
-		mr.TagUID: "uid-1", mr.TagNamespace: "games", mr.TagName: "rooms", mr.TagKind: "PortPool",
+		mr.TagNamespace: "games", mr.TagKind: "PortPool",
 	}
 	if diff := cmp.Diff(want, tags); diff != "" {
 		t.Errorf("tags: the pool's, over the template's: -want +got:\n%s", diff)
