@@ -166,8 +166,11 @@ func TestOwnership(t *testing.T) {
 			cloud.LBs["lb-1"].LoadBalancerName = clb.Ptr("shared")
 			patched := false
 			kube := &test.MockClient{
-				MockList:  test.NewMockListFn(nil),
-				MockPatch: func(context.Context, client.Object, client.Patch, ...client.PatchOption) error { patched = true; return nil },
+				MockList: test.NewMockListFn(nil),
+				MockPatch: func(context.Context, client.Object, client.Patch, ...client.PatchOption) error {
+					patched = true
+					return nil
+				},
 			}
 			e := &external{c: cloud, kube: kube}
 			exists, err := reconcile(context.Background(), e, tc.cr)

@@ -44,11 +44,15 @@ const (
 // tags may not use them: such a tag could get another resource's cloud
 // object adopted (the UID tag) or name another owner. The CRDs' tags
 // fields carry the same rule as CEL (ReservedTagsRule).
-var ReservedTagPrefixes = []string{"crossplane-", "network.tencentcloud.m.crossplane.io/"}
+func ReservedTagPrefixes() []string {
+	return []string{"crossplane-", "network.tencentcloud.m.crossplane.io/"}
+}
 
 // ReservedTags are every tag key the provider writes; each starts with one
 // of ReservedTagPrefixes.
-var ReservedTags = []string{TagUID, TagNamespace, TagName, TagKind, TagPoolUID, TagPool, TagEIPOwner, TagEIPWarmPool}
+func ReservedTags() []string {
+	return []string{TagUID, TagNamespace, TagName, TagKind, TagPoolUID, TagPool, TagEIPOwner, TagEIPWarmPool}
+}
 
 // ReservedTagsRule is the words of the rule, shared by the CRDs' CEL
 // message and the controllers' refusal.
@@ -56,7 +60,7 @@ const ReservedTagsRule = "tag keys starting with crossplane- or network.tencentc
 
 // IsReservedTag reports whether key is the provider's to write.
 func IsReservedTag(key string) bool {
-	return slices.ContainsFunc(ReservedTagPrefixes, func(p string) bool { return strings.HasPrefix(key, p) })
+	return slices.ContainsFunc(ReservedTagPrefixes(), func(p string) bool { return strings.HasPrefix(key, p) })
 }
 
 // CheckTags refuses user tags holding a reserved key. Admission refuses

@@ -15,12 +15,12 @@ import (
 )
 
 func TestReservedTagsHaveAReservedPrefix(t *testing.T) {
-	for _, k := range ReservedTags {
+	for _, k := range ReservedTags() {
 		if !IsReservedTag(k) {
 			t.Errorf("%s is written by the provider but no reserved prefix refuses it in users' tags", k)
 		}
 	}
-	for _, p := range ReservedTagPrefixes {
+	for _, p := range ReservedTagPrefixes() {
 		if !strings.Contains(ReservedTagsRule, p) {
 			t.Errorf("the rule's words %q do not name the prefix %s", ReservedTagsRule, p)
 		}
