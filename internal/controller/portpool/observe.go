@@ -28,6 +28,8 @@ type observation struct {
 	lbs      []*lbObs
 	bindings int64
 	needLB   bool
+	// notOwned refuses the load balancers of other namespaces.
+	notOwned error
 }
 
 // lbObs is one load balancer of the pool.
@@ -40,8 +42,10 @@ type lbObs struct {
 	draining bool
 	// removed: no longer in the spec, kept while the pool's bindings or
 	// listeners remain on it.
-	removed   bool
-	lb        *clbsdk.LoadBalancer // nil: NotFound
+	removed bool
+	lb      *clbsdk.LoadBalancer // nil: NotFound or NotOwned
+	// notOwned: its owner tags name another namespace (mr.CheckOwner).
+	notOwned  bool
 	listeners []*clbsdk.Listener
 	m         lbListeners
 	bound     map[int64]bool // allocated start ports
@@ -199,9 +203,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if err := e.describe(ctx, o.lbs); err != nil {
 		return nil, err
 	}
-	if err := o.refuseForeign(cr); err != nil {
-		return nil, err
-	}
+	o.notOwned = o.refuseForeign(cr.GetNamespace())
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
 			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
@@ -266,22 +268,19 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 	return joinErrors(errs)
 }
 
-// refuseForeign refuses the pool's load balancers whose owner tags name
-// another namespace (mr.CheckOwner): the pool would put its listeners
-// there. A pool being deleted lets go of them instead, as if they were
-// gone, so that its deletion writes nothing to them.
-func (o *observation) refuseForeign(cr *v1alpha1.PortPool) error {
+// refuseForeign sets aside the pool's load balancers whose owner tags
+// name another namespace than ns (mr.CheckOwner), as if they were gone:
+// the pool writes nothing there, not even when it is deleted, and shows
+// them NotOwned, so that its bindings move elsewhere. The refusals are
+// returned for the Synced condition.
+func (o *observation) refuseForeign(ns string) error {
 	var errs []error
 	for _, l := range o.lbs {
 		if l.lb == nil {
 			continue
 		}
-		err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+l.id, clb.LoadBalancerTags(l.lb))
-		switch {
-		case err == nil:
-		case meta.WasDeleted(cr):
-			l.lb, l.listeners, l.auto = nil, nil, false
-		default:
+		if err := mr.CheckOwner(ns, "load balancer "+l.id, clb.LoadBalancerTags(l.lb)); err != nil {
+			l.lb, l.listeners, l.auto, l.notOwned = nil, nil, false, true
 			errs = append(errs, err)
 		}
 	}
@@ -373,6 +372,8 @@ func (o *observation) fillStatus() {
 		case l.removed:
 			st.State, st.Free = v1alpha1.PoolLBRemoved, 0
 			st.ListenersWanted, st.ListenersReady = 0, int64(len(o.ownListeners(l)))
+		case l.notOwned:
+			st.State, st.Free = v1alpha1.PoolLBNotOwned, 0
 		case !l.found():
 			st.State, st.Free = v1alpha1.PoolLBNotFound, 0
 		case l.draining:

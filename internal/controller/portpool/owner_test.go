@@ -19,8 +19,9 @@ import (
 
 // TestOwnership: a PortPool puts listeners only on load balancers whose
 // owner tags name its namespace, or that carry none; one of another
-// namespace stops the pool (Synced=False) before any write, and a deleted
-// pool lets go of it without a write.
+// namespace is NotOwned (no bindings) and named in the error
+// (Synced=False), nothing is written to it, and a deleted pool lets go of
+// it without a write.
 func TestOwnership(t *testing.T) {
 	inNamespace := func(p *v1alpha1.PortPool) { p.SetNamespace("team-a") }
 	deleted := func(p *v1alpha1.PortPool) {
@@ -47,18 +48,22 @@ func TestOwnership(t *testing.T) {
 		cr     *v1alpha1.PortPool
 		err    string
 		writes []string
+		states []string // of status.atProvider.loadBalancers, when set
 	}{
 		"Other": {
-			reason: "No listener is put on another namespace's load balancer, nor on the pool's others while it is named.",
+			reason: "No listener is put on another namespace's load balancer; the pool's others are served, and the refusal is the error.",
 			home:   pools(map[string]string{mr.TagNamespace: "team-b"}, false),
 			cr:     pool(inNamespace, onLBs("lb-a", "lb-b")),
 			err:    "load balancer lb-a belongs to namespace team-b, not team-a: " + mr.OwnerRule,
+			writes: []string{"CreateListener lb-b TCP 100..104 end=0"},
+			states: []string{v1alpha1.PoolLBNotOwned, v1alpha1.PoolLBCreating},
 		},
 		"OtherPools": {
 			reason: "A load balancer another namespace's PortPool created is refused too.",
 			home:   pools(map[string]string{mr.TagPool: "team-b/games", mr.TagPoolUID: "uid-b"}, false),
 			cr:     pool(inNamespace, onLBs("lb-a")),
 			err:    "belongs to namespace team-b",
+			states: []string{v1alpha1.PoolLBNotOwned},
 		},
 		"OtherWhileDeleting": {
 			reason: "A deleted pool deletes its listeners from its own and untagged load balancers only.",
@@ -91,6 +96,15 @@ func TestOwnership(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.writes, tc.home.Log()); diff != "" {
 				t.Errorf("%s\ncloud writes: -want +got:\n%s", tc.reason, diff)
+			}
+			if tc.states != nil {
+				var got []string
+				for _, lb := range tc.cr.Status.AtProvider.LoadBalancers {
+					got = append(got, lb.State)
+				}
+				if diff := cmp.Diff(tc.states, got); diff != "" {
+					t.Errorf("%s\nload balancer states: -want +got:\n%s", tc.reason, diff)
+				}
 			}
 		})
 	}

@@ -237,6 +237,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 		needsPerson = "no load balancer of the pool can take bindings: each is missing or blacklisted"
 		cr.SetConditions(xpv2.Unavailable().WithMessage(needsPerson))
 	}
+	if o.notOwned != nil && upToDate {
+		// Synced=False names the refused load balancers, with the status
+		// above (NotOwned) written; with work to do, Update says it.
+		return managed.ExternalObservation{}, o.notOwned
+	}
 	if needsPerson != "" && upToDate {
 		// A load balancer only a person can bring back: Synced=False
 		// (the reconciler's ReconcileError, with the status above still
@@ -310,6 +315,9 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 		if err := e.createLB(ctx, cr, o); err != nil {
 			problems = append(problems, "autoCreate: "+err.Error())
 		}
+	}
+	if o.notOwned != nil {
+		problems = append(problems, o.notOwned.Error())
 	}
 	if len(problems) > 0 {
 		return errors.New("cannot complete the pool: " + summary(problems, maxProblems))
