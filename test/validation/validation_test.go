@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
@@ -160,9 +161,9 @@ func rule(k string, msg string, edits ...edit) bad {
 	return bad{kind: k, edits: edits, check: "rule", want: msg}
 }
 
-// reservedTags is the rule on every tags field: the provider's own keys
-// (internal/controller/mr.ReservedTagsRule).
-const reservedTags = "tag keys starting with crossplane- or network.tencentcloud.m.crossplane.io/ are the provider's own"
+// reservedTags is the rule on every tags field: the provider's own keys,
+// in the words the controllers refuse them with too.
+const reservedTags = mr.ReservedTagsRule
 
 // tagCases refuse a tags map at path holding a key of the provider's, and
 // more tags than leave room for the provider's owner tags.
