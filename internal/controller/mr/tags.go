@@ -131,8 +131,10 @@ func CheckOwner(ns, what string, tags map[string]string) error {
 	switch {
 	case !known || owner == ns:
 		return nil
-	case owner == "":
+	case owner == "" && tags[TagEIPOwner] != "":
 		return notOwned(fmt.Sprintf("%s belongs to a PodAddress (tag %s) of no known namespace: %s", what, TagEIPOwner, OwnerRule))
+	case owner == "":
+		return notOwned(fmt.Sprintf("%s carries owner tags that name no namespace: %s", what, OwnerRule))
 	}
 	return notOwned(fmt.Sprintf("%s belongs to namespace %s, not %s: %s", what, owner, ns, OwnerRule))
 }

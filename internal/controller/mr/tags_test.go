@@ -118,6 +118,11 @@ func TestCheckOwner(t *testing.T) {
 			tags:   map[string]string{TagEIPOwner: "uid-x"},
 			want:   "belongs to a PodAddress (tag network.tencentcloud.m.crossplane.io/owner) of no known namespace",
 		},
+		"EmptyNamespaceTag": {
+			reason: "A namespace tag with no value names no namespace: refused.",
+			tags:   map[string]string{TagNamespace: ""},
+			want:   "load balancer lb-1 carries owner tags that name no namespace",
+		},
 		"NewPodAddressEIP": {
 			reason: "An EIP of a PodAddress of the same namespace is its own.",
 			tags:   map[string]string{TagEIPOwner: "uid-x", TagNamespace: "team-a"},
