@@ -58,23 +58,41 @@ type secretSource struct {
 }
 
 // ResolveManaged returns the Config of the ProviderConfig or
-// ClusterProviderConfig a managed resource references.
+// ClusterProviderConfig a managed resource references. A
+// ClusterProviderConfig serves only the namespaces its spec.consumers lets
+// in: a managed resource anyone with edit rights in a namespace can write
+// must not spend an account its platform team did not give that namespace.
 func ResolveManaged(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (Config, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil {
 		return Config{}, errors.New("no providerConfigRef is set")
 	}
-	return Resolve(ctx, kube, *ref, mg.GetNamespace())
+	if ref.Kind != clusterv1alpha1.ClusterProviderConfigKind {
+		return Resolve(ctx, kube, *ref, mg.GetNamespace())
+	}
+	cpc := &clusterv1alpha1.ClusterProviderConfig{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
+		return Config{}, errors.Wrapf(err, "cannot get ClusterProviderConfig %s", ref.Name)
+	}
+	if err := Serves(ctx, kube, cpc, mg.GetNamespace()); err != nil {
+		return Config{}, err
+	}
+	return ResolveObject(ctx, kube, cpc)
 }
 
 // Resolve returns the Config of a ProviderConfig (in namespace) or a
-// ClusterProviderConfig.
+// ClusterProviderConfig. The caller decided that namespace may use a
+// ClusterProviderConfig (an EIPGrant names it); a ProviderConfig is
+// checked here, since whoever may edit its namespace may write it.
 func Resolve(ctx context.Context, kube client.Reader, ref xpv2.ProviderConfigReference, namespace string) (Config, error) {
 	switch ref.Kind {
 	case v1alpha1.ProviderConfigKind:
 		pc := &v1alpha1.ProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, pc); err != nil {
 			return Config{}, errors.Wrapf(err, "cannot get ProviderConfig %s/%s", namespace, ref.Name)
+		}
+		if err := AllowedEndpoint(ctx, kube, pc); err != nil {
+			return Config{}, err
 		}
 		return ResolveObject(ctx, kube, pc)
 	case clusterv1alpha1.ClusterProviderConfigKind:

@@ -35,6 +35,17 @@ spec:
   credentials: {source: Secret, secretRef: {name: creds}}
   endpoint: {host: 127.0.0.1:9443, scheme: http}
 ---
+# The platform team's config for that account: the ProviderConfigs of the
+# namespaces it serves may use its endpoint.
+apiVersion: tencentcloud.crossplane.io/v1alpha1
+kind: ClusterProviderConfig
+metadata: {name: one-eip}
+spec:
+  region: ap-guangzhou
+  credentials: {source: Secret, secretRef: {namespace: health-eip, name: creds}}
+  endpoint: {host: 127.0.0.1:9443, scheme: http}
+  consumers: {namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: health-eip}}}}
+---
 apiVersion: network.tencentcloud.m.crossplane.io/v1alpha1
 kind: EIPGrant
 metadata: {name: health-eip}

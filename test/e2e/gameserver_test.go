@@ -350,25 +350,10 @@ func providerCrash(t *testing.T, n int) {
 	for i := range n {
 		bound[i], _ = checkGamePod(t, i)
 	}
-	lease := &coordinationv1.Lease{}
 	key := leaseKey
-	if err := kube.Get(ctx, key, lease); err != nil {
-		t.Fatal(err)
-	}
-	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
-	leader, _, _ := strings.Cut(holder, "_")
-	pod := &corev1.Pod{}
-	if err := kube.Get(ctx, client.ObjectKey{Namespace: xpcluster.Namespace, Name: leader}, pod); err != nil {
-		t.Fatalf("the leader's Pod %q: %v", leader, err)
-	}
-	if len(pod.Status.ContainerStatuses) != 1 {
-		t.Fatalf("leader Pod %s: container statuses %+v", pod.Name, pod.Status.ContainerStatuses)
-	}
-	restarts := pod.Status.ContainerStatuses[0].RestartCount
+	pod, holder, restarts := killLeader(t)
+	leader := pod.Name
 	began := time.Now()
-	if err := cluster.Node.KillContainer(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
-		t.Fatal(err)
-	}
 	// A Pod that arrives while nobody leads.
 	sts := &appsv1.StatefulSet{}
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: gameNamespace, Name: gameName}, sts); err != nil {
@@ -387,6 +372,7 @@ func providerCrash(t *testing.T, n int) {
 		}
 		return nil
 	})
+	lease := &coordinationv1.Lease{}
 	var next string
 	eventually(t, "a new leader after the crash", func() error {
 		if err := kube.Get(ctx, key, lease); err != nil {
@@ -407,6 +393,32 @@ func providerCrash(t *testing.T, n int) {
 	}
 	t.Logf("%s, created while no replica led, bound and answering %s after the kill", podName(n), time.Since(began).Round(time.Millisecond))
 	checkTargets(t, n+1)
+}
+
+// killLeader SIGKILLs the container of the provider Pod that leads, as
+// a crash would, and returns that Pod, the Lease's holder and the
+// container's restart count before the kill.
+func killLeader(t *testing.T) (*corev1.Pod, string, int32) {
+	t.Helper()
+	ctx := context.Background()
+	lease := &coordinationv1.Lease{}
+	if err := kube.Get(ctx, leaseKey, lease); err != nil {
+		t.Fatal(err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	leader, _, _ := strings.Cut(holder, "_")
+	pod := &corev1.Pod{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: xpcluster.Namespace, Name: leader}, pod); err != nil {
+		t.Fatalf("the leader's Pod %q: %v", leader, err)
+	}
+	if len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("leader Pod %s: container statuses %+v", pod.Name, pod.Status.ContainerStatuses)
+	}
+	restarts := pod.Status.ContainerStatuses[0].RestartCount
+	if err := cluster.Node.KillContainer(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
+		t.Fatal(err)
+	}
+	return pod, holder, restarts
 }
 
 // checkTargets checks the cloud holds exactly one target per listener

@@ -22,6 +22,7 @@ import (
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
@@ -97,11 +98,19 @@ func TestPackageUpgrade(t *testing.T) {
 			return kube.Update(ctx, p)
 		})
 	}
+	// An install from before spec.consumers has none (the old CRD pruned
+	// it): the new provider refuses the namespace's resources, changing
+	// nothing, until the admin adds what docs/install.md says.
+	setConsumers(t, nil)
 	leader := providerRolled(t)
 	t.Logf("Crossplane rolled the provider to %s in %s; %s leads", upgradeVersion, time.Since(began).Round(time.Millisecond), leader)
 	if err := xplocal.WaitPackagesHealthy(ctx, kube, wait); err != nil {
 		t.Fatal(err)
 	}
+	lbSynced(t, corev1.ConditionFalse, "ClusterProviderConfig default does not serve namespace "+upgradeNamespace)
+	setConsumers(t, &clusterv1alpha1.ConfigConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}})
+	lbSynced(t, corev1.ConditionTrue, "")
+	t.Logf("refused until the admin set spec.consumers on ClusterProviderConfig default, Synced again %s after the upgrade began", time.Since(began).Round(time.Millisecond))
 
 	// Nothing moved: the same addresses, the same targets, no target
 	// call, and every address still reaches its Pod.
@@ -169,6 +178,46 @@ func TestPackageUpgrade(t *testing.T) {
 		return nil
 	})
 	t.Logf("StatefulSet and PodPublicAddress deleted, their load balancers gone in %s", time.Since(began).Round(time.Millisecond))
+}
+
+// setConsumers sets spec.consumers of ClusterProviderConfig default.
+func setConsumers(t *testing.T, c *clusterv1alpha1.ConfigConsumers) {
+	t.Helper()
+	ctx := context.Background()
+	eventually(t, "set spec.consumers of ClusterProviderConfig default", func() error {
+		cpc := &clusterv1alpha1.ClusterProviderConfig{}
+		if err := kube.Get(ctx, client.ObjectKey{Name: "default"}, cpc); err != nil {
+			return err
+		}
+		cpc.Spec.Consumers = c
+		return kube.Update(ctx, cpc)
+	})
+}
+
+// lbSynced waits until every LoadBalancer of the upgrade's namespace is
+// Synced with status (and a message saying msg) and still Ready.
+func lbSynced(t *testing.T, status corev1.ConditionStatus, msg string) {
+	t.Helper()
+	ctx := context.Background()
+	eventually(t, fmt.Sprintf("the LoadBalancers of %s Synced=%s %s", upgradeNamespace, status, msg), func() error {
+		lbs := &clbv1alpha1.LoadBalancerList{}
+		if err := kube.List(ctx, lbs, client.InNamespace(upgradeNamespace)); err != nil {
+			return err
+		}
+		if len(lbs.Items) == 0 {
+			return errors.New("no LoadBalancer")
+		}
+		for i := range lbs.Items {
+			lb := &lbs.Items[i]
+			if c := lb.GetCondition(xpv2.TypeSynced); c.Status != status || !strings.Contains(c.Message, msg) {
+				return fmt.Errorf("LoadBalancer %s: Synced=%s %q", lb.Name, c.Status, c.Message)
+			}
+			if c := lb.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+				return fmt.Errorf("LoadBalancer %s: Ready=%s %q", lb.Name, c.Status, c.Message)
+			}
+		}
+		return nil
+	})
 }
 
 // managedState names the LoadBalancers, PortPools and PodAddresses of

@@ -26,6 +26,9 @@ const vpcLoopbackCIDR = "10.250.0.0/16"
 var (
 	kube  client.Client
 	cloud *emulator.Emulator
+	// endpoint is the emulator's host:port, which ClusterProviderConfig
+	// "default" names, so ProviderConfigs of every namespace may use it.
+	endpoint string
 )
 
 // The provider runs in-process for the whole suite, as its ServiceAccount
@@ -39,7 +42,7 @@ func TestMain(m *testing.M) {
 	// The data plane forwards each listener's VIP:port to its targets, so a
 	// test can send traffic through a load balancer to a local server.
 	plane := dataplane.New(func(string, ...any) {})
-	code := suite.Main(m, func(s *suite.Suite) { kube, cloud = s.Kube, s.Cloud },
+	code := suite.Main(m, func(s *suite.Suite) { kube, cloud, endpoint = s.Kube, s.Cloud, s.Endpoint },
 		suite.Cloud(func(cfg *emulator.Config) {
 			// Targets on loopback addresses are health-checked for real.
 			cfg.ProbeTargets = true

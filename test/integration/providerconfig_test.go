@@ -45,7 +45,7 @@ func providerConfig(ns, name, secretName string) *v1alpha1.ProviderConfig {
 				Source:    xpv2.CredentialsSourceSecret,
 				SecretRef: v1alpha1.LocalCredentialsSecretRef{Name: secretName},
 			},
-			Endpoint: &v1alpha1.Endpoint{Host: "127.0.0.1:9443", Scheme: "http"},
+			Endpoint: &v1alpha1.Endpoint{Host: endpoint, Scheme: "http"},
 		},
 	}
 }

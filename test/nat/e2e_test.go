@@ -320,7 +320,7 @@ func e2eCloud(t *testing.T, mod func(*emulator.Config)) *emulator.Emulator {
 		_ = emu.Close()
 	})
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		objs, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint))
+		objs, err := testenv.Apply(context.Background(), hubKube, filepath.Join(dir, f), testenv.WithEndpoint(endpoint), testenv.ServingAll)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,20 +44,46 @@ func TestNodePortBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodePort := int32(30777)
-	pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}}
-	pol.Spec.Selector.MatchLabels = map[string]string{"app": "battle"}
-	pol.Spec.Backend = v1alpha1.BackendNodePort
-	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(7777), Pools: []v1alpha1.PoolRef{{Name: "pool"}}, NodePort: &nodePort}}
-	if err := kube.Create(context.Background(), pol); err != nil {
+	// The node port is the Pod's own Service's.
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "battle"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "battle"},
+		Ports: []corev1.ServicePort{{Port: 7777, TargetPort: intstr.FromInt32(7777), NodePort: nodePort}},
+	}}
+	if err := kube.Create(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np-0", Labels: map[string]string{"app": "battle"}}}
-	p.Spec.NodeName = node.Name
-	p.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
-	if err := kube.Create(context.Background(), p); err != nil {
-		t.Fatal(err)
+	for name, port := range map[string]int32{"np": nodePort, "np-ssh": 22} {
+		pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		pol.Spec.Selector.MatchLabels = map[string]string{"app": "battle", "policy": name}
+		pol.Spec.Backend = v1alpha1.BackendNodePort
+		pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(7777), Pools: []v1alpha1.PoolRef{{Name: "pool"}}, NodePort: &port}}
+		if err := kube.Create(context.Background(), pol); err != nil {
+			t.Fatal(err)
+		}
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0", Labels: map[string]string{"app": "battle", "policy": name}}}
+		p.Spec.NodeName = node.Name
+		p.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
+		if err := kube.Create(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		setIP(t, p, "10.31.0.1")
 	}
-	setIP(t, p, "10.31.0.1")
+	// Node port 22 is no Service's: nothing is registered for it.
+	eventually(t, "np-ssh-0 refused the node's port 22", func() error {
+		pa := &v1alpha1.PodAddress{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "np-ssh-0"}, pa); err != nil {
+			return err
+		}
+		if pa.Status.State != v1alpha1.StateWaitBackend || !strings.Contains(pa.Status.Message, "no Service of namespace "+ns+" selecting np-ssh-0 has node port 22") {
+			return errors.Errorf("state %s: %s", pa.Status.State, pa.Status.Message)
+		}
+		for _, b := range pa.Status.Bindings {
+			if b.TargetPort != 0 {
+				return errors.Errorf("a target was recorded: %+v", b)
+			}
+		}
+		return nil
+	})
 	b := bound(t, ns, "np-0").Status.Bindings[0]
 	if b.InstanceID != "ins-abcd1234" || b.TargetPort != nodePort {
 		t.Errorf("binding targets %s:%d, want ins-abcd1234:%d", b.InstanceID, b.TargetPort, nodePort)

@@ -52,7 +52,7 @@ func TestSafeStart(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cloud.Close() })
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", f), testenv.WithEndpoint(endpoint)); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", f), testenv.WithEndpoint(endpoint), testenv.ServingAll); err != nil {
 			t.Fatal(err)
 		}
 	}

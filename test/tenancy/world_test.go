@@ -338,7 +338,7 @@ func (w *world) snapshot(ctx context.Context, t *testing.T, attacker Who) snapsh
 	t.Helper()
 	s := snapshot{Cloud: cloud.Inventory(), Objects: map[string]string{}}
 	for _, ns := range []string{NamespaceA, NamespaceB} {
-		if attacker == TenantA && ns == NamespaceA || attacker == TenantB && ns == NamespaceB {
+		if attacker == TenantA && ns == NamespaceA || attacker == TenantB && ns == NamespaceB || editors[attacker] == ns {
 			continue
 		}
 		if err := objectsOf(ctx, ns, s.Objects); err != nil {

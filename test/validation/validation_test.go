@@ -480,6 +480,12 @@ func cases() []bad {
 	add(providerConfigCases("ProviderConfig")...)
 	add(providerConfigCases("ClusterProviderConfig")...)
 	add(minLength("ClusterProviderConfig", "spec.credentials.secretRef.namespace"))
+	add(
+		rule("ClusterProviderConfig", "a ClusterProviderConfig has no namespace of its own: from is All or Selector", edit{"spec.consumers", "{namespaces: {from: Same}}"}),
+		rule("ClusterProviderConfig", "a ClusterProviderConfig has no namespace of its own: from is All or Selector", edit{"spec.consumers", "{namespaces: {}}"}),
+		rule("ClusterProviderConfig", "selector is required with from: Selector, and only then", edit{"spec.consumers", "{namespaces: {from: Selector}}"}),
+		enum("ClusterProviderConfig", "spec.consumers.namespaces.from", "Everyone", `"Same", "All", "Selector"`),
+	)
 	add(minLength("RemotePod", "spec.cluster"))
 	add(workloadClusterCases()...)
 	add(clbPortPoolCases()...)

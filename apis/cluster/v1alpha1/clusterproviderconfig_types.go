@@ -5,6 +5,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	nsv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 )
 
@@ -44,18 +45,46 @@ type ClusterProviderConfigSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]+(-[a-z0-9]+)+$')",message="region is a Tencent Cloud region such as ap-guangzhou"
 	Region string `json:"region"`
 
-	// Endpoint overrides the public API endpoint.
+	// Endpoint overrides the public API endpoint. ProviderConfigs of the
+	// namespaces this config serves may use the same endpoint.
 	// +optional
 	Endpoint *nsv1alpha1.Endpoint `json:"endpoint,omitempty"`
+
+	// Consumers say which namespaces' managed resources may spend this
+	// config's account. Without it the config serves no namespace: a
+	// platform team lets each team in.
+	// +optional
+	Consumers *ConfigConsumers `json:"consumers,omitempty"`
+}
+
+// ConfigConsumers say which namespaces may use a ClusterProviderConfig.
+type ConfigConsumers struct {
+	// Namespaces whose managed resources may use the config: All, or
+	// Selector (the label kubernetes.io/metadata.name selects a namespace
+	// by name). A cluster-scoped config has no namespace of its own, so
+	// Same lets no namespace in.
+	// +kubebuilder:validation:XValidation:rule="!has(self.from) || self.from != 'Same'",message="a ClusterProviderConfig has no namespace of its own: from is All or Selector"
+	Namespaces clbv1alpha1.NamespaceConsent `json:"namespaces"`
+}
+
+// NamespaceConsent is the config's consent to namespaces; one that says
+// nothing lets no namespace in.
+func (c *ClusterProviderConfig) NamespaceConsent() clbv1alpha1.NamespaceConsent {
+	if c.Spec.Consumers == nil {
+		return clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentSame}
+	}
+	return c.Spec.Consumers.Namespaces
 }
 
 // +kubebuilder:object:root=true
 
 // A ClusterProviderConfig configures the Tencent Cloud provider for managed
-// resources in any namespace. Managed resources use the ClusterProviderConfig
-// named "default" unless they reference another config.
+// resources of the namespaces its spec.consumers lets in. Managed resources
+// use the ClusterProviderConfig named "default" unless they reference
+// another config.
 // +kubebuilder:printcolumn:name="REGION",type="string",JSONPath=".spec.region"
 // +kubebuilder:printcolumn:name="SECRET",type="string",JSONPath=".spec.credentials.secretRef.name"
+// +kubebuilder:printcolumn:name="CONSUMERS",type="string",JSONPath=".spec.consumers.namespaces.from"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="USERS",type="integer",JSONPath=".status.users"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"

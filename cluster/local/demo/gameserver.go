@@ -59,6 +59,10 @@ type game struct {
 	pods  map[int]*server
 }
 
+// consumerLabel is the label the example ClusterProviderConfig's
+// spec.consumers selects namespaces by.
+const consumerLabel = "tencentcloud.crossplane.io/provider-config"
+
 func gameServerDemo(ctx context.Context, say narrator, local *xplocal.Local, cloud *emulator.Emulator, wait time.Duration) error {
 	g := &game{say: say, kube: local.Kube, cloud: cloud, wait: wait, pods: map[int]*server{}}
 	defer g.stopServers()
@@ -71,7 +75,11 @@ func gameServerDemo(ctx context.Context, say narrator, local *xplocal.Local, clo
 	if err := yaml.Unmarshal(gameServerYAML, &xr.Object); err != nil {
 		return err
 	}
-	err := g.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gameNamespace}})
+	// The platform team lets the namespace use the ClusterProviderConfig
+	// (examples/providerconfig/clusterproviderconfig.yaml serves the
+	// namespaces so labelled, and no other).
+	g.say.step("letting namespace " + gameNamespace + " use ClusterProviderConfig default: label " + consumerLabel + "=default")
+	err := g.kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gameNamespace, Labels: map[string]string{consumerLabel: "default"}}})
 	if err != nil && !kerrors.IsAlreadyExists(err) {
 		return err
 	}

@@ -116,6 +116,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	cond := xpv2.Available()
 	_, verr := clients.ResolveObject(ctx, r.kube, pc)
+	if p, ok := pc.(*v1alpha1.ProviderConfig); ok && verr == nil {
+		// The managed resources that use it are refused the same way.
+		verr = clients.AllowedEndpoint(ctx, r.kube, p)
+	}
 	if verr != nil {
 		cond = xpv2.Unavailable().WithMessage(verr.Error())
 		res.RequeueAfter = recheckInvalid

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
@@ -40,10 +41,19 @@ type Regional interface {
 }
 
 // Connect tracks the use of the managed resource's provider config, then
-// returns an external client for it.
+// returns an external client for it. A resource being deleted is not
+// tracked: its usage was recorded while it lived, and in a namespace being
+// deleted the API server refuses to create one, which would keep the
+// resource, its cloud object and the namespace for ever.
 func (c *Connector[T, C]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-	if err := c.Usage.Track(ctx, mg); err != nil {
-		return nil, errors.Wrap(err, "cannot track provider config usage")
+	if !meta.WasDeleted(mg) {
+		if err := c.Usage.Track(ctx, mg); err != nil {
+			return nil, errors.Wrap(err, "cannot track provider config usage")
+		}
+	} else if neverCreated(mg) {
+		// Nothing of it is in the cloud, so it goes without credentials:
+		// one refused by its provider config can still be deleted.
+		return gone[T]{}, nil
 	}
 	cfg, err := clients.ResolveManaged(ctx, c.Kube, mg)
 	if err != nil {
@@ -68,3 +78,32 @@ var (
 	_ Regional = &clbv1alpha1.Rule{}
 	_ Regional = &clbv1alpha1.TargetSet{}
 )
+
+// neverCreated reports whether mg has no cloud object: no external name
+// (each kind records the cloud id there, an import names one) and no
+// create was ever started.
+func neverCreated(mg resource.Object) bool {
+	return meta.GetExternalName(mg) == "" && meta.GetExternalCreatePending(mg).IsZero() &&
+		meta.GetExternalCreateSucceeded(mg).IsZero() && meta.GetExternalCreateFailed(mg).IsZero()
+}
+
+// gone is the external client of a resource with no cloud object.
+type gone[T resource.ModernManaged] struct{}
+
+func (gone[T]) Observe(context.Context, T) (managed.ExternalObservation, error) {
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+func (gone[T]) Create(context.Context, T) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, errors.New("a resource being deleted is not created")
+}
+
+func (gone[T]) Update(context.Context, T) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, nil
+}
+
+func (gone[T]) Delete(context.Context, T) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (gone[T]) Disconnect(context.Context) error { return nil }

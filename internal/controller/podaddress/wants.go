@@ -121,6 +121,9 @@ func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]d
 			if pod.Spec.NodeName == "" {
 				return nil, false, nil
 			}
+			if ok, err := r.nodePortOfPod(ctx, pod, w.nodePort); err != nil || !ok {
+				return nil, false, err
+			}
 			if instance == "" {
 				id, err := r.nodeInstance(ctx, pod)
 				if err != nil {

@@ -87,6 +87,9 @@ func unresolved(err error) xpv2.Condition {
 // desired returns the targets cr wants: spec.forProvider.targets, then what
 // its source resolves to. A target listed twice keeps its first weight.
 func (s *resolver) desired(ctx context.Context, cr *v1alpha1.TargetSet) ([]v1alpha1.Target, error) {
+	if err := s.othersPods(ctx, cr); err != nil {
+		return nil, err
+	}
 	src := cr.Spec.ForProvider.Source
 	if src == nil {
 		return cr.Spec.ForProvider.Targets, nil
@@ -230,6 +233,39 @@ func (s *resolver) service(ctx context.Context, res *resolution, own string, b v
 				if t, ok := s.hostPortTarget(ctx, res, pod, port, subsetWeight(pod, b)); ok {
 					res.targets = append(res.targets, t)
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// othersPods refuses a target of spec.forProvider.targets that is the IP
+// of a Pod of another namespace that does not let TargetSets of cr's
+// namespace follow it: named by IP, it would be registered where the same
+// Pod named by name is refused. A hostNetwork Pod's IP is its node's, not
+// its own, and a Pod that has ended gives its IP back.
+func (s *resolver) othersPods(ctx context.Context, cr *v1alpha1.TargetSet) error {
+	if s == nil {
+		return nil // unit tests of the cloud side: no cluster to read
+	}
+	own := cr.GetNamespace()
+	for i, t := range cr.Spec.ForProvider.Targets {
+		if t.IP == "" {
+			continue
+		}
+		pods := &corev1.PodList{}
+		if err := s.kube.List(ctx, pods, client.MatchingFields{indexPodIP: t.IP}); err != nil {
+			return errors.Wrapf(err, "cannot find the Pods of IP %s", t.IP)
+		}
+		for j := range pods.Items {
+			p := &pods.Items[j]
+			if p.Spec.HostNetwork || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			var res resolution
+			if !consents(&res, "Pod", p, own) {
+				return errors.Errorf("spec.forProvider.targets[%d]: %s is the IP of Pod %s/%s, which does not let TargetSets of namespace %s register it: its owner can annotate it %s: %s (or All)",
+					i, t.IP, p.GetNamespace(), p.GetName(), own, v1alpha1.AnnotationTargetConsumers, own)
 			}
 		}
 	}

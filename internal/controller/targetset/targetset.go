@@ -72,7 +72,7 @@ func (e *external) desired(ctx context.Context, cr *v1alpha1.TargetSet) ([]v1alp
 	if !e.resolved {
 		want, err := e.src.desired(ctx, cr)
 		if err != nil {
-			return nil, errors.Wrap(err, "cannot resolve spec.forProvider.source")
+			return nil, errors.Wrap(err, "cannot resolve the targets")
 		}
 		e.want, e.resolved = want, true
 	}

@@ -27,6 +27,9 @@ const (
 	// indexSlicePods indexes EndpointSlices by the Pods of their endpoints,
 	// so a Pod's label change finds the Services it serves.
 	indexSlicePods = "endpointslice.pods"
+	// indexPodIP indexes Pods by their IP, so a target named by IP finds
+	// the Pod it is.
+	indexPodIP = "pod.status.podIP"
 )
 
 func nsName(ns, name string) string { return ns + "/" + name }
@@ -58,6 +61,14 @@ func setupIndexes(mgr ctrl.Manager) error {
 			out = append(out, nsName(orDefault(p.Namespace, o.GetNamespace()), p.Name))
 		}
 		return out
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &corev1.Pod{}, indexPodIP, func(o client.Object) []string {
+		if ip := o.(*corev1.Pod).Status.PodIP; ip != "" { //nolint:forcetypeassert // the indexer's own kind
+			return []string{ip}
+		}
+		return nil
 	}); err != nil {
 		return err
 	}

@@ -189,7 +189,7 @@ func (c *Cluster) installPackages(ctx context.Context, o Options) error {
 	}
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, c.Kube, filepath.Join(dir, f), testenv.WithEndpoint(c.Endpoint)); err != nil {
+		if _, err := testenv.Apply(ctx, c.Kube, filepath.Join(dir, f), testenv.WithEndpoint(c.Endpoint), testenv.ServingAll); err != nil {
 			return err
 		}
 	}

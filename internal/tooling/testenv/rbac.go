@@ -111,14 +111,16 @@ func (e *Env) AsProvider(ctx context.Context, features ...Feature) (*rest.Config
 }
 
 // Policies are the ValidatingAdmissionPolicies shipped with features
-// (docs/install.md): with Pod addresses, what the provider may change on
-// Pods and which namespace it may create.
+// (docs/install.md): always, who may write the provider's records; with
+// Pod addresses, what the provider may change on Pods and which namespace
+// it may create.
 func Policies(features ...Feature) []string {
-	if !slices.Contains(features, FeaturePodAddresses) {
-		return nil
-	}
 	dir := filepath.Join(RepoRoot(), "examples", "provider")
-	return []string{filepath.Join(dir, "pod-writes-policy.yaml"), filepath.Join(dir, "namespace-policy.yaml")}
+	files := []string{filepath.Join(dir, "records-policy.yaml")}
+	if slices.Contains(features, FeaturePodAddresses) {
+		files = append(files, filepath.Join(dir, "pod-writes-policy.yaml"), filepath.Join(dir, "namespace-policy.yaml"))
+	}
+	return files
 }
 
 // AsServiceAccount binds namespace/name to CrossplaneGrants, applies

@@ -71,6 +71,14 @@ func Apply(ctx context.Context, kube client.Client, path string, mutate ...func(
 	return objs, nil
 }
 
+// ServingAll lets every namespace use a ClusterProviderConfig, for suites
+// whose subject is not who may use it (test/tenancy is).
+func ServingAll(u *unstructured.Unstructured) {
+	if u.GetKind() == "ClusterProviderConfig" {
+		_ = unstructured.SetNestedField(u.Object, map[string]any{"namespaces": map[string]any{"from": "All"}}, "spec", "consumers")
+	}
+}
+
 // WithEndpoint points provider configs at host (the emulator of a test).
 func WithEndpoint(host string) func(*unstructured.Unstructured) {
 	return func(u *unstructured.Unstructured) {

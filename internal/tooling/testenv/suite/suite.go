@@ -121,11 +121,12 @@ func CAMPolicyFile() string {
 }
 
 // ApplyProviderConfig applies the examples' Secret and ClusterProviderConfig
-// "default", pointed at the emulator at endpoint and changed by edits.
+// "default", pointed at the emulator at endpoint, serving every namespace,
+// and changed by edits.
 func ApplyProviderConfig(ctx context.Context, kube client.Client, endpoint string, edits ...func(*unstructured.Unstructured)) error {
 	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
 	for _, f := range []string{"secret.yaml", "clusterproviderconfig.yaml"} {
-		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), append([]func(*unstructured.Unstructured){testenv.WithEndpoint(endpoint)}, edits...)...); err != nil {
+		if _, err := testenv.Apply(ctx, kube, filepath.Join(dir, f), append([]func(*unstructured.Unstructured){testenv.WithEndpoint(endpoint), testenv.ServingAll}, edits...)...); err != nil {
 			return err
 		}
 	}
