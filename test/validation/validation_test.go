@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
@@ -160,6 +161,24 @@ func rule(k string, msg string, edits ...edit) bad {
 	return bad{kind: k, edits: edits, check: "rule", want: msg}
 }
 
+// reservedTags is the rule on every tags field: the provider's own keys,
+// in the words the controllers refuse them with too.
+const reservedTags = mr.ReservedTagsRule
+
+// tagCases refuse a tags map at path holding a key of the provider's, and
+// more tags than leave room for the provider's owner tags.
+func tagCases(k, path string) []bad {
+	many := make([]string, 17)
+	for i := range many {
+		many[i] = fmt.Sprintf("k%d: v", i)
+	}
+	return []bad{
+		rule(k, reservedTags, edit{path, "{crossplane-uid: x}"}),
+		rule(k, reservedTags, edit{path, "{team: a, network.tencentcloud.m.crossplane.io/owner: x}"}),
+		{kind: k, edits: []edit{{path, "{" + strings.Join(many, ", ") + "}"}}, check: "maxProperties", want: "must have at most 16 items"},
+	}
+}
+
 func immutable(k, msg string, edits ...edit) bad {
 	return bad{kind: k, update: true, edits: edits, check: "rule", want: msg}
 }
@@ -206,6 +225,7 @@ func lbCases(k, p string) []bad {
 		immutable(k, "bandwidthPackageId is immutable", edit{p + ".bandwidthPackageId", "bwp-2"}),
 		immutable(k, "tags are set at creation and immutable", edit{p + ".tags", "{team: b}"}),
 	}
+	bs = append(bs, tagCases(k, p+".tags")...)
 	return append(bs, rangeOf(k, p+".internetAccessible.internetMaxBandwidthOut", 1, 65535)...)
 }
 
@@ -333,6 +353,7 @@ func cases() []bad {
 		rule("Address", "instanceId is a CVM instance id, ins-…", edit{ad + ".association", "{instanceId: vm-1}"}),
 		rule("Address", "privateIpAddress is an IPv4 address", edit{ad + ".association.privateIpAddress", "10.0.0"}),
 	)
+	add(tagCases("Address", ad+".tags")...)
 
 	const rl = "spec.forProvider"
 	add(
@@ -500,6 +521,7 @@ func clbPortPoolCases() []bad {
 		tags[i] = fmt.Sprintf("{tagKey: k%d, tagValue: v}", i)
 	}
 	bs = append(bs, bad{kind: k, edits: []edit{{prm + ".tags", "[" + strings.Join(tags, ",") + "]"}}, check: "maxItems", want: "must have at most 20 items"})
+	bs = append(bs, rule(k, reservedTags, edit{prm + ".tags", "[{tagKey: crossplane-portpool-uid, tagValue: x}]"}))
 	bs = append(bs, rangeOf(k, "spec.startPort", 1, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.endPort", 1, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.segmentLength", 0, 1000)...)
@@ -731,6 +753,7 @@ func walk(t *testing.T, k, name string, s *apiextensionsv1.JSONSchemaProps, keys
 	add(s.MaxLength != nil, "maxLength")
 	add(s.MinItems != nil, "minItems")
 	add(s.MaxItems != nil, "maxItems")
+	add(s.MaxProperties != nil, "maxProperties")
 	if s.Pattern != "" {
 		t.Errorf("%s %s: pattern %q gives a message with only the regular expression; use a rule with a message", k, name, s.Pattern)
 	}

@@ -99,9 +99,16 @@ type LoadBalancerParameters struct {
 	// +optional
 	LoadBalancerPassToTarget *bool `json:"loadBalancerPassToTarget,omitempty"`
 
-	// Tags set at creation. The provider also adds its own tag holding the
-	// resource's UID, so that a load balancer whose id was never saved is
-	// found and adopted instead of created twice.
+	// Tags set at creation, at most 16: the cloud takes 20, and the
+	// provider adds its owner tags (crossplane-namespace, -kind, -name and
+	// -uid; a PortPool's load balancers also crossplane-portpool and
+	// crossplane-portpool-uid). The UID tag finds a load balancer whose id
+	// was never saved, so it is adopted instead of created twice; the
+	// namespace tag says which namespace may act on it. Keys starting with
+	// crossplane- or network.tencentcloud.m.crossplane.io/ are the
+	// provider's and refused here.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('crossplane-') && !k.startsWith('network.tencentcloud.m.crossplane.io/'))",message="tag keys starting with crossplane- or network.tencentcloud.m.crossplane.io/ are the provider's own"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="tags are set at creation and immutable"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`

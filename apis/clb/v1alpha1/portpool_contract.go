@@ -26,6 +26,10 @@ const (
 	// PoolLBRemoved: no longer in the pool's spec; shown until its
 	// bindings have moved and the pool's listeners there are deleted.
 	PoolLBRemoved = "Removed"
+	// PoolLBNotOwned: the load balancer's owner tags name another
+	// namespace than the pool's; the pool writes nothing there, and its
+	// bindings move elsewhere.
+	PoolLBNotOwned = "NotOwned"
 )
 
 // ReasonMovingBindings is the reason of a PortPool's Ready=False while
@@ -37,7 +41,7 @@ const ReasonMovingBindings = "MovingBindings"
 // TakesBindings reports whether bindings may stay on a load balancer in
 // state s. Those on one that does not are moved elsewhere.
 func TakesBindings(s string) bool {
-	return s != PoolLBNotFound && s != PoolLBDraining && s != PoolLBRemoved
+	return s != PoolLBNotFound && s != PoolLBDraining && s != PoolLBRemoved && s != PoolLBNotOwned
 }
 
 // A ListenerKey names one listener of a pool on a load balancer: its

@@ -31,7 +31,7 @@ func TestParseLoadBalancerRef(t *testing.T) {
 func TestTakesBindings(t *testing.T) {
 	for s, want := range map[string]bool{
 		PoolLBReady: true, PoolLBCreating: true, PoolLBBlacklisted: true,
-		PoolLBNotFound: false, PoolLBDraining: false, PoolLBRemoved: false,
+		PoolLBNotFound: false, PoolLBDraining: false, PoolLBRemoved: false, PoolLBNotOwned: false,
 	} {
 		if TakesBindings(s) != want {
 			t.Errorf("TakesBindings(%s) = %v", s, !want)

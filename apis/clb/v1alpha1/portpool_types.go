@@ -170,9 +170,11 @@ type PoolLoadBalancerStatus struct {
 	// AutoCreated is true for load balancers the pool created itself.
 	AutoCreated bool `json:"autoCreated,omitempty"`
 	// State is Ready (all listeners exist), Creating, NotFound,
-	// Blacklisted, Draining (in drain: its bindings move) or Removed (no
+	// Blacklisted, Draining (in drain: its bindings move), Removed (no
 	// longer in the pool: shown until its bindings have moved and the
-	// pool's listeners there are deleted).
+	// pool's listeners there are deleted) or NotOwned (its owner tags name
+	// another namespace: the pool writes nothing there and its bindings
+	// move).
 	State string `json:"state"`
 	// ListenersReady counts the pool's listeners that exist.
 	ListenersReady int64 `json:"listenersReady"`

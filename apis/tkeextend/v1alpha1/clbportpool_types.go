@@ -201,7 +201,9 @@ type CreateLBParameters struct {
 
 // TagInfo is one tag.
 type TagInfo struct {
-	// TagKey of the tag.
+	// TagKey of the tag. Keys starting with crossplane- or
+	// network.tencentcloud.m.crossplane.io/ are the provider's own.
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('crossplane-') && !self.startsWith('network.tencentcloud.m.crossplane.io/')",message="tag keys starting with crossplane- or network.tencentcloud.m.crossplane.io/ are the provider's own"
 	TagKey string `json:"tagKey"`
 	// TagValue of the tag.
 	TagValue string `json:"tagValue"`

@@ -59,9 +59,15 @@ type AddressParameters struct {
 	// +optional
 	Bandwidth *int64 `json:"bandwidth,omitempty"`
 
-	// Tags set at allocation. The provider also adds its own tag holding
-	// the resource's UID, so that an EIP whose id was never saved is found
-	// and adopted instead of allocated twice.
+	// Tags set at allocation, at most 16: the cloud takes 20, and the
+	// provider adds its owner tags (crossplane-namespace, -kind, -name and
+	// -uid). The UID tag finds an EIP whose id was never saved, so it is
+	// adopted instead of allocated twice; the namespace tag says which
+	// namespace may act on it. Keys starting with crossplane- or
+	// network.tencentcloud.m.crossplane.io/ are the provider's and refused
+	// here.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('crossplane-') && !k.startsWith('network.tencentcloud.m.crossplane.io/'))",message="tag keys starting with crossplane- or network.tencentcloud.m.crossplane.io/ are the provider's own"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="tags are set at allocation and immutable"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`

@@ -87,13 +87,20 @@ func ObserveLoadBalancer(lb *clbsdk.LoadBalancer, task v1alpha1.TaskStatus) v1al
 	for _, v := range lb.LoadBalancerVips {
 		o.VIPs = append(o.VIPs, Deref(v))
 	}
-	if len(lb.Tags) > 0 {
-		o.Tags = map[string]string{}
-		for _, t := range lb.Tags {
-			o.Tags[Deref(t.TagKey)] = Deref(t.TagValue)
-		}
-	}
+	o.Tags = LoadBalancerTags(lb)
 	return o
+}
+
+// LoadBalancerTags are the tags of lb; nil when it has none.
+func LoadBalancerTags(lb *clbsdk.LoadBalancer) map[string]string {
+	if len(lb.Tags) == 0 {
+		return nil
+	}
+	tags := make(map[string]string, len(lb.Tags))
+	for _, t := range lb.Tags {
+		tags[Deref(t.TagKey)] = Deref(t.TagValue)
+	}
+	return tags
 }
 
 // LateInitLoadBalancer fills the unset fields of p from the cloud and

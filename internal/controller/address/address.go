@@ -145,9 +145,20 @@ func settled(status string) bool {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalObservation, error) {
+	// A deletion goes on: what it may touch is decided by the owner tags
+	// of the cloud object, not by the spec.
+	if err := mr.CheckTags("spec.forProvider.tags", cr.Spec.ForProvider.Tags); err != nil && !meta.WasDeleted(cr) {
+		return managed.ExternalObservation{}, err
+	}
 	a, adopted, err := e.find(ctx, cr)
 	if err != nil || a == nil {
 		return managed.ExternalObservation{}, err
+	}
+	if err := mr.CheckOwner(cr.GetNamespace(), "address "+a.ID, a.Tags); err != nil {
+		return mr.Refuse(cr, err)
+	}
+	if adopted {
+		meta.SetExternalName(cr, a.ID)
 	}
 	running, err := mr.Check(ctx, tasks{e.c}, cr, &cr.Status.AtProvider.Task)
 	if err != nil {
@@ -180,7 +191,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 }
 
 // find returns the address of cr: by its external name, or, when none is
-// saved yet, by the UID tag of an allocation whose answer was lost.
+// saved yet, by the UID tag of an allocation whose answer was lost; the
+// caller saves the id of one found by tag once its owner is checked.
 func (e *external) find(ctx context.Context, cr *v1alpha1.Address) (*vpc.Address, bool, error) {
 	if id := meta.GetExternalName(cr); id != "" {
 		found, err := e.c.Describe(ctx, []string{id})
@@ -193,11 +205,20 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Address) (*vpc.Address
 	if err != nil || len(found) == 0 {
 		return nil, false, errors.Wrap(err, "cannot look for an address allocated earlier")
 	}
-	meta.SetExternalName(cr, found[0].ID)
 	return &found[0], true, nil
 }
 
+// owned checks the owner tags Observe just read into the status, so that
+// Update and Delete never write an address of another namespace even when
+// called without that Observe.
+func owned(cr *v1alpha1.Address) error {
+	return mr.CheckOwner(cr.GetNamespace(), "address "+meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
+}
+
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalCreation, error) {
+	if err := mr.CheckTags("spec.forProvider.tags", cr.Spec.ForProvider.Tags); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	cr.SetConditions(xpv2.Creating())
 	// The allocation's task is not tracked: Observe reads the address's
 	// own state.
@@ -209,6 +230,9 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 // bound elsewhere is unbound first, and bound as wanted once Observe sees it
 // unbound.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalUpdate, error) {
+	if err := owned(cr); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	id := meta.GetExternalName(cr)
 	at := cr.Status.AtProvider
 	if want := vpc.AddressName(cr); want != at.Name {
@@ -250,6 +274,9 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	at := cr.Status.AtProvider
 	if !settled(at.Status) || (at.Task.State == mr.TaskRunning && at.Task.Operation == mr.OpDelete) {
 		return managed.ExternalDelete{}, nil
+	}
+	if err := owned(cr); err != nil {
+		return managed.ExternalDelete{}, err
 	}
 	release := at.BoundTo == "" && at.InstanceID == ""
 	var task string

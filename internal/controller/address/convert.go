@@ -10,5 +10,5 @@ import (
 // spec's tags; tests replay it to simulate an allocation whose answer was
 // lost.
 func AllocateRequest(cr *v1alpha1.Address) vpc.AllocateRequest {
-	return vpc.AllocateRequestOf(cr, mr.OwnerTags(cr, cr.Spec.ForProvider.Tags))
+	return vpc.AllocateRequestOf(cr, mr.OwnerTags(v1alpha1.AddressKind, cr, cr.Spec.ForProvider.Tags))
 }

@@ -59,6 +59,17 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.
 	if lbID(cr) == "" {
 		return managed.ExternalObservation{}, errors.New("spec.forProvider.loadBalancerId is not set and no reference resolved it")
 	}
+	// The load balancer is read first: its owner decides whether this
+	// listener may be looked for, adopted, created or changed on it.
+	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
+	if err != nil && !clb.IsNotFound(err) {
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the listener's load balancer")
+	}
+	if lb != nil {
+		if err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb)); err != nil {
+			return mr.Refuse(cr, err)
+		}
+	}
 	l, adopted, err := e.find(ctx, cr)
 	if err != nil || l == nil {
 		return managed.ExternalObservation{}, err
@@ -66,10 +77,6 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.
 	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot check the listener's task")
-	}
-	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
-	if err != nil && !clb.IsNotFound(err) {
-		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the listener's load balancer")
 	}
 	cr.Status.AtProvider = clb.ObserveListener(cr.Status.AtProvider.Task, lbID(cr), l, lb)
 	lateInit := mr.MayLateInitialize(cr) && clb.LateInitListener(&cr.Spec.ForProvider, l)

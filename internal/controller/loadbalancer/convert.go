@@ -14,7 +14,7 @@ import (
 // owner and the spec's tags; tests replay it to simulate a create whose
 // result was lost.
 func CreateRequest(cr *v1alpha1.LoadBalancer) *clbsdk.CreateLoadBalancerRequest {
-	return clb.CreateLoadBalancerRequest(cr, mr.OwnerTags(cr, cr.Spec.ForProvider.Tags))
+	return clb.CreateLoadBalancerRequest(cr, mr.OwnerTags(v1alpha1.LoadBalancerKind, cr, cr.Spec.ForProvider.Tags))
 }
 
 func connectionDetails(o v1alpha1.LoadBalancerObservation) managed.ConnectionDetails {

@@ -26,6 +26,7 @@ const (
 	TagUID       = mr.TagUID
 	TagNamespace = mr.TagNamespace
 	TagName      = mr.TagName
+	TagKind      = mr.TagKind
 )
 
 // Connection detail keys.
@@ -62,8 +63,20 @@ type external struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalObservation, error) {
-	lb, adopted, err := e.find(ctx, cr)
+	// A deletion goes on: what it may touch is decided by the owner tags
+	// of the cloud object, not by the spec.
+	if err := mr.CheckTags("spec.forProvider.tags", cr.Spec.ForProvider.Tags); err != nil && !meta.WasDeleted(cr) {
+		return managed.ExternalObservation{}, err
+	}
+	lb, how, err := e.find(ctx, cr)
 	if err != nil || lb == nil {
+		return managed.ExternalObservation{}, err
+	}
+	if err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+clb.Deref(lb.LoadBalancerId), clb.LoadBalancerTags(lb)); err != nil {
+		return mr.Refuse(cr, err)
+	}
+	adopted, err := e.save(ctx, cr, lb, how)
+	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	running, err := mr.Check(ctx, e.c, cr, &cr.Status.AtProvider.Task)
@@ -95,27 +108,54 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 	return obs, nil
 }
 
+// How find found a load balancer, which says what save does.
+type found int
+
+const (
+	byExternalName found = iota
+	byName
+	byUIDTag
+)
+
 // find returns the load balancer of cr: by its external name, or, when
 // none is saved yet, by name for a resource that may not create (an
-// import), else by the UID tag of a create whose id was lost.
-func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (lb *clbsdk.LoadBalancer, adopted bool, err error) {
+// import), else by the UID tag of a create whose id was lost. It saves
+// nothing: the owner is checked first.
+func (e *external) find(ctx context.Context, cr *v1alpha1.LoadBalancer) (*clbsdk.LoadBalancer, found, error) {
 	if id := meta.GetExternalName(cr); id != "" {
 		lb, err := e.c.DescribeLoadBalancer(ctx, id)
 		if clb.IsNotFound(err) {
-			return nil, false, nil
+			return nil, byExternalName, nil
 		}
-		return lb, false, errors.Wrap(err, "cannot describe load balancer")
+		return lb, byExternalName, errors.Wrap(err, "cannot describe load balancer")
 	}
 	if name := cr.Spec.ForProvider.Name; name != nil && !mayCreate(cr) {
-		lb, err := e.importByName(ctx, cr, *name)
-		return lb, false, err
+		lb, err := e.findByName(ctx, *name)
+		return lb, byName, err
 	}
 	found, err := e.c.FindLoadBalancersByTag(ctx, TagUID, string(cr.GetUID()))
 	if err != nil || len(found) == 0 {
-		return nil, false, errors.Wrap(err, "cannot look for a load balancer created earlier")
+		return nil, byUIDTag, errors.Wrap(err, "cannot look for a load balancer created earlier")
 	}
-	meta.SetExternalName(cr, clb.Deref(found[0].LoadBalancerId))
-	return found[0], true, nil
+	return found[0], byUIDTag, nil
+}
+
+// save records the id of a load balancer found by name or tag as cr's
+// external name and reports whether cr changed. One found by name is
+// saved at once: an Observe-only resource is never updated by the
+// reconciler, and the id must not depend on the name staying unique.
+func (e *external) save(ctx context.Context, cr *v1alpha1.LoadBalancer, lb *clbsdk.LoadBalancer, how found) (bool, error) {
+	id := clb.Deref(lb.LoadBalancerId)
+	switch how {
+	case byName:
+		orig := cr.DeepCopy()
+		meta.SetExternalName(cr, id)
+		return false, errors.Wrap(e.kube.Patch(ctx, cr, client.MergeFrom(orig)), "cannot save the external name of the load balancer found by name")
+	case byUIDTag:
+		meta.SetExternalName(cr, id)
+		return true, nil
+	}
+	return false, nil
 }
 
 // mayCreate reports whether the management policies let the provider
@@ -125,11 +165,9 @@ func mayCreate(cr *v1alpha1.LoadBalancer) bool {
 	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
 }
 
-// importByName finds the one load balancer named name and saves its id as
-// the external name at once: an Observe-only resource is never updated by
-// the reconciler, and the id must not depend on the name staying unique.
-// None or several of that name is an error for the user to resolve.
-func (e *external) importByName(ctx context.Context, cr *v1alpha1.LoadBalancer, name string) (*clbsdk.LoadBalancer, error) {
+// findByName finds the one load balancer named name. None or several of
+// that name is an error for the user to resolve.
+func (e *external) findByName(ctx context.Context, name string) (*clbsdk.LoadBalancer, error) {
 	found, err := e.c.FindLoadBalancersByName(ctx, name)
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot look for the load balancer named %q", name)
@@ -138,30 +176,37 @@ func (e *external) importByName(ctx context.Context, cr *v1alpha1.LoadBalancer, 
 	case 0:
 		return nil, errors.Errorf("no load balancer is named %q in this region; create it, or set the external name to its id", name)
 	case 1:
-	default:
-		ids := make([]string, 0, len(found))
-		for _, lb := range found {
-			ids = append(ids, clb.Deref(lb.LoadBalancerId))
-		}
-		slices.Sort(ids)
-		return nil, errors.Errorf("%d load balancers are named %q (%s); set the external name to the id of the one to import",
-			len(found), name, strings.Join(ids, ", "))
+		return found[0], nil
 	}
-	orig := cr.DeepCopy()
-	meta.SetExternalName(cr, clb.Deref(found[0].LoadBalancerId))
-	if err := e.kube.Patch(ctx, cr, client.MergeFrom(orig)); err != nil {
-		return nil, errors.Wrap(err, "cannot save the external name of the load balancer found by name")
+	ids := make([]string, 0, len(found))
+	for _, lb := range found {
+		ids = append(ids, clb.Deref(lb.LoadBalancerId))
 	}
-	return found[0], nil
+	slices.Sort(ids)
+	return nil, errors.Errorf("%d load balancers are named %q (%s); set the external name to the id of the one to import",
+		len(found), name, strings.Join(ids, ", "))
+}
+
+// owned checks the owner tags Observe just read into the status, so that
+// Update and Delete never write a load balancer of another namespace even
+// when called without that Observe.
+func owned(cr *v1alpha1.LoadBalancer) error {
+	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {
+	if err := mr.CheckTags("spec.forProvider.tags", cr.Spec.ForProvider.Tags); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	cr.SetConditions(xpv2.Creating())
 	ids, task, err := e.c.CreateLoadBalancer(ctx, CreateRequest(cr))
 	return mr.Created(cr, ids, task, err, "create load balancer", true)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
+	if err := owned(cr); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	req := clb.ModifyLoadBalancerRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
 	task, err := e.c.ModifyLoadBalancerAttributes(ctx, req)
 	return mr.Updated(&cr.Status.AtProvider.Task, task, err, "modify load balancer")
@@ -170,6 +215,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalDelete, error) {
 	if mr.Deleting(cr, cr.Status.AtProvider.Task) {
 		return managed.ExternalDelete{}, nil
+	}
+	if err := owned(cr); err != nil {
+		return managed.ExternalDelete{}, err
 	}
 	users, err := e.users(ctx, cr)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // A load balancer is deleted only once nothing of ours uses it: deleting
@@ -19,8 +20,10 @@ import (
 // garbage collector deletes a composite's resources all at once, so
 // without this the load balancer went while the pool still served Pods
 // from it. Its users are the PortPools that reference it or are on it
-// (status) and the Listeners on it, in any namespace. A waiting deletion is
-// retried on the controller's error backoff (at most 30 s).
+// (status) and the Listeners on it, in any namespace that may use it (all
+// for an untagged load balancer, its owner's for one with owner tags). A
+// waiting deletion is retried on the controller's error backoff (at most
+// 30 s).
 
 // maxUsersShown bounds the users named in the error.
 const maxUsersShown = 5
@@ -30,6 +33,12 @@ const maxUsersShown = 5
 func (e *external) users(ctx context.Context, cr *v1alpha1.LoadBalancer) ([]string, error) {
 	id := xpmeta.GetExternalName(cr)
 	var out []string
+	// Resources of other namespaces cannot act on a load balancer whose
+	// owner tags name this one (mr.CheckOwner), so they do not use it
+	// either: a tenant cannot hold up another team's deletion by naming
+	// its load balancer.
+	owner, tagged := mr.OwnerNamespace(cr.Status.AtProvider.Tags)
+	mayUse := func(ns string) bool { return !tagged || ns == owner }
 	pools := &v1alpha1.PortPoolList{}
 	switch err := e.kube.List(ctx, pools); {
 	case meta.IsNoMatchError(err): // the kind is not served (safe-start)
@@ -37,7 +46,7 @@ func (e *external) users(ctx context.Context, cr *v1alpha1.LoadBalancer) ([]stri
 		return nil, errors.Wrap(err, "cannot list the PortPools that may use the load balancer")
 	}
 	for i := range pools.Items {
-		if poolUses(&pools.Items[i], cr.GetNamespace(), cr.GetName(), id) {
+		if mayUse(pools.Items[i].GetNamespace()) && poolUses(&pools.Items[i], cr.GetNamespace(), cr.GetName(), id) {
 			out = append(out, "PortPool "+pools.Items[i].GetNamespace()+"/"+pools.Items[i].GetName())
 		}
 	}
@@ -48,7 +57,7 @@ func (e *external) users(ctx context.Context, cr *v1alpha1.LoadBalancer) ([]stri
 		return nil, errors.Wrap(err, "cannot list the Listeners that may use the load balancer")
 	}
 	for i := range listeners.Items {
-		if l := &listeners.Items[i]; id != "" && ptrIs(l.Spec.ForProvider.LoadBalancerID, id) {
+		if l := &listeners.Items[i]; id != "" && mayUse(l.GetNamespace()) && ptrIs(l.Spec.ForProvider.LoadBalancerID, id) {
 			out = append(out, "Listener "+l.GetNamespace()+"/"+l.GetName())
 		}
 	}

@@ -1,13 +1,19 @@
 package loadbalancer
 
 import (
+	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 func TestPoolUses(t *testing.T) {
@@ -48,5 +54,48 @@ func TestErrInUseNamesAFew(t *testing.T) {
 	want := "the load balancer is still used by PortPool a/1, PortPool a/2, PortPool a/3, PortPool a/4, PortPool a/5 and 2 more; it is deleted once they are gone"
 	if got := errInUse(users).Error(); got != want {
 		t.Errorf("errInUse = %q, want %q", got, want)
+	}
+}
+
+// TestUsersOfOtherNamespaces: a Listener or PortPool of another namespace
+// holds up the deletion of an untagged load balancer, which it may use,
+// but not of one whose owner tags name the LoadBalancer's namespace, which
+// it may not: a tenant cannot keep another team's load balancer alive by
+// naming it.
+func TestUsersOfOtherNamespaces(t *testing.T) {
+	kube := &test.MockClient{MockList: func(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+		switch l := list.(type) {
+		case *v1alpha1.ListenerList:
+			for _, ns := range []string{"team-a", "team-b"} {
+				li := v1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "l"}}
+				li.Spec.ForProvider.LoadBalancerID = clb.Ptr("lb-1")
+				l.Items = append(l.Items, li)
+			}
+		case *v1alpha1.PortPoolList:
+			p := v1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "p"}}
+			p.Spec.ForProvider.LoadBalancerIDs = []string{"lb-1"}
+			l.Items = append(l.Items, p)
+		}
+		return nil
+	}}
+	cases := map[string]struct {
+		tags map[string]string
+		want []string
+	}{
+		"Untagged": {want: []string{"Listener team-a/l", "Listener team-b/l", "PortPool team-b/p"}},
+		"Own":      {tags: map[string]string{mr.TagNamespace: "team-a"}, want: []string{"Listener team-a/l"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := lbOf(withExternalName("lb-1"))
+			cr.Status.AtProvider.Tags = tc.tags
+			got, err := (&external{kube: kube}).users(context.Background(), cr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("users: -want +got:\n%s", diff)
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,14 +13,16 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// Tags of the load balancers a pool creates. The UID tag finds them after
-// a restart (and a create whose answer was lost); the pool tag tells people
+// Tags of the load balancers a pool creates, beside the owner tags every
+// created object carries (mr.OwnerTags). The UID tag finds them after a
+// restart (and a create whose answer was lost); the pool tag tells people
 // which pool owns them.
 const (
-	TagPoolUID = "crossplane-portpool-uid"
-	TagPool    = "crossplane-portpool"
+	TagPoolUID = mr.TagPoolUID
+	TagPool    = mr.TagPool
 )
 
 // Listener and load balancer name limits.
@@ -82,15 +83,22 @@ func lbCreateRequest(cr *v1alpha1.PortPool, index int, existing []string) *clbsd
 	lb.SetUID(cr.GetUID())
 	lb.Spec.ForProvider = *tmpl.DeepCopy()
 	uid := string(cr.GetUID())
-	tags := maps.Clone(tmpl.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	tags[TagPoolUID] = uid
-	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
-	req := clb.CreateLoadBalancerRequest(lb, tags)
+	req := clb.CreateLoadBalancerRequest(lb, poolTags(cr, tmpl.Tags))
 	req.ClientToken = clb.Ptr(clientToken(uid, index, existing))
 	return req
+}
+
+// poolTags are the template's tags plus the pool's owner tags: its
+// namespace and kind (mr.OwnerTags), with TagPool for the name and
+// TagPoolUID for the UID, so that 16 tags of the template still fit in the
+// cloud's 20. The pool's win over the template's.
+func poolTags(cr *v1alpha1.PortPool, user map[string]string) map[string]string {
+	tags := mr.OwnerTags(v1alpha1.PortPoolKind, cr, user)
+	delete(tags, mr.TagUID)
+	delete(tags, mr.TagName)
+	tags[TagPool] = networkv1alpha1.PoolKey(cr.GetNamespace(), cr.GetName())
+	tags[TagPoolUID] = string(cr.GetUID())
+	return tags
 }
 
 // clientToken is "pp-<uid>-<index>-<hash of the existing ids>", at most

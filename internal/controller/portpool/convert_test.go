@@ -10,6 +10,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 func TestListenerNames(t *testing.T) {
@@ -74,7 +75,10 @@ func TestLBCreateRequest(t *testing.T) {
 	for _, t := range req.Tags {
 		tags[*t.TagKey] = *t.TagValue
 	}
-	want := map[string]string{TagPoolUID: "uid-1", TagPool: "games/rooms", "team": "t"}
+	want := map[string]string{
+		TagPoolUID: "uid-1", TagPool: "games/rooms", "team": "t",
+		mr.TagNamespace: "games", mr.TagKind: "PortPool",
+	}
 	if diff := cmp.Diff(want, tags); diff != "" {
 		t.Errorf("tags: the pool's, over the template's: -want +got:\n%s", diff)
 	}

@@ -17,6 +17,7 @@ import (
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // observation is what Observe found.
@@ -27,6 +28,8 @@ type observation struct {
 	lbs      []*lbObs
 	bindings int64
 	needLB   bool
+	// notOwned refuses the load balancers of other namespaces.
+	notOwned error
 }
 
 // lbObs is one load balancer of the pool.
@@ -39,8 +42,10 @@ type lbObs struct {
 	draining bool
 	// removed: no longer in the spec, kept while the pool's bindings or
 	// listeners remain on it.
-	removed   bool
-	lb        *clbsdk.LoadBalancer // nil: NotFound
+	removed bool
+	lb      *clbsdk.LoadBalancer // nil: NotFound or NotOwned
+	// notOwned: its owner tags name another namespace (mr.CheckOwner).
+	notOwned  bool
 	listeners []*clbsdk.Listener
 	m         lbListeners
 	bound     map[int64]bool // allocated start ports
@@ -198,6 +203,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if err := e.describe(ctx, o.lbs); err != nil {
 		return nil, err
 	}
+	o.notOwned = o.refuseForeign(cr.GetNamespace())
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
 			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
@@ -259,6 +265,25 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 			l.listeners = ls
 		}
 	})
+	return joinErrors(errs)
+}
+
+// refuseForeign sets aside the pool's load balancers whose owner tags
+// name another namespace than ns (mr.CheckOwner), as if they were gone:
+// the pool writes nothing there, not even when it is deleted, and shows
+// them NotOwned, so that its bindings move elsewhere. The refusals are
+// returned for the Synced condition.
+func (o *observation) refuseForeign(ns string) error {
+	var errs []error
+	for _, l := range o.lbs {
+		if l.lb == nil {
+			continue
+		}
+		if err := mr.CheckOwner(ns, "load balancer "+l.id, clb.LoadBalancerTags(l.lb)); err != nil {
+			l.lb, l.listeners, l.auto, l.notOwned = nil, nil, false, true
+			errs = append(errs, err)
+		}
+	}
 	return joinErrors(errs)
 }
 
@@ -347,6 +372,8 @@ func (o *observation) fillStatus() {
 		case l.removed:
 			st.State, st.Free = v1alpha1.PoolLBRemoved, 0
 			st.ListenersWanted, st.ListenersReady = 0, int64(len(o.ownListeners(l)))
+		case l.notOwned:
+			st.State, st.Free = v1alpha1.PoolLBNotOwned, 0
 		case !l.found():
 			st.State, st.Free = v1alpha1.PoolLBNotFound, 0
 		case l.draining:

@@ -161,6 +161,11 @@ type external struct {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.ExternalObservation, error) {
+	if a := cr.Spec.ForProvider.AutoCreate; a != nil && !meta.WasDeleted(cr) {
+		if err := mr.CheckTags("spec.forProvider.autoCreate.template.tags", a.Template.Tags); err != nil {
+			return managed.ExternalObservation{}, err
+		}
+	}
 	o, err := e.observe(ctx, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
@@ -231,6 +236,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 	default:
 		needsPerson = "no load balancer of the pool can take bindings: each is missing or blacklisted"
 		cr.SetConditions(xpv2.Unavailable().WithMessage(needsPerson))
+	}
+	if o.notOwned != nil && upToDate {
+		// Synced=False names the refused load balancers, with the status
+		// above (NotOwned) written; with work to do, Update says it.
+		return managed.ExternalObservation{}, o.notOwned
 	}
 	if needsPerson != "" && upToDate {
 		// A load balancer only a person can bring back: Synced=False
@@ -305,6 +315,9 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 		if err := e.createLB(ctx, cr, o); err != nil {
 			problems = append(problems, "autoCreate: "+err.Error())
 		}
+	}
+	if o.notOwned != nil {
+		problems = append(problems, o.notOwned.Error())
 	}
 	if len(problems) > 0 {
 		return errors.New("cannot complete the pool: " + summary(problems, maxProblems))

@@ -39,6 +39,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 // api is what this controller needs of the cloud client.
 type api interface {
 	mr.TaskChecker
+	DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error)
 	DescribeListener(ctx context.Context, lbID, listenerID string) (*clbsdk.Listener, error)
 	CreateRule(ctx context.Context, req *clbsdk.CreateRuleRequest) ([]string, string, error)
 	ModifyRule(ctx context.Context, req *clbsdk.ModifyRuleRequest) (string, error)
@@ -82,6 +83,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	if was := cr.Status.AtProvider.ListenerID; id != "" && was != "" && was != listenerID(cr) {
 		return managed.ExternalObservation{}, errors.Errorf("rule %s belongs to listener %s, not %s; a rule cannot move to another listener: create a new Rule",
 			id, was, listenerID(cr))
+	}
+	if err := e.owned(ctx, cr); err != nil {
+		return mr.Refuse(cr, err)
 	}
 	l, err := e.c.DescribeListener(ctx, lbID(cr), listenerID(cr))
 	if clb.IsNotFound(err) {
@@ -135,6 +139,20 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 		obs.ResourceUpToDate = obs.Diff == ""
 	}
 	return obs, nil
+}
+
+// owned refuses a load balancer whose owner tags name another namespace,
+// before the rule is looked for, made or changed on it. One that does not
+// exist is left to the listener's NotFound.
+func (e *external) owned(ctx context.Context, cr *v1alpha1.Rule) error {
+	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
+	switch {
+	case clb.IsNotFound(err):
+		return nil
+	case err != nil:
+		return errors.Wrap(err, "cannot describe the rule's load balancer")
+	}
+	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb))
 }
 
 // find returns the rule of cr by its external name or, when none is saved

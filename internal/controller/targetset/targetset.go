@@ -46,6 +46,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 // client, so this controller sends its own difference as it is.
 type api interface {
 	mr.TaskChecker
+	DescribeLoadBalancer(ctx context.Context, id string) (*clbsdk.LoadBalancer, error)
 	DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error)
 	RegisterTargets(ctx context.Context, lbID string, targets []clb.Target) (string, error)
 	DeregisterTargets(ctx context.Context, lbID string, targets []clb.Target) (string, error)
@@ -119,8 +120,13 @@ const codeLBNotFound = "InvalidParameter.LBIdNotFound"
 
 // describe returns the cloud's targets of id. Missing is true when the
 // listener or rule does not exist; err explains why, unless the resource
-// is being deleted (then its targets went with it).
+// is being deleted (then its targets went with it). A load balancer of
+// another namespace is refused first (mr.CheckOwner): every write starts
+// from what describe saw.
 func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id identity) (missing bool, err error) {
+	if err := e.owned(ctx, cr); err != nil {
+		return false, err
+	}
 	l, err := e.c.DescribeTargets(ctx, lbID(cr), id.listener)
 	if clb.IsNotFound(err) {
 		if clb.Code(err) == codeLBNotFound {
@@ -147,6 +153,19 @@ func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id iden
 	return false, nil
 }
 
+// owned refuses a load balancer whose owner tags name another namespace.
+// One that does not exist is left to DescribeTargets' NotFound.
+func (e *external) owned(ctx context.Context, cr *v1alpha1.TargetSet) error {
+	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
+	switch {
+	case clb.IsNotFound(err):
+		return nil
+	case err != nil:
+		return errors.Wrap(err, "cannot describe the targets' load balancer")
+	}
+	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb))
+}
+
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed.ExternalObservation, error) {
 	id, err := resolve(cr)
 	if err != nil {
@@ -156,7 +175,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed
 		if missing && meta.WasDeleted(cr) {
 			return managed.ExternalObservation{}, nil
 		}
-		return managed.ExternalObservation{}, err
+		return mr.Refuse(cr, err)
 	}
 	cr.Status.AtProvider.Targets = e.withHealth(ctx, cr, id, e.seen)
 	if meta.GetExternalName(cr) == "" {

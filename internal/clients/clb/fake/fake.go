@@ -107,6 +107,34 @@ func (c *Cloud) FindLoadBalancersByTag(_ context.Context, key, value string) ([]
 	return out, nil
 }
 
+// FindLoadBalancersByName returns the load balancers named name.
+func (c *Cloud) FindLoadBalancersByName(_ context.Context, name string) ([]*clbsdk.LoadBalancer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*clbsdk.LoadBalancer
+	for _, lb := range c.LBs {
+		if clb.Deref(lb.LoadBalancerName) == name {
+			out = append(out, lb)
+		}
+	}
+	return out, nil
+}
+
+// ModifyLoadBalancerAttributes records the modification.
+func (c *Cloud) ModifyLoadBalancerAttributes(_ context.Context, req *clbsdk.ModifyLoadBalancerAttributesRequest) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := clb.Deref(req.LoadBalancerId)
+	if err := c.Errs[id]; err != nil {
+		return "", err
+	}
+	if _, ok := c.LBs[id]; !ok {
+		return "", errLBNotFound
+	}
+	c.write("ModifyLoadBalancerAttributes %s", id)
+	return "task", nil
+}
+
 func (c *Cloud) CreateLoadBalancer(_ context.Context, req *clbsdk.CreateLoadBalancerRequest) ([]string, string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -187,6 +215,11 @@ func (c *Cloud) DeleteListeners(_ context.Context, lbID string, ids []string) (s
 	c.Listeners[lbID] = slices.DeleteFunc(c.Listeners[lbID], func(l *clbsdk.Listener) bool { return slices.Contains(ids, *l.ListenerId) })
 	c.write("DeleteListeners %s %d", lbID, len(ids))
 	return "task", nil
+}
+
+// DeleteListener deletes one listener.
+func (c *Cloud) DeleteListener(ctx context.Context, lbID, id string) (string, error) {
+	return c.DeleteListeners(ctx, lbID, []string{id})
 }
 
 // Log is the writes made, sorted: load balancers are written in parallel.

@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // AllocateRequest is the AllocateAddresses call of pa's recorded
@@ -32,7 +35,7 @@ func AllocateRequest(pa *v1alpha1.PodAddress) vpc.AllocateRequest {
 	return vpc.AllocateRequest{
 		Count: 1, Name: pa.GetNamespace() + "/" + pa.GetName(),
 		ISP: isp, ChargeType: charge, Bandwidth: bw,
-		Tags:        map[string]string{TagOwner: e.OwnerTag},
+		Tags:        ownerTags(v1alpha1.PodAddressKind, pa, TagOwner, e.OwnerTag),
 		ClientToken: hex.EncodeToString(sum[:16]),
 	}
 }
@@ -119,4 +122,12 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// ownerTags are the tags of an EIP allocated for o: key=value, which finds
+// it again, and the namespace, kind and name of o (mr.OwnerTags without
+// the UID tag, which the managed Address kind uses to adopt), so that no
+// other namespace may import it.
+func ownerTags(kind string, o metav1.Object, key, value string) map[string]string {
+	return map[string]string{key: value, mr.TagNamespace: o.GetNamespace(), mr.TagKind: kind, mr.TagName: o.GetName()}
 }

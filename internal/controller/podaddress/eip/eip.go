@@ -21,16 +21,17 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 const (
 	// TagOwner is the tag an EIP of a PodAddress is allocated with; its
 	// value is the PodAddress's UID (status.eip.ownerTag). It finds an EIP
 	// whose allocation was sent but whose answer was never recorded.
-	TagOwner = "network.tencentcloud.m.crossplane.io/owner"
+	TagOwner = mr.TagEIPOwner
 	// TagWarmPool marks the EIPs of a warm pool; its value is the
 	// namespace/name of the PodAddressPolicy.
-	TagWarmPool = "network.tencentcloud.m.crossplane.io/warm-pool"
+	TagWarmPool = mr.TagEIPWarmPool
 
 	// TaskPoll is how soon a reconcile looks again at an EIP task
 	// (allocate, associate, disassociate, release); no worker waits on it.

@@ -252,7 +252,7 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	ids, _, err := c.Allocate(ctx, vpc.AllocateRequest{
 		Count: int64(missing), Name: "warm " + key,
 		ISP: pol.Spec.EIP.ISP, ChargeType: pol.Spec.EIP.InternetChargeType, Bandwidth: deref(pol.Spec.EIP.Bandwidth),
-		Tags: map[string]string{TagWarmPool: key},
+		Tags: ownerTags(v1alpha1.PodAddressPolicyKind, pol, TagWarmPool, key),
 	})
 	switch {
 	case vpc.IsQuotaExceeded(err), vpc.IsDailyLimit(err):
