@@ -167,6 +167,30 @@ func init() {
 			Cleanup: deleteManaged(EditorC, newAutoPool(NamespaceC, "mine")),
 		},
 		Attack{
+			Name: "editor-unserved-listener", Who: EditorC,
+			What: "create a Listener on tenant-b's load balancer by id from her namespace, which no config serves",
+			Want: "ClusterProviderConfig default does not serve namespace team-c",
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				id := w.LB[NamespaceB]
+				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceC, Name: "mine"},
+					Spec: clbv1alpha1.ListenerSpec{ForProvider: clbv1alpha1.ListenerParameters{Port: 9102, Protocol: "TCP", LoadBalancerID: &id}}}
+				return managedRefusal(ctx, EditorC, l, "does not serve namespace")
+			},
+			Cleanup: deleteManaged(EditorC, &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceC, Name: "mine"}}),
+		},
+		Attack{
+			Name: "editor-unserved-targetset", Who: EditorC,
+			What: "a TargetSet emptying a listener of tenant-b's load balancer from her namespace, which no config serves",
+			Want: "ClusterProviderConfig default does not serve namespace team-c",
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				id, lis := w.LB[NamespaceB], "lbl-00000000"
+				ts := &clbv1alpha1.TargetSet{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceC, Name: "mine"},
+					Spec: clbv1alpha1.TargetSetSpec{ForProvider: clbv1alpha1.TargetSetParameters{LoadBalancerID: &id, ListenerID: &lis}}}
+				return managedRefusal(ctx, EditorC, ts, "does not serve namespace")
+			},
+			Cleanup: deleteManaged(EditorC, &clbv1alpha1.TargetSet{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceC, Name: "mine"}}),
+		},
+		Attack{
 			Name: "editor-other-config", Who: EditorA,
 			What: "create a LoadBalancer that names ClusterProviderConfig ops, which serves only namespace ops",
 			Want: "ClusterProviderConfig ops does not serve namespace tenant-a",
@@ -302,6 +326,59 @@ func init() {
 			},
 		},
 		Allowed{
+			Name: "editor-own-stack", Who: EditorA,
+			What: "a LoadBalancer, a Listener on it by reference and a TargetSet registering a Pod of her namespace, then delete them",
+			Try: func(ctx context.Context, t *testing.T) error {
+				lb := newLB(NamespaceA, "stack", nil)
+				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "stack"},
+					Spec: clbv1alpha1.ListenerSpec{ForProvider: clbv1alpha1.ListenerParameters{Port: 9200, Protocol: "TCP",
+						LoadBalancerIDRef: &xpv2.NamespacedReference{Name: "stack"}}}}
+				ts := &clbv1alpha1.TargetSet{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "stack"},
+					Spec: clbv1alpha1.TargetSetSpec{ForProvider: clbv1alpha1.TargetSetParameters{
+						LoadBalancerIDRef: &xpv2.NamespacedReference{Name: "stack"}, ListenerIDRef: &xpv2.NamespacedReference{Name: "stack"},
+						Targets: []clbv1alpha1.Target{{IP: "10.1.9.1", Port: 7000}}}}}
+				for _, mg := range []resource.Managed{lb, l, ts} {
+					if err := Client(EditorA).Create(ctx, mg); err != nil {
+						return err
+					}
+				}
+				for _, mg := range []resource.Managed{lb, l, ts} {
+					if err := readyManaged(ctx, mg); err != nil {
+						return err
+					}
+				}
+				id := meta.GetExternalName(lb)
+				for _, mg := range []resource.Managed{ts, l, lb} {
+					deleteManaged(EditorA, mg)(ctx, t)
+				}
+				if _, ok := cloud.Inventory().LoadBalancer(id); ok {
+					return errors.Errorf("load balancer %s is still in the cloud", id)
+				}
+				return nil
+			},
+		},
+		Allowed{
+			Name: "editor-own-eip", Who: EditorA,
+			What: "allocate an EIP (an Address) in her namespace, which the default config serves, then release it",
+			Try: func(ctx context.Context, t *testing.T) error {
+				a := newAddress(NamespaceA, "own")
+				if err := Client(EditorA).Create(ctx, a); err != nil {
+					return err
+				}
+				if err := readyManaged(ctx, a); err != nil {
+					return err
+				}
+				id := meta.GetExternalName(a)
+				deleteManaged(EditorA, a)(ctx, t)
+				for _, e := range cloud.Inventory().EIPs {
+					if e.ID == id {
+						return errors.Errorf("EIP %s is still in the cloud", id)
+					}
+				}
+				return nil
+			},
+		},
+		Allowed{
 			Name: "editor-deletes-refused", Who: EditorC,
 			What: "delete a LoadBalancer of hers that the provider refused (no ClusterProviderConfig serves her namespace): it goes, with no cloud call",
 			Try: func(ctx context.Context, t *testing.T) error {
@@ -397,6 +474,19 @@ func managedRefusal(ctx context.Context, who Who, mg resource.Managed, want stri
 		return errors.New("no Warning Event says it yet")
 	})
 	return said, err
+}
+
+// readyManaged waits until mg is Ready.
+func readyManaged(ctx context.Context, mg resource.Managed) error {
+	return testenv.Eventually(ctx, wait, func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(mg), mg); err != nil {
+			return err
+		}
+		if c := mg.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+			return errors.Errorf("%s: Ready=%s %s; Synced: %s", mg.GetName(), c.Status, c.Message, mg.GetCondition(xpv2.TypeSynced).Message)
+		}
+		return nil
+	})
 }
 
 // deleteManaged deletes mg as who and waits until it is gone.
