@@ -18,7 +18,9 @@ import (
 //
 //nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
-	notHers := func() string { return "load balancer " + w.LB[NamespaceB] + " belongs to namespace tenant-b, not tenant-a" }
+	notHers := func() string {
+		return "load balancer " + w.LB[NamespaceB] + " belongs to namespace tenant-b, not tenant-a"
+	}
 	attack(
 		Attack{
 			Name: "editor-imports-other-lb", Who: EditorA,
