@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"testing"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
@@ -12,7 +11,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,9 +45,7 @@ func BenchmarkServiceRollover(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		ns := namespace(b)
-		_, err := testenv.Apply(context.Background(), kube, filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "providerconfig.yaml"),
-			testenv.WithEndpoint(endpoint), func(u *unstructured.Unstructured) { u.SetNamespace(ns) })
-		if err != nil {
+		if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 			b.Fatal(err)
 		}
 		lbID, lisID := benchListener(b, endpoint)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -67,9 +65,7 @@ func benchBind(b *testing.B, policy string) {
 		ns := namespace(b)
 		// A namespaced ProviderConfig sends this namespace's resources to
 		// the realistic emulator.
-		dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-		_, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint), func(u *unstructured.Unstructured) { u.SetNamespace(ns) })
-		if err != nil {
+		if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 			b.Fatal(err)
 		}
 		ref := &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}

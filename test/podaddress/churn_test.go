@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -53,9 +51,7 @@ func ownCloud(t *testing.T, ns string, mod func(*emulator.Config)) (*emulator.Em
 		}
 		_ = emu.Close()
 	})
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint),
-		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 		t.Fatal(err)
 	}
 	return emu, &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}

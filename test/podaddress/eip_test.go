@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,9 +54,7 @@ func eipCloudWith(t *testing.T, ns string, quota, nodes, ipsPerNode int, grant f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emu.Close() })
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint),
-		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 		t.Fatal(err)
 	}
 	eipGrant(t, ns, teamA.DeepCopy(), grant)

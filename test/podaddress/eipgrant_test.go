@@ -3,14 +3,12 @@ package podaddress
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -77,8 +75,7 @@ func TestEIPGrantRefusals(t *testing.T) {
 
 	// A namespace no grant covers.
 	other := namespace(t)
-	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "providerconfig.yaml"),
-		testenv.WithEndpoint(emu.Endpoint()), func(u *unstructured.Unstructured) { u.SetNamespace(other) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, other, emu.Endpoint()); err != nil {
 		t.Fatal(err)
 	}
 	pod(t, other, "stranger", ips[7], map[string]string{podannotation.AnnotationEIP: "true"})

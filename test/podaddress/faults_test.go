@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -78,9 +77,7 @@ func TestScaleUnderFaults(t *testing.T) {
 	}
 	cl := &restartable{emu: first}
 	t.Cleanup(func() { _ = cl.current().Close() })
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint),
-		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 		t.Fatal(err)
 	}
 	ref := &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}

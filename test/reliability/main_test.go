@@ -13,13 +13,11 @@ import (
 	"context"
 	"flag"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -83,9 +81,7 @@ func eventually(t *testing.T, what string, fn func() error) {
 // at endpoint.
 func ownCloud(t *testing.T, ns, endpoint string) *xpv2.ProviderConfigReference {
 	t.Helper()
-	dir := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig")
-	if _, err := testenv.Apply(context.Background(), kube, filepath.Join(dir, "providerconfig.yaml"), testenv.WithEndpoint(endpoint),
-		func(u *unstructured.Unstructured) { u.SetNamespace(ns) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(context.Background(), kube, ns, endpoint); err != nil {
 		t.Fatal(err)
 	}
 	return &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}

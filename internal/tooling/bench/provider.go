@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -124,8 +123,7 @@ func portPool(r Run, ns, name string) *clbv1alpha1.PortPool {
 // emulator) into pp's namespace, creates pp and waits until every load
 // balancer has all its listeners.
 func preparePool(ctx context.Context, env *Env, r Run, pp *clbv1alpha1.PortPool) error {
-	path := filepath.Join(testenv.RepoRoot(), "examples", "providerconfig", "providerconfig.yaml")
-	if _, err := testenv.Apply(ctx, env.Kube, path, testenv.WithEndpoint(r.Cloud.Endpoint), func(u *unstructured.Unstructured) { u.SetNamespace(pp.Namespace) }); err != nil {
+	if err := testenv.ApplyTeamProviderConfig(ctx, env.Kube, pp.Namespace, r.Cloud.Endpoint); err != nil {
 		return err
 	}
 	if err := env.Kube.Create(ctx, pp); err != nil {
