@@ -119,16 +119,23 @@ spec:
   forProvider: {loadBalancerIds: [lb-0000dead], startPort: 30200, endPort: 30201}
 `
 
-// onGame needs the load balancer "game": a listener, two pools (five
-// ports and one port) and three policies, for Pods that all bind, Pods
-// that outnumber their pool, and a Pod that waits for its IP.
-const onGame = `
+// gameListener is applied first: while its creation task runs (15 s
+// here) the load balancer refuses other writes, which holds the pools
+// below at "creating listeners" long enough to be seen on a busy machine.
+// Applied together, the pools sometimes won the load balancer first, and
+// the moment lasted one requeue.
+const gameListener = `
 apiVersion: clb.tencentcloud.m.crossplane.io/v1alpha1
 kind: Listener
 metadata: {name: game-7000, namespace: health}
 spec:
   forProvider: {loadBalancerIdRef: {name: game}, protocol: TCP, port: 7000}
-  providerConfigRef: {kind: ProviderConfig, name: team}
+  providerConfigRef: {kind: ProviderConfig, name: team}`
+
+// onGame needs the load balancer "game": a listener, two pools (five
+// ports and one port) and three policies, for Pods that all bind, Pods
+// that outnumber their pool, and a Pod that waits for its IP.
+const onGame = gameListener + `
 ---
 apiVersion: clb.tencentcloud.m.crossplane.io/v1alpha1
 kind: PortPool
@@ -184,6 +191,8 @@ func TestHealthOfLiveObjects(t *testing.T) {
 	capture(t, groupCLB, "Listener", ns, "no-such-lb", "load-balancer-missing", argocdhealth.Degraded, condition("Synced", "False", "ReconcileError"))
 	capture(t, groupCLB, "PortPool", ns, "no-such-lb", "load-balancer-missing", argocdhealth.Degraded, condition("Ready", "False", "Unavailable"))
 
+	apply(t, gameListener)
+	listenerCreating(t, "game-7000")
 	apply(t, onGame)
 	capture(t, groupCLB, "PortPool", ns, "rooms", "creating-listeners", argocdhealth.Progressing, creatingListeners)
 	capture(t, groupCLB, "PortPool", ns, "rooms", "ready", argocdhealth.Healthy, poolReady)
@@ -431,6 +440,27 @@ func creatingListeners(u *unstructured.Unstructured) error {
 		}
 	}
 	return errors.Errorf("no load balancer with listeners missing: %v", lbs)
+}
+
+// listenerCreating waits until Listener name of ns has its id: its
+// creation task is under way.
+func listenerCreating(t *testing.T, name string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(groupCLB)
+	u.SetKind("Listener")
+	err := testenv.Eventually(context.Background(), wait, func() error {
+		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+			return err
+		}
+		if u.GetAnnotations()["crossplane.io/external-name"] == "" {
+			return errors.New("no listener id yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Listener %s created: %v", name, err)
+	}
 }
 
 // poolReady is the moment a pool is Ready with every listener.
