@@ -139,6 +139,14 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = kube.Delete(context.Background(), node) })
 	nodePort := int32(30778)
+	// The node port is the Pod's own Service's (the NodePort backend's rule).
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "np"},
+		Ports: []corev1.ServicePort{{Port: 7777, TargetPort: intstr.FromInt32(7777), NodePort: nodePort}},
+	}}
+	if err := kube.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
 	pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}}
 	pol.Spec.Selector.MatchLabels = map[string]string{"app": "np"}
 	pol.Spec.Backend = v1alpha1.BackendNodePort

@@ -18,6 +18,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 // observation is what Observe found.
@@ -274,6 +275,11 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 // them NotOwned, so that its bindings move elsewhere. The refusals are
 // returned for the Synced condition.
 func (o *observation) refuseForeign(ns string) error {
+	if ns == podannotation.TKEPoolNamespace {
+		// Only the provider writes there, from an admin's cluster-scoped
+		// CLBPortPool: the admin chose its load balancers.
+		return nil
+	}
 	var errs []error
 	for _, l := range o.lbs {
 		if l.lb == nil {
