@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
@@ -18,7 +19,7 @@ import (
 // it, else an error that names the rule and who may change it.
 func Serves(ctx context.Context, kube client.Reader, cpc *clusterv1alpha1.ClusterProviderConfig, namespace string) error {
 	consent := cpc.NamespaceConsent()
-	ns, err := consumer(ctx, kube, consent.NeedsLabels(), namespace)
+	ns, err := Consumer(ctx, kube, consent.NeedsLabels(), namespace)
 	if err != nil {
 		return err
 	}
@@ -68,15 +69,44 @@ func schemeOf(e *v1alpha1.Endpoint) string {
 	return e.Scheme
 }
 
-// consumer is the Namespace as a consent reads it: by name, or with its
+// Consumer is the Namespace as a consent reads it: by name, or with its
 // labels when the consent selects by them.
-func consumer(ctx context.Context, kube client.Reader, labels bool, name string) (*corev1.Namespace, error) {
+func Consumer(ctx context.Context, kube client.Reader, labels bool, name string) (*corev1.Namespace, error) {
 	if !labels {
 		return clbv1alpha1.NamedNamespace(name), nil
 	}
 	ns := &corev1.Namespace{}
 	if err := kube.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		return nil, errors.Wrapf(err, "cannot read namespace %s to check which ClusterProviderConfigs serve it", name)
+		return nil, errors.Wrapf(err, "cannot read namespace %s to check what consents let it in", name)
 	}
 	return ns, nil
+}
+
+// Granted returns nil when a managed resource of namespace, using the
+// provider config ref, may act on the cloud object id that carries no
+// owner tags: always through a namespaced ProviderConfig (its credentials
+// are the namespace's own account), through a ClusterProviderConfig only
+// when one of its grants selects the object and lets the namespace in.
+func Granted(ctx context.Context, kube client.Reader, ref *xpv2.ProviderConfigReference, namespace, id string, tags map[string]string) error {
+	if ref == nil || ref.Kind != clusterv1alpha1.ClusterProviderConfigKind {
+		return nil
+	}
+	cpc := &clusterv1alpha1.ClusterProviderConfig{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
+		return errors.Wrapf(err, "cannot get ClusterProviderConfig %s to read its grants", ref.Name)
+	}
+	for _, g := range cpc.ObjectGrants() {
+		if !g.Selects(id, tags) {
+			continue
+		}
+		ns, err := Consumer(ctx, kube, g.Namespaces.NeedsLabels(), namespace)
+		if err != nil {
+			return err
+		}
+		if g.Namespaces.Allows("", ns) {
+			return nil
+		}
+	}
+	return errors.Errorf("no grant of ClusterProviderConfig %s gives it to namespace %s; a platform team grants such objects through the config's spec.consumers.grants (by id or tags)",
+		cpc.GetName(), namespace)
 }

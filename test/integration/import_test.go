@@ -136,3 +136,21 @@ func TestImportByNameExample(t *testing.T) {
 		t.Errorf("deleting the example touched the imported load balancer: %+v, %v", lb, ok)
 	}
 }
+
+// TestSharedLoadBalancerExample applies examples/clb/shared-loadbalancer.yaml:
+// namespace team-games, let in by its label, puts its listener on the load
+// balancer of namespace examples through a reference across namespaces;
+// the example deletes without leaving anything in the cloud.
+func TestSharedLoadBalancerExample(t *testing.T) {
+	objs, names := applyExampleReady(t, "clb/shared-loadbalancer.yaml")
+	lb, listener := names[0], names[1]
+	if lst, ok := cloudListener(lb, listener); !ok || lst.Port != 7400 {
+		t.Fatalf("listener %s on %s: %+v, %v; want port 7400", listener, lb, lst, ok)
+	}
+	// The listener first: the load balancer waits for its users.
+	deleteExample(t, objs[2:], names[1:])
+	deleteExample(t, objs[1:2], names[:1])
+	if err := kube.Delete(context.Background(), objs[0]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	pcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
 	vpcv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/vpc/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
@@ -203,24 +204,24 @@ func init() {
 		Attack{
 			Name: "editor-listener-on-other-lb", Who: EditorA,
 			What: "create a Listener whose loadBalancerIdRef names tenant-b's load balancer (namespace tenant-b)",
-			Want: "spec.forProvider.loadBalancerIdRef names namespace tenant-b: references and selectors resolve only within the resource's own namespace (tenant-a)",
+			Want: "spec.forProvider.loadBalancerIdRef names namespace tenant-b (no such LoadBalancer): " + mr.RefRule,
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"},
 					Spec: clbv1alpha1.ListenerSpec{ForProvider: clbv1alpha1.ListenerParameters{Port: 9100, Protocol: "TCP",
 						LoadBalancerIDRef: &xpv2.NamespacedReference{Name: PoolB, Namespace: NamespaceB}}}}
-				return managedRefusal(ctx, EditorA, l, "resolve only within")
+				return managedRefusal(ctx, EditorA, l, mr.RefRule)
 			},
 			Cleanup: deleteManaged(EditorA, &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"}}),
 		},
 		Attack{
 			Name: "editor-pool-on-other-lb", Who: EditorA,
 			What: "create a PortPool whose loadBalancerIdRefs name tenant-b's load balancer by a selector into tenant-b",
-			Want: "spec.forProvider.loadBalancerIdSelector names namespace tenant-b",
+			Want: "spec.forProvider.loadBalancerIdSelector names namespace tenant-b (a selector)",
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"},
 					Spec: clbv1alpha1.PortPoolSpec{ForProvider: clbv1alpha1.PortPoolParameters{StartPort: 31000, EndPort: 31009,
 						LoadBalancerIDSelector: &xpv2.NamespacedSelector{Namespace: NamespaceB, MatchLabels: map[string]string{}}}}}
-				return managedRefusal(ctx, EditorA, pp, "resolve only within")
+				return managedRefusal(ctx, EditorA, pp, mr.RefRule)
 			},
 			Cleanup: deleteManaged(EditorA, &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"}}),
 		},

@@ -151,6 +151,51 @@ type LoadBalancerObservation struct {
 type LoadBalancerSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              LoadBalancerParameters `json:"forProvider,omitempty"`
+
+	// Consumers say which other namespaces may build on the load balancer
+	// (Listeners, Rules, TargetSets, PortPools): a consent of its owner,
+	// not a cloud parameter. Without it only its own namespace may.
+	// +optional
+	Consumers *LoadBalancerConsumers `json:"consumers,omitempty"`
+}
+
+// DefaultMaxListenersPerNamespace bounds the listeners another namespace
+// may hold on a shared load balancer when its owner states no bound: a
+// tenant must not use up the listener quota of a load balancer she was
+// only let onto.
+const DefaultMaxListenersPerNamespace = 10
+
+// LoadBalancerConsumers say who may build on a load balancer besides its
+// own namespace, and how much of it each may use.
+type LoadBalancerConsumers struct {
+	// Namespaces that may put listeners, rules, targets and pools on the
+	// load balancer besides its own. Defaults to from: Same.
+	// +optional
+	Namespaces NamespaceConsent `json:"namespaces,omitempty"`
+
+	// MaxListenersPerNamespace bounds the Listeners (and PortPool
+	// listeners) each other namespace may hold on the load balancer.
+	// Defaults to 10; the own namespace is not bounded.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxListenersPerNamespace *int64 `json:"maxListenersPerNamespace,omitempty"`
+}
+
+// NamespaceConsent is the load balancer's consent to other namespaces:
+// from: Same when it says nothing.
+func (lb *LoadBalancer) NamespaceConsent() NamespaceConsent {
+	if lb.Spec.Consumers == nil {
+		return NamespaceConsent{From: ConsentSame}
+	}
+	return lb.Spec.Consumers.Namespaces
+}
+
+// MaxListenersPerNamespace is the bound on another namespace's listeners.
+func (lb *LoadBalancer) MaxListenersPerNamespace() int {
+	if lb.Spec.Consumers == nil || lb.Spec.Consumers.MaxListenersPerNamespace == nil {
+		return DefaultMaxListenersPerNamespace
+	}
+	return int(*lb.Spec.Consumers.MaxListenersPerNamespace)
 }
 
 // A LoadBalancerStatus represents the observed state of a LoadBalancer.

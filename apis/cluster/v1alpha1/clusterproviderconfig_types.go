@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -65,6 +67,56 @@ type ConfigConsumers struct {
 	// Same lets no namespace in.
 	// +kubebuilder:validation:XValidation:rule="!has(self.from) || self.from != 'Same'",message="a ClusterProviderConfig has no namespace of its own: from is All or Selector"
 	Namespaces clbv1alpha1.NamespaceConsent `json:"namespaces"`
+
+	// Grants give namespaces cloud objects of this account that carry no
+	// owner tags (made in the console or by other tools): a namespace may
+	// import, change, delete and build on such an object only when a grant
+	// names it. Objects the provider made carry their owner namespace in
+	// tags and are never granted here.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Grants []ObjectGrant `json:"grants,omitempty"`
+}
+
+// An ObjectGrant gives the namespaces it lets in the untagged cloud
+// objects (load balancers, EIPs) it selects: by id, or by tags. A grant
+// with neither selects every untagged object of the account.
+// +kubebuilder:validation:XValidation:rule="!has(self.namespaces.from) || self.namespaces.from != 'Same'",message="a ClusterProviderConfig has no namespace of its own: namespaces.from is All or Selector"
+type ObjectGrant struct {
+	// IDs of the granted objects (lb-…, eip-…).
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	IDs []string `json:"ids,omitempty"`
+
+	// Tags every granted object carries (all of them, with these values).
+	// +kubebuilder:validation:MaxProperties=16
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
+
+	// Namespaces the grant lets in: All, or Selector.
+	Namespaces clbv1alpha1.NamespaceConsent `json:"namespaces"`
+}
+
+// Selects reports whether the grant names the untagged object id, with
+// tags.
+func (g ObjectGrant) Selects(id string, tags map[string]string) bool {
+	if len(g.IDs) > 0 && !slices.Contains(g.IDs, id) {
+		return false
+	}
+	for k, v := range g.Tags {
+		if t, ok := tags[k]; !ok || t != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ObjectGrants are the config's grants of untagged objects.
+func (c *ClusterProviderConfig) ObjectGrants() []ObjectGrant {
+	if c.Spec.Consumers == nil {
+		return nil
+	}
+	return c.Spec.Consumers.Grants
 }
 
 // NamespaceConsent is the config's consent to namespaces; one that says

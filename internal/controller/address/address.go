@@ -39,8 +39,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *vpc.Pool) error {
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Address, *vpc.Client]{
 		GVK:    v1alpha1.AddressGroupVersionKind,
 		Object: func() *v1alpha1.Address { return &v1alpha1.Address{} },
-		New: func(c *vpc.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Address] {
-			return &external{c: c}
+		New: func(c *vpc.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.Address] {
+			return &external{c: c, owners: mr.Owners{Kube: kube}}
 		},
 		Options: []managed.ReconcilerOption{managed.WithPollIntervalHook(newTaskPoll(time.Now).interval)},
 	})
@@ -135,7 +135,8 @@ func (t tasks) TaskStatus(ctx context.Context, id string) (clb.TaskState, string
 }
 
 type external struct {
-	c api
+	c      api
+	owners mr.Owners
 }
 
 // settled reports whether no asynchronous change is under way, so the
@@ -154,7 +155,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Address) (managed.E
 	if err != nil || a == nil {
 		return managed.ExternalObservation{}, err
 	}
-	if err := mr.CheckOwner(cr.GetNamespace(), "address "+a.ID, a.Tags); err != nil {
+	if err := e.owners.Check(ctx, cr, mr.Manage, "address "+a.ID, a.ID, a.Tags); err != nil {
 		return mr.Refuse(cr, err)
 	}
 	if adopted {
@@ -211,8 +212,8 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Address) (*vpc.Address
 // owned checks the owner tags Observe just read into the status, so that
 // Update and Delete never write an address of another namespace even when
 // called without that Observe.
-func owned(cr *v1alpha1.Address) error {
-	return mr.CheckOwner(cr.GetNamespace(), "address "+meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
+func (e *external) owned(ctx context.Context, cr *v1alpha1.Address) error {
+	return e.owners.Check(ctx, cr, mr.Manage, "address "+meta.GetExternalName(cr), meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalCreation, error) {
@@ -230,7 +231,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 // bound elsewhere is unbound first, and bound as wanted once Observe sees it
 // unbound.
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Address) (managed.ExternalUpdate, error) {
-	if err := owned(cr); err != nil {
+	if err := e.owned(ctx, cr); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	id := meta.GetExternalName(cr)
@@ -275,7 +276,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Address) (managed.Ex
 	if !settled(at.Status) || (at.Task.State == mr.TaskRunning && at.Task.Operation == mr.OpDelete) {
 		return managed.ExternalDelete{}, nil
 	}
-	if err := owned(cr); err != nil {
+	if err := e.owned(ctx, cr); err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	release := at.BoundTo == "" && at.InstanceID == ""

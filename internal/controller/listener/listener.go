@@ -32,8 +32,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Listener, *clb.Client]{
 		GVK:    v1alpha1.ListenerGroupVersionKind,
 		Object: func() *v1alpha1.Listener { return &v1alpha1.Listener{} },
-		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Listener] {
-			return &external{c: c}
+		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.Listener] {
+			return &external{c: c, kube: kube, owners: mr.Owners{Kube: kube}}
 		},
 	})
 }
@@ -50,7 +50,12 @@ type api interface {
 }
 
 type external struct {
-	c api
+	c      api
+	kube   client.Reader
+	owners mr.Owners
+	// lbTags are the owner tags of the load balancer Observe read, for
+	// Create's bound on a shared load balancer.
+	lbTags map[string]string
 }
 
 func lbID(cr *v1alpha1.Listener) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
@@ -66,7 +71,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Listener) (managed.
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot describe the listener's load balancer")
 	}
 	if lb != nil {
-		if err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb)); err != nil {
+		e.lbTags = clb.LoadBalancerTags(lb)
+		if err := e.owners.Check(ctx, cr, mr.BuildOn, "load balancer "+lbID(cr), lbID(cr), e.lbTags); err != nil {
 			return mr.Refuse(cr, err)
 		}
 	}
@@ -136,6 +142,9 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.Listener) (*clbsdk.Lis
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.Listener) (managed.ExternalCreation, error) {
+	if err := e.withinBound(ctx, cr); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	cr.SetConditions(xpv2.Creating())
 	ids, task, err := e.c.CreateListener(ctx, clb.CreateListenerRequest(cr))
 	return mr.Created(cr, ids, task, err, "create listener", false)
@@ -155,6 +164,32 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Listener) (managed.E
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
+
+// withinBound refuses a listener over the bound its namespace has on a
+// load balancer of another namespace that let it in: the listener quota
+// of a load balancer is its owner's.
+func (e *external) withinBound(ctx context.Context, cr *v1alpha1.Listener) error {
+	limit, bounded, err := e.owners.SharedBound(ctx, cr.GetNamespace(), e.lbTags)
+	if err != nil || !bounded {
+		return err
+	}
+	l := &v1alpha1.ListenerList{}
+	if err := e.kube.List(ctx, l, client.InNamespace(cr.GetNamespace())); err != nil {
+		return errors.Wrap(err, "cannot count the namespace's listeners on the shared load balancer")
+	}
+	held := 0
+	for i := range l.Items {
+		o := &l.Items[i]
+		if o.GetUID() != cr.GetUID() && lbID(o) == lbID(cr) && meta.GetExternalName(o) != "" {
+			held++
+		}
+	}
+	if held < limit {
+		return nil
+	}
+	return errors.Errorf("namespace %s holds %d listeners on load balancer %s of namespace %s, its bound there (spec.consumers.maxListenersPerNamespace of the LoadBalancer, %d by default); the load balancer's owners may raise it",
+		cr.GetNamespace(), held, lbID(cr), e.lbTags[mr.TagNamespace], v1alpha1.DefaultMaxListenersPerNamespace)
+}
 
 func connectionDetails(cr *v1alpha1.Listener) managed.ConnectionDetails {
 	cd := managed.ConnectionDetails{ConnPort: []byte(fmt.Sprint(cr.Spec.ForProvider.Port))}

@@ -41,7 +41,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		GVK:    v1alpha1.LoadBalancerGroupVersionKind,
 		Object: func() *v1alpha1.LoadBalancer { return &v1alpha1.LoadBalancer{} },
 		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.LoadBalancer] {
-			return &external{c: c, kube: kube}
+			return &external{c: c, kube: kube, owners: mr.Owners{Kube: kube}}
 		},
 	})
 }
@@ -58,8 +58,9 @@ type api interface {
 }
 
 type external struct {
-	c    api
-	kube client.Client
+	c      api
+	kube   client.Client
+	owners mr.Owners
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalObservation, error) {
@@ -72,7 +73,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 	if err != nil || lb == nil {
 		return managed.ExternalObservation{}, err
 	}
-	if err := mr.CheckOwner(cr.GetNamespace(), "load balancer "+clb.Deref(lb.LoadBalancerId), clb.LoadBalancerTags(lb)); err != nil {
+	if err := e.owners.Check(ctx, cr, mr.Manage, "load balancer "+clb.Deref(lb.LoadBalancerId), clb.Deref(lb.LoadBalancerId), clb.LoadBalancerTags(lb)); err != nil {
 		return mr.Refuse(cr, err)
 	}
 	adopted, err := e.save(ctx, cr, lb, how)
@@ -190,8 +191,8 @@ func (e *external) findByName(ctx context.Context, name string) (*clbsdk.LoadBal
 // owned checks the owner tags Observe just read into the status, so that
 // Update and Delete never write a load balancer of another namespace even
 // when called without that Observe.
-func owned(cr *v1alpha1.LoadBalancer) error {
-	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
+func (e *external) owned(ctx context.Context, cr *v1alpha1.LoadBalancer) error {
+	return e.owners.Check(ctx, cr, mr.Manage, "load balancer "+meta.GetExternalName(cr), meta.GetExternalName(cr), cr.Status.AtProvider.Tags)
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {
@@ -204,7 +205,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
-	if err := owned(cr); err != nil {
+	if err := e.owned(ctx, cr); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	req := clb.ModifyLoadBalancerRequest(meta.GetExternalName(cr), cr.Spec.ForProvider)
@@ -216,7 +217,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 	if mr.Deleting(cr, cr.Status.AtProvider.Task) {
 		return managed.ExternalDelete{}, nil
 	}
-	if err := owned(cr); err != nil {
+	if err := e.owned(ctx, cr); err != nil {
 		return managed.ExternalDelete{}, err
 	}
 	users, err := e.users(ctx, cr)

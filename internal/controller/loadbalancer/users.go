@@ -12,6 +12,7 @@ import (
 	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
@@ -33,12 +34,10 @@ const maxUsersShown = 5
 func (e *external) users(ctx context.Context, cr *v1alpha1.LoadBalancer) ([]string, error) {
 	id := xpmeta.GetExternalName(cr)
 	var out []string
-	// Resources of other namespaces cannot act on a load balancer whose
-	// owner tags name this one (mr.CheckOwner), so they do not use it
-	// either: a tenant cannot hold up another team's deletion by naming
-	// its load balancer.
-	owner, tagged := mr.OwnerNamespace(cr.Status.AtProvider.Tags)
-	mayUse := func(ns string) bool { return !tagged || ns == owner }
+	// Resources of namespaces that may not build on the load balancer
+	// (mr.Owners) do not use it either: a tenant cannot hold up another
+	// team's deletion by naming its load balancer.
+	mayUse := e.mayUse(ctx, cr)
 	pools := &v1alpha1.PortPoolList{}
 	switch err := e.kube.List(ctx, pools); {
 	case meta.IsNoMatchError(err): // the kind is not served (safe-start)
@@ -102,3 +101,24 @@ func poolUses(p *v1alpha1.PortPool, ns, name, id string) bool {
 }
 
 func ptrIs(p *string, v string) bool { return p != nil && *p == v }
+
+// mayUse reports whether resources of a namespace may build on the load
+// balancer of cr: its own namespace, those its consent lets in, and, for
+// an untagged one, those a grant gives it to.
+func (e *external) mayUse(ctx context.Context, cr *v1alpha1.LoadBalancer) func(ns string) bool {
+	tags := cr.Status.AtProvider.Tags
+	owner, tagged := mr.OwnerNamespace(tags)
+	consent := cr.NamespaceConsent()
+	return func(ns string) bool {
+		switch {
+		case ns == cr.GetNamespace() && (!tagged || ns == owner):
+			return true
+		case !tagged:
+			return clients.Granted(ctx, e.kube, cr.GetProviderConfigReference(), ns, xpmeta.GetExternalName(cr), tags) == nil
+		case owner != cr.GetNamespace():
+			return false
+		}
+		consumer, err := clients.Consumer(ctx, e.kube, consent.NeedsLabels(), ns)
+		return err != nil || consent.Allows(owner, consumer)
+	}
+}

@@ -95,7 +95,7 @@ func Setup[T resource.ModernManaged, C any](mgr ctrl.Manager, o controller.Optio
 		// tracks the create's task instead, so a resource deleted right
 		// after creation need not wait 30 seconds.
 		managed.WithCreationGracePeriod(0),
-		managed.WithReferenceResolver(OwnNamespaceRefs{ReferenceResolver: managed.NewAPISimpleReferenceResolver(mgr.GetClient())}),
+		managed.WithReferenceResolver(OwnNamespaceRefs{ReferenceResolver: managed.NewAPISimpleReferenceResolver(mgr.GetClient()), Kube: mgr.GetClient()}),
 	}
 	if o.Features != nil && o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())

@@ -1,17 +1,25 @@
 package mr
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 )
 
 // Tags the provider puts on every cloud resource it creates, naming its
@@ -117,37 +125,179 @@ func OwnerNamespace(tags map[string]string) (ns string, known bool) {
 	return "", false
 }
 
-// OwnerRule is the rule CheckOwner enforces, and who can change the
+// OwnerRule is the rule Owners.Check enforces, and who can change the
 // answer.
-const OwnerRule = "a namespace imports, adopts, changes, deletes or builds on only cloud objects whose owner tags name it, or that carry none; " +
+const OwnerRule = "a namespace imports, adopts, changes, deletes or builds on only cloud objects whose owner tags name it, " +
+	"a load balancer whose LoadBalancer lets it in (spec.consumers), or an untagged object its platform team granted it; " +
 	"to hand one over, a platform admin changes its " + TagNamespace + " tag in the cloud"
 
-// CheckOwner refuses a cloud object (what, e.g. "load balancer lb-1")
-// whose owner tags name a namespace other than ns: a tenant could
-// otherwise import it by id or name and change or delete it, or put
-// listeners and targets on it. An untagged object is allowed.
-func CheckOwner(ns, what string, tags map[string]string) error {
+// Use is what a managed resource does with a cloud object.
+type Use int
+
+const (
+	// Manage is importing, adopting, changing or deleting the object
+	// itself (a LoadBalancer, an Address).
+	Manage Use = iota
+	// BuildOn is putting listeners, rules, targets or pools on a load
+	// balancer.
+	BuildOn
+)
+
+// Owners decides which managed resources may act on which cloud objects,
+// from the objects' owner tags, the consent of the LoadBalancer that owns
+// a load balancer, and the platform team's grants of untagged objects.
+type Owners struct {
+	Kube client.Reader
+}
+
+// Check refuses mg acting (use) on the cloud object id (what, e.g. "load
+// balancer lb-1", for messages) that carries tags: a tenant could
+// otherwise import another team's object by id or name and change or
+// delete it, or put listeners and targets on it. Refusals satisfy
+// IsNotOwned.
+func (o Owners) Check(ctx context.Context, mg resource.ModernManaged, use Use, what, id string, tags map[string]string) error {
+	ns := mg.GetNamespace()
 	owner, known := OwnerNamespace(tags)
 	switch {
-	case !known || owner == ns:
+	case known && owner == ns:
+		return nil
+	case !known:
+		err := clients.Granted(ctx, o.Kube, mg.GetProviderConfigReference(), ns, id, tags)
+		if err != nil && use == BuildOn {
+			err = o.importerConsents(ctx, ns, id, tags, err)
+		}
+		if err != nil {
+			return notGranted(fmt.Sprintf("%s carries no owner tags (made in the console or by another tool): %s", what, err))
+		}
 		return nil
 	case owner == "" && tags[TagEIPOwner] != "":
 		return notOwned(fmt.Sprintf("%s belongs to a PodAddress (tag %s) of no known namespace: %s", what, TagEIPOwner, OwnerRule))
 	case owner == "":
 		return notOwned(fmt.Sprintf("%s carries owner tags that name no namespace: %s", what, OwnerRule))
+	case use == BuildOn && tags[TagKind] == clbv1alpha1.LoadBalancerKind:
+		lb, err := o.owningLoadBalancer(ctx, tags)
+		if err != nil {
+			return err
+		}
+		if lb != nil {
+			if err := o.consents(ctx, lb, ns); err != nil {
+				return err
+			}
+			return nil
+		}
 	}
 	return notOwned(fmt.Sprintf("%s belongs to namespace %s, not %s: %s", what, owner, ns, OwnerRule))
 }
 
-// notOwned is CheckOwner's refusal.
+// Shared reports whether a load balancer that carries tags belongs to a
+// LoadBalancer of another namespace than ns: one Check let ns build on
+// only through its owner's consent.
+func Shared(ns string, tags map[string]string) bool {
+	owner, known := OwnerNamespace(tags)
+	return known && owner != "" && owner != ns && tags[TagKind] == clbv1alpha1.LoadBalancerKind
+}
+
+// HeldListener refuses a listener of a shared load balancer (Shared) that
+// no Listener of namespace ns holds: the consent lets ns add its own
+// listeners, never take over the rules or targets of its owner's.
+func (o Owners) HeldListener(ctx context.Context, ns, lbID, listenerID string) error {
+	l := &clbv1alpha1.ListenerList{}
+	if err := o.Kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+		return errors.Wrap(err, "cannot list the namespace's listeners")
+	}
+	for i := range l.Items {
+		if meta.GetExternalName(&l.Items[i]) == listenerID && ptr.Deref(l.Items[i].Spec.ForProvider.LoadBalancerID, "") == lbID {
+			return nil
+		}
+	}
+	return notOwned(fmt.Sprintf("listener %s of load balancer %s is held by no Listener of namespace %s: on a load balancer of another namespace, a namespace acts only on its own listeners",
+		listenerID, lbID, ns))
+}
+
+// SharedBound returns how many listeners namespace ns may hold on the
+// load balancer that carries tags, and whether it is bounded: only when
+// the load balancer belongs to another namespace that let ns in.
+func (o Owners) SharedBound(ctx context.Context, ns string, tags map[string]string) (int, bool, error) {
+	if !Shared(ns, tags) {
+		return 0, false, nil
+	}
+	lb, err := o.owningLoadBalancer(ctx, tags)
+	if err != nil || lb == nil {
+		return 0, false, err
+	}
+	return lb.MaxListenersPerNamespace(), true, nil
+}
+
+// owningLoadBalancer is the LoadBalancer the owner tags name, nil when it
+// is gone or another object of that name.
+func (o Owners) owningLoadBalancer(ctx context.Context, tags map[string]string) (*clbv1alpha1.LoadBalancer, error) {
+	lb := &clbv1alpha1.LoadBalancer{}
+	err := o.Kube.Get(ctx, types.NamespacedName{Namespace: tags[TagNamespace], Name: tags[TagName]}, lb)
+	if kerrors.IsNotFound(err) || (err == nil && string(lb.GetUID()) != tags[TagUID]) {
+		return nil, nil
+	}
+	return lb, errors.Wrapf(err, "cannot read LoadBalancer %s/%s to check whom it lets in", tags[TagNamespace], tags[TagName])
+}
+
+// importerConsents returns nil when a LoadBalancer of another namespace
+// imports the untagged load balancer id, was granted it, and lets ns
+// build on it; else refused, the refusal of ns's own grants.
+func (o Owners) importerConsents(ctx context.Context, ns, id string, tags map[string]string, refused error) error {
+	l := &clbv1alpha1.LoadBalancerList{}
+	if err := o.Kube.List(ctx, l); err != nil {
+		return errors.Wrap(err, "cannot list LoadBalancers to find one that imports the load balancer")
+	}
+	for i := range l.Items {
+		lb := &l.Items[i]
+		if meta.GetExternalName(lb) != id || lb.GetNamespace() == ns ||
+			clients.Granted(ctx, o.Kube, lb.GetProviderConfigReference(), lb.GetNamespace(), id, tags) != nil {
+			continue
+		}
+		if o.consents(ctx, lb, ns) == nil {
+			return nil
+		}
+	}
+	return refused
+}
+
+// consents returns nil when lb lets namespace ns build on it.
+func (o Owners) consents(ctx context.Context, lb *clbv1alpha1.LoadBalancer, ns string) error {
+	c := lb.NamespaceConsent()
+	consumer, err := clients.Consumer(ctx, o.Kube, c.NeedsLabels(), ns)
+	if err != nil {
+		return err
+	}
+	if c.Allows(lb.GetNamespace(), consumer) {
+		return nil
+	}
+	return notOwned(fmt.Sprintf("load balancer %s belongs to LoadBalancer %s/%s, whose spec.consumers.namespaces (%s) does not let namespace %s in; its owners may let it in there",
+		meta.GetExternalName(lb), lb.GetNamespace(), lb.GetName(), c.String(), ns))
+}
+
+// notOwned is a refusal of Check: the object belongs to another namespace.
 type notOwned string
 
 func (e notOwned) Error() string { return string(e) }
 
-// IsNotOwned reports whether err is (or wraps) a refusal of CheckOwner.
+// notGranted is a refusal of Check: the object is untagged and no grant
+// gives it to the namespace.
+type notGranted string
+
+func (e notGranted) Error() string { return string(e) }
+
+// IsNotOwned reports whether err is (or wraps) a refusal of Check.
 func IsNotOwned(err error) bool {
 	var n notOwned
-	return errors.As(err, &n)
+	var g notGranted
+	return errors.As(err, &n) || errors.As(err, &g)
+}
+
+// IsNotGranted reports whether err is (or wraps) Check's refusal of an
+// untagged object no grant gives: a platform team may still grant it, so
+// what uses it waits rather than moving away.
+func IsNotGranted(err error) bool {
+	var g notGranted
+	return errors.As(err, &g)
 }
 
 // Refuse is Observe's answer for err, a CheckOwner refusal or any other

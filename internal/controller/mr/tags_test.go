@@ -1,17 +1,25 @@
 package mr
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 )
 
 func TestReservedTagsHaveAReservedPrefix(t *testing.T) {
@@ -74,16 +82,144 @@ func TestOwnerTags(t *testing.T) {
 	}
 }
 
-func TestCheckOwner(t *testing.T) {
+func TestOwnersCheck(t *testing.T) {
 	const what = "load balancer lb-1"
+	cpc := func(grants ...clusterv1alpha1.ObjectGrant) *clusterv1alpha1.ClusterProviderConfig {
+		c := &clusterv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		c.Spec.Consumers = &clusterv1alpha1.ConfigConsumers{Namespaces: v1alpha1.NamespaceConsent{From: v1alpha1.ConsentAll}, Grants: grants}
+		return c
+	}
+	all := v1alpha1.NamespaceConsent{From: v1alpha1.ConsentAll}
+	onlyB := v1alpha1.NamespaceConsent{From: v1alpha1.ConsentSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "team-b"}}}
+	sharedLB := func(c *v1alpha1.LoadBalancerConsumers) *v1alpha1.LoadBalancer {
+		lb := &v1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "edge", UID: "uid-edge"}}
+		lb.Spec.Consumers = c
+		return lb
+	}
+	lbTags := map[string]string{TagNamespace: "team-b", TagName: "edge", TagUID: "uid-edge", TagKind: v1alpha1.LoadBalancerKind}
+	teamA := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"kubernetes.io/metadata.name": "team-a"}}}
+	teamB := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b", Labels: map[string]string{"kubernetes.io/metadata.name": "team-b"}}}
 	cases := map[string]struct {
-		reason string
-		tags   map[string]string
-		want   string // "" for allowed
+		reason  string
+		ref     string // the resource's provider config kind; ClusterProviderConfig when empty
+		use     Use
+		objs    []client.Object
+		tags    map[string]string
+		want    string // "" for allowed
+		granted bool   // the refusal is IsNotGranted
 	}{
-		"Untagged": {
-			reason: "An object made in the console carries no owner: allowed, as before.",
+		"UntaggedNoGrant": {
+			reason:  "An object made in the console is no namespace's until a platform team grants it.",
+			objs:    []client.Object{cpc()},
+			tags:    map[string]string{"team": "b"},
+			want:    "load balancer lb-1 carries no owner tags (made in the console or by another tool): no grant of ClusterProviderConfig default gives it to namespace team-a",
+			granted: true,
+		},
+		"UntaggedOwnAccount": {
+			reason: "Through a namespaced ProviderConfig the credentials are the namespace's own account: its untagged objects are its own.",
+			ref:    "ProviderConfig",
 			tags:   map[string]string{"team": "b"},
+		},
+		"GrantedByID": {
+			reason: "A grant naming the object's id lets the namespace in.",
+			objs:   []client.Object{cpc(clusterv1alpha1.ObjectGrant{IDs: []string{"lb-1"}, Namespaces: all})},
+		},
+		"GrantOfOtherID": {
+			reason:  "A grant of other ids gives nothing.",
+			objs:    []client.Object{cpc(clusterv1alpha1.ObjectGrant{IDs: []string{"lb-2"}, Namespaces: all})},
+			want:    "no grant of ClusterProviderConfig default",
+			granted: true,
+		},
+		"GrantedByTag": {
+			reason: "A grant by tags selects the objects carrying all of them.",
+			objs:   []client.Object{cpc(clusterv1alpha1.ObjectGrant{Tags: map[string]string{"team": "a"}, Namespaces: all})},
+			tags:   map[string]string{"team": "a", "env": "prod"},
+		},
+		"GrantTagMismatch": {
+			reason:  "A tag of another value is not selected.",
+			objs:    []client.Object{cpc(clusterv1alpha1.ObjectGrant{Tags: map[string]string{"team": "a"}, Namespaces: all})},
+			tags:    map[string]string{"team": "b"},
+			want:    "no grant",
+			granted: true,
+		},
+		"GrantToOtherNamespace": {
+			reason:  "A grant that lets only another namespace in gives nothing.",
+			objs:    []client.Object{cpc(clusterv1alpha1.ObjectGrant{IDs: []string{"lb-1"}, Namespaces: onlyB}), teamA},
+			want:    "no grant",
+			granted: true,
+		},
+		"GrantNeverForTagged": {
+			reason: "A grant never hands over an object whose tags name another namespace.",
+			objs:   []client.Object{cpc(clusterv1alpha1.ObjectGrant{Namespaces: all})},
+			tags:   map[string]string{TagNamespace: "team-b"},
+			want:   "belongs to namespace team-b, not team-a",
+		},
+		"SharedLoadBalancer": {
+			reason: "A LoadBalancer whose consent lets the namespace in may be built on.",
+			use:    BuildOn,
+			objs:   []client.Object{cpc(), sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: all})},
+			tags:   lbTags,
+		},
+		"SharedIsNotManaged": {
+			reason: "The consent lets others build on the load balancer, never import, change or delete it.",
+			use:    Manage,
+			objs:   []client.Object{cpc(), sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: all})},
+			tags:   lbTags,
+			want:   "belongs to namespace team-b, not team-a",
+		},
+		"NotShared": {
+			reason: "A LoadBalancer without consumers lets no other namespace in, and says who may.",
+			use:    BuildOn,
+			objs:   []client.Object{cpc(), sharedLB(nil)},
+			tags:   lbTags,
+			want:   "belongs to LoadBalancer team-b/edge, whose spec.consumers.namespaces (from: Same (its own namespace only)) does not let namespace team-a in",
+		},
+		"SharedWithOthers": {
+			reason: "A selector of other namespaces does not let this one in.",
+			use:    BuildOn,
+			objs:   []client.Object{cpc(), teamA, sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: onlyB})},
+			tags:   lbTags,
+			want:   "does not let namespace team-a in",
+		},
+		"OwnerReplaced": {
+			reason: "A LoadBalancer of the tagged name but another UID is not the owner: its consent counts for nothing.",
+			use:    BuildOn,
+			objs: []client.Object{cpc(), func() client.Object {
+				lb := sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: all})
+				lb.UID = "uid-new"
+				return lb
+			}()},
+			tags: lbTags,
+			want: "belongs to namespace team-b, not team-a",
+		},
+		"GrantedImporterShares": {
+			reason: "An untagged load balancer granted to the namespace whose LoadBalancer imports it may be built on by the namespaces that LoadBalancer lets in.",
+			use:    BuildOn,
+			objs: []client.Object{cpc(clusterv1alpha1.ObjectGrant{IDs: []string{"lb-1"}, Namespaces: onlyB}), teamA, teamB, func() client.Object {
+				lb := sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: all})
+				meta.SetExternalName(lb, "lb-1")
+				lb.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"})
+				return lb
+			}()},
+		},
+		"UngrantedImporterShares": {
+			reason: "An importer the platform team did not grant the load balancer cannot share it.",
+			use:    BuildOn,
+			objs: []client.Object{cpc(), func() client.Object {
+				lb := sharedLB(&v1alpha1.LoadBalancerConsumers{Namespaces: all})
+				meta.SetExternalName(lb, "lb-1")
+				lb.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"})
+				return lb
+			}()},
+			want:    "no grant of ClusterProviderConfig default gives it to namespace team-a",
+			granted: true,
+		},
+		"PoolLoadBalancer": {
+			reason: "A PortPool's load balancer is the pool's: no consent lets others build on it.",
+			use:    BuildOn,
+			objs:   []client.Object{cpc()},
+			tags:   map[string]string{TagNamespace: "team-b", TagName: "edge", TagUID: "uid-edge", TagKind: v1alpha1.PortPoolKind},
+			want:   "belongs to namespace team-b, not team-a",
 		},
 		"Own": {
 			reason: "An object whose namespace tag names the resource's namespace is its own.",
@@ -127,24 +263,47 @@ func TestCheckOwner(t *testing.T) {
 			reason: "An EIP of a PodAddress of the same namespace is its own.",
 			tags:   map[string]string{TagEIPOwner: "uid-x", TagNamespace: "team-a"},
 		},
-	}
+		}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := CheckOwner("team-a", what, tc.tags)
+			if tc.tags == nil {
+				tc.tags = map[string]string{}
+			}
+			kube := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(tc.objs...).Build()
+			mg := &v1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "l"}}
+			kind := tc.ref
+			if kind == "" {
+				kind = "ClusterProviderConfig"
+			}
+			mg.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: kind, Name: "default"})
+			err := Owners{Kube: kube}.Check(context.Background(), mg, tc.use, what, "lb-1", tc.tags)
 			switch {
 			case tc.want == "" && err != nil:
-				t.Errorf("%s\nCheckOwner(...): %v, want allowed", tc.reason, err)
+				t.Errorf("%s\nCheck(...): %v, want allowed", tc.reason, err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("%s\nCheckOwner(...): %v, want one containing %q", tc.reason, err, tc.want)
+				t.Errorf("%s\nCheck(...): %v, want one containing %q", tc.reason, err, tc.want)
 			case tc.want != "" && !IsNotOwned(errors.Wrap(err, "wrapped")):
 				t.Errorf("%s\nIsNotOwned(%v) is false", tc.reason, err)
+			case tc.want != "" && IsNotGranted(err) != tc.granted:
+				t.Errorf("%s\nIsNotGranted(%v) = %t, want %t", tc.reason, err, !tc.granted, tc.granted)
 			}
 		})
 	}
 }
 
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, clusterv1alpha1.SchemeBuilder.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
 func TestRefuse(t *testing.T) {
-	refused := CheckOwner("a", "load balancer lb-1", map[string]string{TagNamespace: "b"})
+	refused := notOwned("load balancer lb-1 belongs to namespace b, not a")
 	other := errors.New("cannot describe load balancer: boom")
 	cases := map[string]struct {
 		reason   string

@@ -204,7 +204,10 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if err := e.describe(ctx, o.lbs); err != nil {
 		return nil, err
 	}
-	o.notOwned = o.refuseForeign(cr.GetNamespace())
+	var stop error
+	if o.notOwned, stop = o.refuseForeign(ctx, mr.Owners{Kube: e.kube}, cr); stop != nil {
+		return nil, stop
+	}
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
 			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
@@ -269,28 +272,55 @@ func (e *external) describe(ctx context.Context, lbs []*lbObs) error {
 	return joinErrors(errs)
 }
 
-// refuseForeign sets aside the pool's load balancers whose owner tags
-// name another namespace than ns (mr.CheckOwner), as if they were gone:
-// the pool writes nothing there, not even when it is deleted, and shows
-// them NotOwned, so that its bindings move elsewhere. The refusals are
-// returned for the Synced condition.
-func (o *observation) refuseForeign(ns string) error {
+// refuseForeign sets aside the pool's load balancers the pool's
+// namespace may not build on (mr.Owners): those of another namespace that
+// did not let it in, or that let it in for fewer listeners than the pool
+// puts on each load balancer. They count as gone: the pool writes nothing
+// there, not even when it is deleted, and shows them NotOwned, so that its
+// bindings move elsewhere. The refusals are returned for the Synced
+// condition. An untagged load balancer no grant gives the namespace stops
+// the pool instead (the error): the platform team may still grant it, and
+// until then nothing moves.
+func (o *observation) refuseForeign(ctx context.Context, owners mr.Owners, cr *v1alpha1.PortPool) (refused, stop error) {
+	ns := cr.GetNamespace()
 	if ns == podannotation.TKEPoolNamespace {
 		// Only the provider writes there, from an admin's cluster-scoped
 		// CLBPortPool: the admin chose its load balancers.
-		return nil
+		return nil, nil
 	}
 	var errs []error
 	for _, l := range o.lbs {
 		if l.lb == nil {
 			continue
 		}
-		if err := mr.CheckOwner(ns, "load balancer "+l.id, clb.LoadBalancerTags(l.lb)); err != nil {
+		tags := clb.LoadBalancerTags(l.lb)
+		err := owners.Check(ctx, cr, mr.BuildOn, "load balancer "+l.id, l.id, tags)
+		if mr.IsNotGranted(err) || (err != nil && !mr.IsNotOwned(err)) {
+			return nil, err
+		}
+		if err == nil {
+			err = o.withinBound(ctx, owners, ns, l.id, tags)
+		}
+		if err != nil {
 			l.lb, l.listeners, l.auto, l.notOwned = nil, nil, false, true
 			errs = append(errs, err)
 		}
 	}
-	return joinErrors(errs)
+	return joinErrors(errs), nil
+}
+
+// withinBound refuses a load balancer of another namespace on which the
+// pool would hold more listeners than that namespace's bound there.
+func (o *observation) withinBound(ctx context.Context, owners mr.Owners, ns, id string, tags map[string]string) error {
+	limit, bounded, err := owners.SharedBound(ctx, ns, tags)
+	if err != nil || !bounded || o.shapeErr != nil {
+		return err
+	}
+	if need := o.shape.slots * int64(len(o.shape.protocols)); need > int64(limit) {
+		return errors.Errorf("the pool puts %d listeners on load balancer %s of namespace %s, over namespace %s's bound there (%d, spec.consumers.maxListenersPerNamespace of its LoadBalancer); its owners may raise it",
+			need, id, tags[mr.TagNamespace], ns, limit)
+	}
+	return nil
 }
 
 // countBindings reads the pool's bindings from the PodAddresses (the

@@ -8,18 +8,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
 // TestOwnership: a PortPool puts listeners only on load balancers whose
-// owner tags name its namespace, or that carry none; one of another
-// namespace is NotOwned (no bindings) and named in the error
+// owner tags name its namespace, whose LoadBalancer lets its namespace in
+// (within the bound), or that carry none and are granted (or its own
+// account's); one of another namespace is NotOwned (no bindings) and named in the error
 // (Synced=False), nothing is written to it, and a deleted pool lets go of
 // it without a write.
 func TestOwnership(t *testing.T) {
@@ -45,6 +49,7 @@ func TestOwnership(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		home   *fake.Cloud
+		objs   []client.Object
 		cr     *v1alpha1.PortPool
 		err    string
 		writes []string
@@ -71,6 +76,29 @@ func TestOwnership(t *testing.T) {
 			cr:     pool(inNamespace, onLBs("lb-a", "lb-b"), deleted),
 			writes: []string{"DeleteListeners lb-b 1"},
 		},
+		"Shared": {
+			reason: "A load balancer whose LoadBalancer lets the pool's namespace in takes the pool's listeners, within the bound.",
+			home:   pools(edgeTags, false),
+			objs:   []client.Object{edge(5)},
+			cr:     pool(inNamespace, onLBs("lb-a", "lb-b")),
+			writes: []string{"CreateListener lb-a TCP 100..104 end=0", "CreateListener lb-b TCP 100..104 end=0"},
+		},
+		"SharedOverBound": {
+			reason: "A shared load balancer on which the pool would hold more listeners than its namespace's bound is NotOwned; the others are served.",
+			home:   pools(edgeTags, false),
+			objs:   []client.Object{edge(4)},
+			cr:     pool(inNamespace, onLBs("lb-a", "lb-b")),
+			err:    "the pool puts 5 listeners on load balancer lb-a of namespace team-b, over namespace team-a's bound there (4,",
+			writes: []string{"CreateListener lb-b TCP 100..104 end=0"},
+			states: []string{v1alpha1.PoolLBNotOwned, v1alpha1.PoolLBCreating},
+		},
+		"UntaggedNotGranted": {
+			reason: "An untagged load balancer no grant gives the namespace stops the whole pool: nothing is written, no binding moves, until the platform team grants it.",
+			home:   pools(map[string]string{mr.TagNamespace: "team-a"}, false),
+			objs:   []client.Object{ungranting()},
+			cr:     pool(inNamespace, onLBs("lb-a", "lb-b"), viaCluster),
+			err:    "load balancer lb-b carries no owner tags (made in the console or by another tool): no grant of ClusterProviderConfig default gives it to namespace team-a",
+		},
 		"Own": {
 			reason: "Listeners are put on its own namespace's and untagged load balancers.",
 			home:   pools(map[string]string{mr.TagNamespace: "team-a"}, false),
@@ -80,7 +108,7 @@ func TestOwnership(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			e := newExternal(t, tc.home, nil)
+			e := newExternal(t, tc.home, nil, tc.objs...)
 			meta.SetExternalName(tc.cr, "p")
 			var err error
 			if meta.WasDeleted(tc.cr) {
@@ -133,4 +161,28 @@ func TestTemplateReservedTags(t *testing.T) {
 	if home.QuotaCalls > 0 || len(home.Log()) > 0 {
 		t.Errorf("cloud calls: %d quota reads, writes %v; want none", home.QuotaCalls, home.Log())
 	}
+}
+
+// edgeTags are the owner tags of LoadBalancer team-b/edge's load balancer.
+var edgeTags = map[string]string{mr.TagNamespace: "team-b", mr.TagKind: v1alpha1.LoadBalancerKind, mr.TagName: "edge", mr.TagUID: "uid-edge"}
+
+// edge is LoadBalancer team-b/edge, letting every namespace in with bound
+// listeners each.
+func edge(bound int64) *v1alpha1.LoadBalancer {
+	lb := &v1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "edge", UID: "uid-edge"}}
+	lb.Spec.Consumers = &v1alpha1.LoadBalancerConsumers{Namespaces: v1alpha1.NamespaceConsent{From: v1alpha1.ConsentAll}, MaxListenersPerNamespace: &bound}
+	return lb
+}
+
+// ungranting is ClusterProviderConfig default serving every namespace,
+// without grants.
+func ungranting() *clusterv1alpha1.ClusterProviderConfig {
+	c := &clusterv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	c.Spec.Consumers = &clusterv1alpha1.ConfigConsumers{Namespaces: v1alpha1.NamespaceConsent{From: v1alpha1.ConsentAll}}
+	return c
+}
+
+// viaCluster has the pool use ClusterProviderConfig default.
+func viaCluster(p *v1alpha1.PortPool) {
+	p.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"})
 }

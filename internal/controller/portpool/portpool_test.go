@@ -19,6 +19,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
@@ -50,8 +51,10 @@ func podAddress(name string, bindings ...networkv1alpha1.PortBinding) *networkv1
 func kubeWith(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
-	if err := networkv1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*runtime.Scheme) error{networkv1alpha1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme, clusterv1alpha1.SchemeBuilder.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return kubefake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithIndex(&networkv1alpha1.PodAddress{}, networkv1alpha1.PoolIndex, networkv1alpha1.PoolsOf).Build()

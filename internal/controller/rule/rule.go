@@ -25,8 +25,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.Rule, *clb.Client]{
 		GVK:    v1alpha1.RuleGroupVersionKind,
 		Object: func() *v1alpha1.Rule { return &v1alpha1.Rule{} },
-		New: func(c *clb.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.Rule] {
-			return &external{c: c}
+		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.Rule] {
+			return &external{c: c, owners: mr.Owners{Kube: kube}}
 		},
 		// Observe reports a rule whose create task still runs as existing
 		// even before the listener lists it, so the reconciler need not
@@ -47,7 +47,8 @@ type api interface {
 }
 
 type external struct {
-	c api
+	c      api
+	owners mr.Owners
 }
 
 func lbID(cr *v1alpha1.Rule) string { return clb.Deref(cr.Spec.ForProvider.LoadBalancerID) }
@@ -141,8 +142,8 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Rule) (managed.Exte
 	return obs, nil
 }
 
-// owned refuses a load balancer whose owner tags name another namespace,
-// before the rule is looked for, made or changed on it. One that does not
+// owned refuses a load balancer the namespace may not build on (or, on
+// one shared with it, a listener it does not hold), before the rule is looked for, made or changed on it. One that does not
 // exist is left to the listener's NotFound.
 func (e *external) owned(ctx context.Context, cr *v1alpha1.Rule) error {
 	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
@@ -152,7 +153,14 @@ func (e *external) owned(ctx context.Context, cr *v1alpha1.Rule) error {
 	case err != nil:
 		return errors.Wrap(err, "cannot describe the rule's load balancer")
 	}
-	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb))
+	tags := clb.LoadBalancerTags(lb)
+	if err := e.owners.Check(ctx, cr, mr.BuildOn, "load balancer "+lbID(cr), lbID(cr), tags); err != nil {
+		return err
+	}
+	if mr.Shared(cr.GetNamespace(), tags) {
+		return e.owners.HeldListener(ctx, cr.GetNamespace(), lbID(cr), listenerID(cr))
+	}
+	return nil
 }
 
 // find returns the rule of cr by its external name or, when none is saved

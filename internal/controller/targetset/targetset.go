@@ -31,7 +31,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
 		GVK:    v1alpha1.TargetSetGroupVersionKind,
 		Object: func() *v1alpha1.TargetSet { return &v1alpha1.TargetSet{} },
 		New: func(c *clb.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.TargetSet] {
-			return &external{c: c, health: c, src: &resolver{kube: kube, nodes: nodes}}
+			return &external{c: c, health: c, src: &resolver{kube: kube, nodes: nodes}, owners: mr.Owners{Kube: kube}}
 		},
 		Watches: watches{kube: mgr.GetClient(), nodes: nodes}.list(),
 		// Registering and deregistering are synchronous, so a "not found"
@@ -60,6 +60,7 @@ type external struct {
 	c        api
 	health   healthAPI // nil: no health verdicts
 	src      *resolver
+	owners   mr.Owners
 	seen     []v1alpha1.TargetObservation
 	read     bool
 	want     []v1alpha1.Target
@@ -124,7 +125,7 @@ const codeLBNotFound = "InvalidParameter.LBIdNotFound"
 // another namespace is refused first (mr.CheckOwner): every write starts
 // from what describe saw.
 func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id identity) (missing bool, err error) {
-	if err := e.owned(ctx, cr); err != nil {
+	if err := e.owned(ctx, cr, id); err != nil {
 		return false, err
 	}
 	l, err := e.c.DescribeTargets(ctx, lbID(cr), id.listener)
@@ -153,9 +154,10 @@ func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id iden
 	return false, nil
 }
 
-// owned refuses a load balancer whose owner tags name another namespace.
-// One that does not exist is left to DescribeTargets' NotFound.
-func (e *external) owned(ctx context.Context, cr *v1alpha1.TargetSet) error {
+// owned refuses a load balancer the namespace may not build on, and on
+// one shared with it a listener it does not hold. One that does not exist
+// is left to DescribeTargets' NotFound.
+func (e *external) owned(ctx context.Context, cr *v1alpha1.TargetSet, id identity) error {
 	lb, err := e.c.DescribeLoadBalancer(ctx, lbID(cr))
 	switch {
 	case clb.IsNotFound(err):
@@ -163,7 +165,14 @@ func (e *external) owned(ctx context.Context, cr *v1alpha1.TargetSet) error {
 	case err != nil:
 		return errors.Wrap(err, "cannot describe the targets' load balancer")
 	}
-	return mr.CheckOwner(cr.GetNamespace(), "load balancer "+lbID(cr), clb.LoadBalancerTags(lb))
+	tags := clb.LoadBalancerTags(lb)
+	if err := e.owners.Check(ctx, cr, mr.BuildOn, "load balancer "+lbID(cr), lbID(cr), tags); err != nil {
+		return err
+	}
+	if mr.Shared(cr.GetNamespace(), tags) {
+		return e.owners.HeldListener(ctx, cr.GetNamespace(), lbID(cr), id.listener)
+	}
+	return nil
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.TargetSet) (managed.ExternalObservation, error) {

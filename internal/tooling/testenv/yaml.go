@@ -71,11 +71,13 @@ func Apply(ctx context.Context, kube client.Client, path string, mutate ...func(
 	return objs, nil
 }
 
-// ServingAll lets every namespace use a ClusterProviderConfig, for suites
-// whose subject is not who may use it (test/tenancy is).
+// ServingAll lets every namespace use a ClusterProviderConfig and every
+// untagged cloud object of its account, for suites whose subject is not
+// who may use what (test/tenancy is).
 func ServingAll(u *unstructured.Unstructured) {
 	if u.GetKind() == "ClusterProviderConfig" {
-		_ = unstructured.SetNestedField(u.Object, map[string]any{"namespaces": map[string]any{"from": "All"}}, "spec", "consumers")
+		all := map[string]any{"from": "All"}
+		_ = unstructured.SetNestedField(u.Object, map[string]any{"namespaces": all, "grants": []any{map[string]any{"namespaces": all}}}, "spec", "consumers")
 	}
 }
 
