@@ -263,7 +263,7 @@ func TestOwnersCheck(t *testing.T) {
 			reason: "An EIP of a PodAddress of the same namespace is its own.",
 			tags:   map[string]string{TagEIPOwner: "uid-x", TagNamespace: "team-a"},
 		},
-		}
+	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if tc.tags == nil {
