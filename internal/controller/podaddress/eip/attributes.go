@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -73,8 +74,13 @@ func (m *Machine) recordEIP(ctx context.Context, pa *v1alpha1.PodAddress) error 
 	return errors.Wrap(m.record(ctx, pa), "cannot record the EIP's state")
 }
 
-// describe reads one EIP; found is false when it does not exist.
-func describe(ctx context.Context, c *vpc.Client, id string) (vpc.Address, bool, error) {
+// describe reads the EIP id that pa records; found is false when it does
+// not exist, or when it is not pa's: its owner tags name another namespace
+// or none. Whoever may edit a namespace may write a PodAddress's status
+// (Crossplane grants edit on every kind of the package), so a recorded id
+// is trusted only as far as the cloud object's owner tags agree: a forged
+// one is dropped as gone, never associated, disassociated or released.
+func describe(ctx context.Context, c *vpc.Client, pa *v1alpha1.PodAddress, id string) (vpc.Address, bool, error) {
 	as, err := c.Describe(ctx, []string{id})
 	if vpc.IsNotFound(err) {
 		return vpc.Address{}, false, nil
@@ -84,10 +90,26 @@ func describe(ctx context.Context, c *vpc.Client, id string) (vpc.Address, bool,
 	}
 	for _, ad := range as {
 		if ad.ID == id {
+			if !ownedBy(ad.Tags, pa) {
+				log.FromContext(ctx).Info("the EIP a PodAddress records is not its own (owner tags); treated as gone, nothing is done to it",
+					"podAddress", pa.GetNamespace()+"/"+pa.GetName(), "eip", id, "tags", ad.Tags)
+				return vpc.Address{}, false, nil
+			}
 			return ad, true, nil
 		}
 	}
 	return vpc.Address{}, false, nil
+}
+
+// ownedBy reports whether an EIP with tags may be pa's: its owner tags
+// name pa's namespace, or (an EIP tagged before EIPs carried their
+// namespace) its owner tag was made for pa.
+func ownedBy(tags map[string]string, pa *v1alpha1.PodAddress) bool {
+	if ns, known := mr.OwnerNamespace(tags); known && ns == pa.GetNamespace() {
+		return true
+	}
+	_, hasNS := tags[mr.TagNamespace]
+	return !hasNS && strings.HasPrefix(tags[TagOwner], string(pa.GetUID())) && pa.GetUID() != ""
 }
 
 // busy: the address is in a transient state; calls on it are refused.

@@ -237,7 +237,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		if e.AddressID == "" {
 			return m.allocate(ctx, pa, c, goal, fresh)
 		}
-		ad, found, err := describe(ctx, c, e.AddressID)
+		ad, found, err := describe(ctx, c, pa, e.AddressID)
 		switch {
 		case err != nil:
 			return false, 0, err
@@ -282,7 +282,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		if goal.Release || goal.IP != e.PrivateIP {
 			return m.disassociateFirst(ctx, pa)
 		}
-		ad, found, err := describe(ctx, c, e.AddressID)
+		ad, found, err := describe(ctx, c, pa, e.AddressID)
 		switch {
 		case err != nil:
 			return false, 0, err
@@ -308,7 +308,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		return m.disassociateFirst(ctx, pa)
 
 	case v1alpha1.EIPDisassociating:
-		ad, found, err := describe(ctx, c, e.AddressID)
+		ad, found, err := describe(ctx, c, pa, e.AddressID)
 		switch {
 		case err != nil:
 			return false, 0, err
@@ -328,7 +328,7 @@ func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Clie
 		return m.sent(ctx, pa, task, err, "disassociate EIP "+e.AddressID)
 
 	case v1alpha1.EIPReleasing:
-		ad, found, err := describe(ctx, c, e.AddressID)
+		ad, found, err := describe(ctx, c, pa, e.AddressID)
 		switch {
 		case err != nil:
 			return false, 0, err
