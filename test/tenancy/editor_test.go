@@ -204,7 +204,7 @@ func init() {
 		Attack{
 			Name: "editor-listener-on-other-lb", Who: EditorA,
 			What: "create a Listener whose loadBalancerIdRef names tenant-b's load balancer (namespace tenant-b)",
-			Want: "spec.forProvider.loadBalancerIdRef names namespace tenant-b (no such LoadBalancer): " + mr.RefRule,
+			Want: "spec.forProvider.loadBalancerIdRef names namespace tenant-b (its spec.consumers.namespaces from: Same (its own namespace only) does not let tenant-a in): " + mr.RefRule,
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b"},
 					Spec: clbv1alpha1.ListenerSpec{ForProvider: clbv1alpha1.ListenerParameters{Port: 9100, Protocol: "TCP",

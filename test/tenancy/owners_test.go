@@ -18,9 +18,11 @@ import (
 //
 //nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
+	// Building on it: tenant-b's LoadBalancer lets no other namespace in.
 	notHers := func() string {
-		return "load balancer " + w.LB[NamespaceB] + " belongs to namespace tenant-b, not tenant-a"
+		return "load balancer " + w.LB[NamespaceB] + " belongs to LoadBalancer tenant-b/" + PoolB + ", whose spec.consumers.namespaces (from: Same (its own namespace only)) does not let namespace tenant-a in"
 	}
+	const notShared = "belongs to LoadBalancer tenant-b/" + PoolB + ", whose spec.consumers.namespaces (from: Same (its own namespace only)) does not let namespace tenant-a in; its owners may let it in there"
 	attack(
 		Attack{
 			Name: "editor-imports-other-lb", Who: EditorA,
@@ -29,7 +31,7 @@ func init() {
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				lb := newLB(NamespaceA, "import-b", nil)
 				meta.SetExternalName(lb, w.LB[NamespaceB])
-				return managedRefusal(ctx, EditorA, lb, notHers())
+				return managedRefusal(ctx, EditorA, lb, "load balancer "+w.LB[NamespaceB]+" belongs to namespace tenant-b, not tenant-a")
 			},
 			// Deleting the refused import lets go of it: the snapshot
 			// after the cleanup would show a deleted load balancer.
@@ -38,7 +40,7 @@ func init() {
 		Attack{
 			Name: "editor-listener-on-other-lb-by-id", Who: EditorA,
 			What: "create a Listener on tenant-b's load balancer, named by its id",
-			Want: "belongs to namespace tenant-b, not tenant-a",
+			Want: notShared,
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				id := w.LB[NamespaceB]
 				l := &clbv1alpha1.Listener{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b-by-id"},
@@ -50,7 +52,7 @@ func init() {
 		Attack{
 			Name: "editor-targets-other-listener", Who: EditorA,
 			What: "a TargetSet on a listener of tenant-b's pool (it would replace the listener's whole target list)",
-			Want: "belongs to namespace tenant-b, not tenant-a",
+			Want: notShared,
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				id := w.LB[NamespaceB]
 				lis := ""
@@ -68,7 +70,7 @@ func init() {
 		Attack{
 			Name: "editor-pool-on-other-lb-by-id", Who: EditorA,
 			What: "a PortPool of hers over tenant-b's load balancer, named by its id",
-			Want: "belongs to namespace tenant-b, not tenant-a",
+			Want: notShared,
 			Try: func(ctx context.Context, _ *testing.T) (string, error) {
 				pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "on-b-by-id"},
 					Spec: clbv1alpha1.PortPoolSpec{ForProvider: clbv1alpha1.PortPoolParameters{StartPort: 31100, EndPort: 31109,

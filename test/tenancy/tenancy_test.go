@@ -133,6 +133,15 @@ func TestTenancy(t *testing.T) {
 	if len(attacks) < 25 {
 		t.Errorf("%d attack cases; the suite promises at least 25", len(attacks))
 	}
+	byEditors := 0
+	for _, a := range attacks {
+		if _, ok := editors[a.Who]; ok {
+			byEditors++
+		}
+	}
+	if byEditors < 30 {
+		t.Errorf("%d attack cases by a crossplane-edit tenant; the suite promises at least 30", byEditors)
+	}
 	checkDoc(t, table)
 }
 
