@@ -136,3 +136,10 @@ func TargetConsumers(obj metav1.Object) (NamespaceConsent, error) {
 func NamedNamespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelMetadataName: name}}}
 }
+
+// AnnotationActsFor on a PortPool of the namespace tke-port-pools names
+// the one namespace the pool builds for: the provider sets it on the pool
+// it makes for a GameServerSet, whose ClbIds its namespace's users write.
+// Such a pool puts listeners only on load balancers that namespace may
+// build on. Only the provider and admins write in tke-port-pools.
+const AnnotationActsFor = "clb.tencentcloud.m.crossplane.io/acts-for-namespace"

@@ -21,6 +21,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -98,7 +99,7 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 	pp = &clbv1alpha1.PortPool{}
 	err = r.kube.Get(ctx, key, pp)
 	if kerrors.IsNotFound(err) {
-		pp = &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+		pp = &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: m.annotations}}
 		pp.Spec.ForProvider, pp.Spec.Consumers = m.params, &m.consumers
 		if err := controllerutil.SetControllerReference(cpp, pp, r.kube.Scheme()); err != nil {
 			return nil, "", err
@@ -117,10 +118,17 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 	if !metav1.IsControlledBy(pp, cpp) {
 		return nil, "the PortPool " + key.String() + " exists and is not this CLBPortPool's: delete or rename it", nil
 	}
-	if equality.Semantic.DeepEqual(pp.Spec.ForProvider, m.params) && equality.Semantic.DeepEqual(pp.Spec.Consumers, &m.consumers) {
+	actsFor := pp.GetAnnotations()[clbv1alpha1.AnnotationActsFor]
+	if equality.Semantic.DeepEqual(pp.Spec.ForProvider, m.params) && equality.Semantic.DeepEqual(pp.Spec.Consumers, &m.consumers) &&
+		actsFor == m.annotations[clbv1alpha1.AnnotationActsFor] {
 		return pp, "", nil
 	}
 	pp.Spec.ForProvider, pp.Spec.Consumers = m.params, &m.consumers
+	if want, ok := m.annotations[clbv1alpha1.AnnotationActsFor]; ok {
+		meta.AddAnnotations(pp, map[string]string{clbv1alpha1.AnnotationActsFor: want})
+	} else {
+		meta.RemoveAnnotations(pp, clbv1alpha1.AnnotationActsFor)
+	}
 	if err := r.kube.Update(ctx, pp); err != nil {
 		if kerrors.IsInvalid(err) {
 			return nil, "the PortPool " + key.String() + " refuses the change: " + err.Error(), nil

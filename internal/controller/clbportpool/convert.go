@@ -28,14 +28,17 @@ func defaultProtocols() []string { return []string{"TCP", "UDP"} }
 type mapping struct {
 	params    clbv1alpha1.PortPoolParameters
 	consumers clbv1alpha1.PoolConsumers
-	ignored   []string
+	// annotations of the PortPool: AnnotationActsFor for a
+	// GameServerSet's pool.
+	annotations map[string]string
+	ignored     []string
 }
 
 // toPortPool maps a CLBPortPool's spec (and its annotations) to a PortPool's.
 // An error says why no PortPool can be made.
 func toPortPool(cpp *v1alpha1.CLBPortPool) (mapping, error) {
 	s := cpp.Spec
-	m := mapping{consumers: consumers(cpp)}
+	m := mapping{consumers: consumers(cpp), annotations: actsFor(cpp)}
 	protocols, err := poolProtocols(cpp, &m.ignored)
 	if err != nil {
 		return m, err
@@ -78,6 +81,19 @@ func toPortPool(cpp *v1alpha1.CLBPortPool) (mapping, error) {
 		return m, fmt.Errorf("the pool has no load balancers: exsistedLoadBalancerIDs is empty and autoCreate cannot be used")
 	}
 	return m, nil
+}
+
+// actsFor marks the PortPool of a GameServerSet's CLBPortPool as acting
+// for the GameServerSet's namespace: the load balancers its ClbIds names
+// were chosen by that namespace's users, so the pool builds only on those
+// the namespace may (mr.Owners). An admin's CLBPortPool, limited to a
+// namespace or not, keeps the admin's choice.
+func actsFor(cpp *v1alpha1.CLBPortPool) map[string]string {
+	ns := cpp.Annotations[v1alpha1.AnnotationNamespace]
+	if ns == "" || cpp.Labels[v1alpha1.LabelMadeFor] != v1alpha1.MadeForGameServerSet {
+		return nil
+	}
+	return map[string]string{clbv1alpha1.AnnotationActsFor: ns}
 }
 
 // consumers: a CLBPortPool is an admin's cluster-wide object, so its pool

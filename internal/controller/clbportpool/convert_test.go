@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -105,5 +106,34 @@ func TestTemplate(t *testing.T) {
 		if !slices.ContainsFunc(ignored, func(s string) bool { return strings.HasPrefix(s, "autoCreate.parameters."+f+":") }) {
 			t.Errorf("ignored %q lacks %s", ignored, f)
 		}
+	}
+}
+
+// TestActsFor: only the pool made for a GameServerSet acts for its
+// namespace (its ClbIds are that namespace's users' choice); an admin's
+// CLBPortPool, even one limited to a namespace, keeps the admin's choice.
+func TestActsFor(t *testing.T) {
+	cases := map[string]struct {
+		labels, annotations map[string]string
+		want                map[string]string
+	}{
+		"Admin": {},
+		"AdminForOneNamespace": {
+			annotations: map[string]string{v1alpha1.AnnotationNamespace: "games"},
+		},
+		"GameServerSet": {
+			labels:      map[string]string{v1alpha1.LabelMadeFor: v1alpha1.MadeForGameServerSet},
+			annotations: map[string]string{v1alpha1.AnnotationNamespace: "games"},
+			want:        map[string]string{clbv1alpha1.AnnotationActsFor: "games"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cpp := &v1alpha1.CLBPortPool{}
+			cpp.Labels, cpp.Annotations = tc.labels, tc.annotations
+			if diff := cmp.Diff(tc.want, actsFor(cpp)); diff != "" {
+				t.Errorf("actsFor: -want +got:\n%s", diff)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
@@ -156,13 +157,19 @@ type Owners struct {
 // delete it, or put listeners and targets on it. Refusals satisfy
 // IsNotOwned.
 func (o Owners) Check(ctx context.Context, mg resource.ModernManaged, use Use, what, id string, tags map[string]string) error {
-	ns := mg.GetNamespace()
+	return o.CheckAs(ctx, mg.GetNamespace(), mg.GetProviderConfigReference(), use, what, id, tags)
+}
+
+// CheckAs is Check for a resource that acts for namespace ns through the
+// provider config ref: a PortPool the provider made in tke-port-pools for
+// a GameServerSet acts for the GameServerSet's namespace.
+func (o Owners) CheckAs(ctx context.Context, ns string, ref *xpv2.ProviderConfigReference, use Use, what, id string, tags map[string]string) error {
 	owner, known := OwnerNamespace(tags)
 	switch {
 	case known && owner == ns:
 		return nil
 	case !known:
-		err := clients.Granted(ctx, o.Kube, mg.GetProviderConfigReference(), ns, id, tags)
+		err := clients.Granted(ctx, o.Kube, ref, ns, id, tags)
 		if err != nil && use == BuildOn {
 			err = o.importerConsents(ctx, ns, id, tags, err)
 		}

@@ -285,8 +285,11 @@ func (o *observation) refuseForeign(ctx context.Context, owners mr.Owners, cr *v
 	ns := cr.GetNamespace()
 	if ns == podannotation.TKEPoolNamespace {
 		// Only the provider writes there, from an admin's cluster-scoped
-		// CLBPortPool: the admin chose its load balancers.
-		return nil, nil
+		// CLBPortPool, whose load balancers the admin chose; unless it is
+		// a GameServerSet's, whose users chose them.
+		if ns = cr.GetAnnotations()[v1alpha1.AnnotationActsFor]; ns == "" {
+			return nil, nil
+		}
 	}
 	var errs []error
 	for _, l := range o.lbs {
@@ -294,7 +297,7 @@ func (o *observation) refuseForeign(ctx context.Context, owners mr.Owners, cr *v
 			continue
 		}
 		tags := clb.LoadBalancerTags(l.lb)
-		err := owners.Check(ctx, cr, mr.BuildOn, "load balancer "+l.id, l.id, tags)
+		err := owners.CheckAs(ctx, ns, cr.GetProviderConfigReference(), mr.BuildOn, "load balancer "+l.id, l.id, tags)
 		if mr.IsNotGranted(err) || (err != nil && !mr.IsNotOwned(err)) {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 // TestOwnership: a PortPool puts listeners only on load balancers whose
@@ -98,6 +99,20 @@ func TestOwnership(t *testing.T) {
 			objs:   []client.Object{ungranting()},
 			cr:     pool(inNamespace, onLBs("lb-a", "lb-b"), viaCluster),
 			err:    "load balancer lb-b carries no owner tags (made in the console or by another tool): no grant of ClusterProviderConfig default gives it to namespace team-a",
+		},
+		"GameServerSetPool": {
+			reason: "A pool the provider made in tke-port-pools for a GameServerSet builds only where the GameServerSet's namespace may: its ClbIds are that namespace's users' choice.",
+			home:   pools(map[string]string{mr.TagNamespace: "team-b"}, false),
+			cr:     pool(inTKEPools("team-a"), onLBs("lb-a", "lb-b")),
+			err:    "load balancer lb-a belongs to namespace team-b, not team-a",
+			writes: []string{"CreateListener lb-b TCP 100..104 end=0"},
+			states: []string{v1alpha1.PoolLBNotOwned, v1alpha1.PoolLBCreating},
+		},
+		"AdminTKEPool": {
+			reason: "An admin's CLBPortPool's pool in tke-port-pools builds on the load balancers the admin chose.",
+			home:   pools(map[string]string{mr.TagNamespace: "team-b"}, false),
+			cr:     pool(inTKEPools(""), onLBs("lb-a", "lb-b")),
+			writes: []string{"CreateListener lb-a TCP 100..104 end=0", "CreateListener lb-b TCP 100..104 end=0"},
 		},
 		"Own": {
 			reason: "Listeners are put on its own namespace's and untagged load balancers.",
@@ -185,4 +200,15 @@ func ungranting() *clusterv1alpha1.ClusterProviderConfig {
 // viaCluster has the pool use ClusterProviderConfig default.
 func viaCluster(p *v1alpha1.PortPool) {
 	p.SetProviderConfigReference(&xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"})
+}
+
+// inTKEPools puts the pool in tke-port-pools, acting for namespace ns when
+// set (a GameServerSet's pool).
+func inTKEPools(ns string) func(*v1alpha1.PortPool) {
+	return func(p *v1alpha1.PortPool) {
+		p.SetNamespace(podannotation.TKEPoolNamespace)
+		if ns != "" {
+			meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationActsFor: ns})
+		}
+	}
 }
