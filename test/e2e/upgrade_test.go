@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,8 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
@@ -70,6 +73,16 @@ func TestPackageUpgrade(t *testing.T) {
 		roundTrip(t, b.Address, pod)
 	}
 	t.Logf("%d Pods bound, Ready and answering through their addresses in %s", upgradePods, time.Since(began).Round(time.Millisecond))
+	// A load balancer made in the console, imported Observe-only: after
+	// the upgrade it is no namespace's until the admin grants it.
+	consoleID := consoleLB(t)
+	imported := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: upgradeNamespace, Name: consoleImport}}
+	imported.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	xpmeta.SetExternalName(imported, consoleID)
+	if err := kube.Create(ctx, imported); err != nil {
+		t.Fatal(err)
+	}
+	lbSynced(t, corev1.ConditionTrue, "", "")
 	targets := cloudTargets()
 	registered, deregistered := cluster.Cloud.CallCount("BatchRegisterTargets"), cluster.Cloud.CallCount("BatchDeregisterTargets")
 
@@ -107,10 +120,16 @@ func TestPackageUpgrade(t *testing.T) {
 	if err := xplocal.WaitPackagesHealthy(ctx, kube, wait); err != nil {
 		t.Fatal(err)
 	}
-	lbSynced(t, corev1.ConditionFalse, "ClusterProviderConfig default does not serve namespace "+upgradeNamespace)
-	setConsumers(t, &clusterv1alpha1.ConfigConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}})
-	lbSynced(t, corev1.ConditionTrue, "")
-	t.Logf("refused until the admin set spec.consumers on ClusterProviderConfig default, Synced again %s after the upgrade began", time.Since(began).Round(time.Millisecond))
+	lbSynced(t, corev1.ConditionFalse, "ClusterProviderConfig default does not serve namespace "+upgradeNamespace, "")
+	// What docs/install.md says to add: the namespaces served, then the
+	// untagged objects they may use.
+	all := clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}
+	setConsumers(t, &clusterv1alpha1.ConfigConsumers{Namespaces: all})
+	lbSynced(t, corev1.ConditionTrue, "", consoleImport)
+	lbSynced(t, corev1.ConditionFalse, "carries no owner tags (made in the console or by another tool): no grant of ClusterProviderConfig default gives it to namespace "+upgradeNamespace, "!"+consoleImport)
+	setConsumers(t, &clusterv1alpha1.ConfigConsumers{Namespaces: all, Grants: []clusterv1alpha1.ObjectGrant{{Namespaces: all}}})
+	lbSynced(t, corev1.ConditionTrue, "", "")
+	t.Logf("refused until the admin set spec.consumers (namespaces, then grants) on ClusterProviderConfig default, Synced again %s after the upgrade began", time.Since(began).Round(time.Millisecond))
 
 	// Nothing moved: the same addresses, the same targets, no target
 	// call, and every address still reaches its Pod.
@@ -151,7 +170,9 @@ func TestPackageUpgrade(t *testing.T) {
 	}
 	var ids []string
 	for i := range lbs.Items {
-		ids = append(ids, xpmeta.GetExternalName(&lbs.Items[i]))
+		if lbs.Items[i].Name != consoleImport {
+			ids = append(ids, xpmeta.GetExternalName(&lbs.Items[i]))
+		}
 	}
 	if len(ids) != 3 {
 		t.Fatalf("%d LoadBalancers composed (%v), want 3", len(ids), ids)
@@ -178,6 +199,44 @@ func TestPackageUpgrade(t *testing.T) {
 		return nil
 	})
 	t.Logf("StatefulSet and PodPublicAddress deleted, their load balancers gone in %s", time.Since(began).Round(time.Millisecond))
+
+	// The Observe-only import goes; the console's load balancer stays.
+	if err := kube.Delete(ctx, imported); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the import deleted", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(imported), imported); err == nil {
+			return errors.New("still there")
+		}
+		if _, ok := cluster.Cloud.Inventory().LoadBalancer(consoleID); !ok {
+			t.Fatalf("deleting the Observe-only import deleted load balancer %s", consoleID)
+		}
+		return nil
+	})
+}
+
+// consoleImport is the upgrade's LoadBalancer that imports a load
+// balancer made in the console.
+const consoleImport = "console"
+
+// consoleLB makes a load balancer outside the provider, untagged as the
+// console makes it, and returns its id once it is up.
+func consoleLB(t *testing.T) string {
+	t.Helper()
+	req := clbsdk.NewCreateLoadBalancerRequest()
+	req.LoadBalancerType, req.LoadBalancerName = ptr.To("OPEN"), ptr.To("made-in-console")
+	resp, err := emulatortest.ConsoleClient(t, cluster.Cloud.Endpoint(), emulator.DefaultRegion).CreateLoadBalancer(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := *resp.Response.LoadBalancerIds[0]
+	eventually(t, "load balancer "+id+" up", func() error {
+		if lb, ok := cluster.Cloud.Inventory().LoadBalancer(id); !ok || lb.Status != 1 {
+			return errors.New("not up yet")
+		}
+		return nil
+	})
+	return id
 }
 
 // setConsumers sets spec.consumers of ClusterProviderConfig default.
@@ -195,8 +254,9 @@ func setConsumers(t *testing.T, c *clusterv1alpha1.ConfigConsumers) {
 }
 
 // lbSynced waits until every LoadBalancer of the upgrade's namespace is
-// Synced with status (and a message saying msg) and still Ready.
-func lbSynced(t *testing.T, status corev1.ConditionStatus, msg string) {
+// Synced with status (and a message saying msg) and still Ready; but the
+// one named skip, or, with "!name", only that one.
+func lbSynced(t *testing.T, status corev1.ConditionStatus, msg, skip string) {
 	t.Helper()
 	ctx := context.Background()
 	eventually(t, fmt.Sprintf("the LoadBalancers of %s Synced=%s %s", upgradeNamespace, status, msg), func() error {
@@ -207,8 +267,12 @@ func lbSynced(t *testing.T, status corev1.ConditionStatus, msg string) {
 		if len(lbs.Items) == 0 {
 			return errors.New("no LoadBalancer")
 		}
+		only, isOnly := strings.CutPrefix(skip, "!")
 		for i := range lbs.Items {
 			lb := &lbs.Items[i]
+			if (isOnly && lb.Name != only) || (!isOnly && lb.Name == skip) {
+				continue
+			}
 			if c := lb.GetCondition(xpv2.TypeSynced); c.Status != status || !strings.Contains(c.Message, msg) {
 				return fmt.Errorf("LoadBalancer %s: Synced=%s %q", lb.Name, c.Status, c.Message)
 			}
