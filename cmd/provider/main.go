@@ -81,6 +81,7 @@ type options struct {
 	netserviceKeep     time.Duration
 	memoryLimit        string
 	maxPortsPerPod     int
+	pendingHold        time.Duration
 	gameServerSetPools bool
 }
 
@@ -140,6 +141,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.netservice.Insecure, "netservice-insecure", false, "DANGEROUS: serve the allocator API over plain HTTP with no authentication, to anyone who reaches it; allowed only on a loopback address or a "+ippool.UnixPrefix+"<path> socket.")
 	fs.DurationVar(&o.netserviceKeep, "netservice-statefulset-ip-keep", time.Hour, "How long a StatefulSet Pod's IP is kept for it after its container is released, unless the Pod's "+networkv1alpha1.AnnotationFixedIPKeep+" annotation says.")
 	fs.StringVar(&o.memoryLimit, "memory-limit", memlimit.Auto, "The Go runtime's soft memory limit: auto ($GOMEMLIMIT when set, else 90 % of the container's cgroup memory limit, else none), none, or a quantity such as 512Mi. Near it the runtime collects garbage sooner rather than let the heap double.")
+	fs.DurationVar(&o.pendingHold, "pending-hold", podaddress.DefaultPendingHold, "How long a Pod that has not run on a node keeps its ports in pools of other namespaces; then they are given back until it runs. 0 means for ever.")
 	fs.IntVar(&o.maxPortsPerPod, "max-ports-per-pod", podaddress.DefaultMaxPortsPerPod, "Addresses (one per port and pool) one Pod may ask for, by annotation or policy; a request over it is Invalid before anything is allocated. 0 means no limit.")
 	fs.BoolVar(&o.gameServerSetPools, "gameserverset-pools", true, "Make a CLBPortPool <namespace>-<name> for each OpenKruiseGame GameServerSet with networkType TencentCloud-CLB, as tke-extend does, once the GameServerSet kind is served; false turns that controller off.")
 	randRange := fs.String("randhostport-range", randhostport.DefaultRange().String(), "Host ports (min-max) the random hostPort webhook picks from; it is served whenever the webhook server runs.")
@@ -181,6 +183,9 @@ func parseFlags(args []string) (options, error) {
 	case podaddress.PodEventsWarnings, podaddress.PodEventsAll:
 	default:
 		return o, fmt.Errorf("--pod-events must be %s or %s, got %q", podaddress.PodEventsWarnings, podaddress.PodEventsAll, o.podEvents)
+	}
+	if o.pendingHold < 0 {
+		return o, fmt.Errorf("--pending-hold must not be negative (0 means for ever), got %s", o.pendingHold)
 	}
 	if o.maxPortsPerPod < 0 {
 		return o, fmt.Errorf("--max-ports-per-pod must not be negative (0 means no limit), got %d", o.maxPortsPerPod)
@@ -330,7 +335,7 @@ func run(o options) error {
 	// One pool per cloud service, with the same rate limit and metrics.
 	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow,
 		TargetBatchMaxWait: o.targetBatchMaxWait, CallMode: o.cloudCallMode, Registerer: metrics.Registry})
-	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents), MaxPortsPerPod: &o.maxPortsPerPod}
+	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents), MaxPortsPerPod: &o.maxPortsPerPod, PendingHold: &o.pendingHold}
 	if webhookServer != nil {
 		wo := pwebhook.Options{
 			Admission:    pwebhook.NewAdmission(o.admissionGrace, log.WithValues("webhook", pwebhook.AdmissionPath)),

@@ -24,7 +24,7 @@ import (
 // register the targets, put back what the audit found missing, tell the
 // Pod. Each step either lets the next one run or ends the reconcile with
 // its result (a wait, a state recorded, an error).
-func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
+func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (res reconcile.Result, err error) {
 	ws, err := wants(pa, pod)
 	if err != nil {
 		return r.invalid(ctx, pa, pod, a, err)
@@ -37,6 +37,20 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		return r.invalid(ctx, pa, pod, a, no.err)
 	case no != nil:
 		return r.notAllowed(ctx, pa, pod, a, ws, no.denied)
+	}
+	if r.remote.of(pod) == nil {
+		foreign, left := r.limits.pendingForeign(pa, pod, ws, r.clock())
+		if len(foreign) > 0 {
+			return r.givePendingBack(ctx, pa, pod, a, ws, foreign)
+		}
+		if left > 0 {
+			// Looked at again when the hold ends, if nothing else does.
+			defer func() {
+				if err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > left) {
+					res.RequeueAfter = left
+				}
+			}()
+		}
 	}
 	if done, err := r.dropUnwanted(ctx, pa, pod, ws); !done || err != nil {
 		return reconcile.Result{}, err

@@ -36,8 +36,8 @@ type refusal struct {
 // --max-ports-per-pod, only pools that serve pa's namespace, and only
 // protocols the pools serve. It returns nil when nothing stops it.
 func (r *Reconciler) refused(ctx context.Context, pa *v1alpha1.PodAddress, ws []want) (*refusal, error) {
-	if r.maxPortsPerPod > 0 && len(ws) > r.maxPortsPerPod {
-		return &refusal{err: fmt.Errorf("the request asks for %d addresses (one per port and pool); the provider allows at most %d per Pod (--max-ports-per-pod)", len(ws), r.maxPortsPerPod)}, nil
+	if m := r.limits.maxPortsPerPod; m > 0 && len(ws) > m {
+		return &refusal{err: fmt.Errorf("the request asks for %d addresses (one per port and pool); the provider allows at most %d per Pod (--max-ports-per-pod)", len(ws), m)}, nil
 	}
 	var denied []*allocation.NotAllowed
 	for _, pool := range poolsOf(ws) {

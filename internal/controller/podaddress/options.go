@@ -31,6 +31,10 @@ type Options struct {
 	// Pod may ask for; a request over it is Invalid before anything is
 	// allocated. 0 means no limit; nil means DefaultMaxPortsPerPod.
 	MaxPortsPerPod *int
+	// PendingHold is how long a Pod that never ran on a node keeps its
+	// ports in pools of other namespaces; 0 means for ever; nil means
+	// DefaultPendingHold.
+	PendingHold *time.Duration
 	// RemotePods serves the Pods of other clusters once its Served is
 	// called (the RemotePod kind is served); nil serves them at once.
 	RemotePods *pods.Remote

@@ -90,7 +90,10 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
 	r.podEvents = po.PodEvents
 	if po.MaxPortsPerPod != nil {
-		r.maxPortsPerPod = *po.MaxPortsPerPod
+		r.limits.maxPortsPerPod = *po.MaxPortsPerPod
+	}
+	if po.PendingHold != nil {
+		r.limits.pendingHold = *po.PendingHold
 	}
 	if po.RemotePods != nil {
 		r.remotePods = po.RemotePods
@@ -162,17 +165,17 @@ type Reconciler struct {
 	pools   *allocation.Pools
 	// consents read the pools' spec.consumers.
 	consents *allocation.Consents
-	// maxPortsPerPod bounds the addresses one Pod may ask for; 0: none.
-	maxPortsPerPod int
-	binder         *targets.Binder
-	repairs        *audit.Repairs
-	record         event.Recorder
-	log            logging.Logger
-	clock          func() time.Time
-	metrics        *recorder
-	told           *toldMemo
-	wrote          *writeMemo
-	remote         *remotes
+	// limits bound what one Pod may hold.
+	limits  limits
+	binder  *targets.Binder
+	repairs *audit.Repairs
+	record  event.Recorder
+	log     logging.Logger
+	clock   func() time.Time
+	metrics *recorder
+	told    *toldMemo
+	wrote   *writeMemo
+	remote  *remotes
 	// remotePods says whether RemotePods are served yet.
 	remotePods *pods.Remote
 	// podEvents says whether Normal Events are written on Pods.
@@ -210,7 +213,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 	// its status changes; an allocation then updates only its own.
 	r.pools = allocation.NewPools(kube, r.metrics.usage)
 	r.consents = allocation.NewConsents(kube)
-	r.maxPortsPerPod = DefaultMaxPortsPerPod
+	r.limits = limits{maxPortsPerPod: DefaultMaxPortsPerPod, pendingHold: DefaultPendingHold}
 	return r
 }
 
