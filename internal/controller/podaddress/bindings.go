@@ -24,7 +24,7 @@ import (
 // register the targets, put back what the audit found missing, tell the
 // Pod. Each step either lets the next one run or ends the reconcile with
 // its result (a wait, a state recorded, an error).
-func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (res reconcile.Result, err error) {
+func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	ws, err := wants(pa, pod)
 	if err != nil {
 		return r.invalid(ctx, pa, pod, a, err)
@@ -38,20 +38,23 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	case no != nil:
 		return r.notAllowed(ctx, pa, pod, a, ws, no.denied)
 	}
+	var left time.Duration
 	if r.remote.of(pod) == nil {
-		foreign, left := r.limits.pendingForeign(pa, pod, ws, r.clock())
-		if len(foreign) > 0 {
-			return r.givePendingBack(ctx, pa, pod, a, ws, foreign)
-		}
-		if left > 0 {
-			// Looked at again when the hold ends, if nothing else does.
-			defer func() {
-				if err == nil && (res.RequeueAfter == 0 || res.RequeueAfter > left) {
-					res.RequeueAfter = left
-				}
-			}()
+		var foreign []string
+		if foreign, left = r.limits.pendingForeign(pa, pod, ws, r.clock()); len(foreign) > 0 {
+			return reconcile.Result{}, r.givePendingBack(ctx, pa, pod, a, ws, foreign)
 		}
 	}
+	res, err := r.bindSteps(ctx, pa, pod, a, ws)
+	// Looked at again when a pending hold ends, if nothing else does.
+	if err == nil && left > 0 && (res.RequeueAfter == 0 || res.RequeueAfter > left) {
+		res.RequeueAfter = left
+	}
+	return res, err
+}
+
+// bindSteps runs bind's steps for the wants ws nothing refused.
+func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want) (reconcile.Result, error) {
 	if done, err := r.dropUnwanted(ctx, pa, pod, ws); !done || err != nil {
 		return reconcile.Result{}, err
 	}

@@ -54,15 +54,15 @@ func (l limits) pendingForeign(pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []wa
 // deregistered first as for any binding dropped, keeps the others, and
 // records Pending saying why. The Pod's host IP, once it runs, brings it
 // back (pods.Changed), and it binds again.
-func (r *Reconciler) givePendingBack(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, foreign []string) (reconcile.Result, error) {
+func (r *Reconciler) givePendingBack(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, foreign []string) error {
 	kept := slices.DeleteFunc(slices.Clone(ws), func(w want) bool { return slices.Contains(foreign, w.Pool) })
 	if done, err := r.dropUnwanted(ctx, pa, pod, kept); !done || err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
 	msg := fmt.Sprintf("the Pod has not run on a node for %s: its ports in pools of other namespaces (%s) are given back until it does (--pending-hold)",
 		r.limits.pendingHold, strings.Join(foreign, ", "))
 	if _, err := r.setState(ctx, pa, v1alpha1.StatePending, msg, reconcile.Result{}); err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StatePending, msg)
+	return r.tellPod(ctx, pod, a, pa, v1alpha1.StatePending, msg)
 }
