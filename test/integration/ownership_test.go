@@ -39,7 +39,12 @@ func TestOtherNamespacesLoadBalancer(t *testing.T) {
 		l.Spec.ForProvider.LoadBalancerIDRef = nil
 		l.Spec.ForProvider.LoadBalancerID = clb.Ptr(id)
 	})
-	want := "load balancer " + id + " belongs to namespace " + a + ", not " + b
+	// Importing it is refused by its owner tags; building on it by its
+	// LoadBalancer, which lets no other namespace in.
+	want := map[client.Object]string{
+		stolen:   "load balancer " + id + " belongs to namespace " + a + ", not " + b,
+		listener: "load balancer " + id + " belongs to LoadBalancer " + a + "/web, whose spec.consumers.namespaces (from: Same (its own namespace only)) does not let namespace " + b + " in",
+	}
 	for _, o := range []client.Object{stolen, listener} {
 		if err := kube.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -50,7 +55,7 @@ func TestOtherNamespacesLoadBalancer(t *testing.T) {
 		GetCondition(xpv2.ConditionType) xpv2.Condition
 	}{stolen, listener} {
 		waitFor(t, mg, func() error {
-			if c := mg.GetCondition(xpv2.TypeSynced); c.Status != "False" || !strings.Contains(c.Message, want) {
+			if c := mg.GetCondition(xpv2.TypeSynced); c.Status != "False" || !strings.Contains(c.Message, want[mg]) {
 				return errors.Errorf("Synced=%s (%s)", c.Status, c.Message)
 			}
 			return nil

@@ -88,7 +88,8 @@ func reconcile(ctx context.Context, e *external, cr *v1alpha1.LoadBalancer) (exi
 }
 
 // TestOwnership: a LoadBalancer acts only on load balancers whose owner
-// tags name its namespace, or that carry none; another namespace's is not
+// tags name its namespace, or that carry none (through its own account or
+// a grant); another namespace's is not
 // imported, adopted, changed or deleted, and deleting the resource lets go
 // of it without a cloud call.
 func TestOwnership(t *testing.T) {

@@ -307,7 +307,7 @@ func IsNotGranted(err error) bool {
 	return errors.As(err, &g)
 }
 
-// Refuse is Observe's answer for err, a CheckOwner refusal or any other
+// Refuse is Observe's answer for err, an Owners refusal or any other
 // error. While the resource is being deleted a refused object is reported
 // gone, so that deleting the resource lets go of it and never calls the
 // cloud; otherwise the error stands (Synced=False).

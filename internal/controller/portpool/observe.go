@@ -45,7 +45,7 @@ type lbObs struct {
 	// listeners remain on it.
 	removed bool
 	lb      *clbsdk.LoadBalancer // nil: NotFound or NotOwned
-	// notOwned: its owner tags name another namespace (mr.CheckOwner).
+	// notOwned: the pool's namespace may not build on it (mr.Owners).
 	notOwned  bool
 	listeners []*clbsdk.Listener
 	m         lbListeners

@@ -122,7 +122,7 @@ const codeLBNotFound = "InvalidParameter.LBIdNotFound"
 // describe returns the cloud's targets of id. Missing is true when the
 // listener or rule does not exist; err explains why, unless the resource
 // is being deleted (then its targets went with it). A load balancer of
-// another namespace is refused first (mr.CheckOwner): every write starts
+// another namespace is refused first (mr.Owners): every write starts
 // from what describe saw.
 func (e *external) describe(ctx context.Context, cr *v1alpha1.TargetSet, id identity) (missing bool, err error) {
 	if err := e.owned(ctx, cr, id); err != nil {
