@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +25,6 @@ import (
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xplocal"
@@ -75,7 +73,7 @@ func TestPackageUpgrade(t *testing.T) {
 	t.Logf("%d Pods bound, Ready and answering through their addresses in %s", upgradePods, time.Since(began).Round(time.Millisecond))
 	// A load balancer made in the console, imported Observe-only: after
 	// the upgrade it is no namespace's until the admin grants it.
-	consoleID := consoleLB(t)
+	consoleID := existingLB(t, emulator.DefaultRegion, "made-in-console")
 	imported := &clbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: upgradeNamespace, Name: consoleImport}}
 	imported.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
 	xpmeta.SetExternalName(imported, consoleID)
@@ -218,26 +216,6 @@ func TestPackageUpgrade(t *testing.T) {
 // consoleImport is the upgrade's LoadBalancer that imports a load
 // balancer made in the console.
 const consoleImport = "console"
-
-// consoleLB makes a load balancer outside the provider, untagged as the
-// console makes it, and returns its id once it is up.
-func consoleLB(t *testing.T) string {
-	t.Helper()
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = ptr.To("OPEN"), ptr.To("made-in-console")
-	resp, err := emulatortest.ConsoleClient(t, cluster.Cloud.Endpoint(), emulator.DefaultRegion).CreateLoadBalancer(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := *resp.Response.LoadBalancerIds[0]
-	eventually(t, "load balancer "+id+" up", func() error {
-		if lb, ok := cluster.Cloud.Inventory().LoadBalancer(id); !ok || lb.Status != 1 {
-			return errors.New("not up yet")
-		}
-		return nil
-	})
-	return id
-}
 
 // setConsumers sets spec.consumers of ClusterProviderConfig default.
 func setConsumers(t *testing.T, c *clusterv1alpha1.ConfigConsumers) {

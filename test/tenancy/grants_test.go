@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,10 +13,8 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // What the platform team and tenant-b give, and what they keep: two load
@@ -41,8 +38,8 @@ const (
 //nolint:gochecknoinits // each area registers its cases from its file, as the suite asks
 func init() {
 	prepare(func(ctx context.Context, t *testing.T) {
-		given.console = consoleLB(ctx, t, "console-made")
-		given.granted = consoleLB(ctx, t, "console-granted")
+		given.console = emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "console-made", wait)
+		given.granted = emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "console-granted", wait)
 		cpc := &clusterv1alpha1.ClusterProviderConfig{}
 		if err := kube.Get(ctx, client.ObjectKey{Name: "default"}, cpc); err != nil {
 			t.Fatal(err)
@@ -224,28 +221,6 @@ func init() {
 			},
 		},
 	)
-}
-
-// consoleLB makes a load balancer outside the provider, untagged as the
-// console makes it, and waits until it is up.
-func consoleLB(ctx context.Context, t *testing.T, name string) string {
-	t.Helper()
-	req := clbsdk.NewCreateLoadBalancerRequest()
-	req.LoadBalancerType, req.LoadBalancerName = clb.Ptr("OPEN"), clb.Ptr(name)
-	resp, err := emulatortest.ConsoleClient(t, cloud.Endpoint(), emulator.DefaultRegion).CreateLoadBalancer(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := *resp.Response.LoadBalancerIds[0]
-	if err := testenv.Eventually(ctx, wait, func() error {
-		if lb, ok := cloud.Inventory().LoadBalancer(id); !ok || lb.Status != 1 {
-			return errors.Errorf("load balancer %s is not up", id)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return id
 }
 
 // observeOnly is an Observe-only import of the load balancer id.
