@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -277,4 +279,62 @@ func poolTargets(t *testing.T, pp *clbv1alpha1.PortPool, id string) []string {
 		}
 	}
 	return out
+}
+
+// TestPendingHold: a Pod that has not run on a node keeps its port in a
+// pool of another namespace for --pending-hold after its creation, then
+// gives it back (Pending, saying why, the port free again) while its own
+// namespace's pool keeps its port; once it runs it binds in both again.
+func TestPendingHold(t *testing.T) {
+	const hold = 5 * time.Second
+	startProvider(t, func(p *suite.ProviderSettings) { p.PodAddress.PendingHold = ptr.To(hold) })
+	ctx := context.Background()
+	owner, tenant := namespace(t), namespace(t)
+	lb(t, owner, "lb", "BGP")
+	shared := pool(t, owner, "shared", []string{"lb"}, 31400, 31409, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	})
+	lb(t, tenant, "own-lb", "BGP")
+	pool(t, tenant, "own", []string{"own-lb"}, 31410, 31419)
+	ports := []corev1.ContainerPort{{ContainerPort: 7777}, {ContainerPort: 7778}}
+	p := pod(t, tenant, "waiting", "", map[string]string{ourPorts: "7777/TCP " + owner + "/shared; 7778/TCP own"}, ports...)
+
+	// Pending is also the state before anything is allocated: the
+	// message tells them apart.
+	pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "waiting"}}
+	eventually(t, "the Pod's ports in the shared pool given back", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pa), pa); err != nil {
+			return err
+		}
+		if pa.Status.State != v1alpha1.StatePending {
+			return errors.Errorf("state %q: %s", pa.Status.State, pa.Status.Message)
+		}
+		for _, w := range []string{"the Pod has not run on a node for 5s", owner + "/shared", "(--pending-hold)"} {
+			if !strings.Contains(pa.Status.Message, w) {
+				return errors.Errorf("message %q does not say %q", pa.Status.Message, w)
+			}
+		}
+		return nil
+	})
+	eventually(t, "the shared pool's port given back, the own pool's kept", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pa), pa); err != nil {
+			return err
+		}
+		if len(pa.Status.Bindings) != 1 || pa.Status.Bindings[0].Pool != tenant+"/own" {
+			return errors.Errorf("bindings %+v, want only the own pool's", pa.Status.Bindings)
+		}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(shared), shared); err != nil {
+			return err
+		}
+		if n := shared.Status.AtProvider.Allocated; n != 0 {
+			return errors.Errorf("%d ports of the shared pool allocated", n)
+		}
+		return nil
+	})
+
+	setIP(t, p, "10.64.0.1")
+	pa = bound(t, tenant, "waiting")
+	if len(pa.Status.Bindings) != 2 {
+		t.Errorf("bindings %+v once the Pod runs, want both pools'", pa.Status.Bindings)
+	}
 }
