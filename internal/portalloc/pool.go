@@ -123,6 +123,8 @@ type Pool struct {
 	groupOf    func(string) string
 	groups     map[string]int
 	groupLimit int
+	// groupExempt is the one group groupLimit does not bound ("": none).
+	groupExempt string
 
 	// Three views of the eligible load balancers, all kept current so that
 	// SetPolicy costs nothing: by allocated count, by SetLB order, and an
@@ -174,10 +176,11 @@ func (p *Pool) SetPolicy(policy Policy) {
 // AllocateAt give a new owner of a group that holds n slots
 // ErrGroupFull. Owners keep what they hold when n shrinks, and Assign
 // records slots beyond it. 0 (or a pool without groups) means no limit.
-func (p *Pool) SetGroupLimit(n int) {
+// The group exempt ("" for none) is not bounded.
+func (p *Pool) SetGroupLimit(n int, exempt string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.groupLimit = n
+	p.groupLimit, p.groupExempt = n, exempt
 }
 
 // GroupSize is how many slots the owners of group hold.
@@ -193,7 +196,7 @@ func (p *Pool) groupFull(owner string) error {
 	if p.groupOf == nil || p.groupLimit <= 0 {
 		return nil
 	}
-	if g := p.groupOf(owner); p.groups[g] >= p.groupLimit {
+	if g := p.groupOf(owner); g != p.groupExempt && p.groups[g] >= p.groupLimit {
 		return fmt.Errorf("%w: %q holds %d (the limit)", ErrGroupFull, g, p.groups[g])
 	}
 	return nil

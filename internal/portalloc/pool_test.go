@@ -564,7 +564,7 @@ func TestGroupLimit(t *testing.T) {
 	ns := func(o string) string { return strings.SplitN(o, "/", 2)[0] }
 	p := NewPool(PolicyLeastUsed, WithGroups(ns))
 	p.SetLB("lb-1", []int32{1, 2, 3, 4, 5})
-	p.SetGroupLimit(2)
+	p.SetGroupLimit(2, "")
 	for _, o := range []string{"a/1", "a/2", "b/1"} {
 		if _, err := p.Allocate(o); err != nil {
 			t.Fatalf("Allocate(%s): %v", o, err)
@@ -597,12 +597,30 @@ func TestGroupLimit(t *testing.T) {
 	if p.GroupSize("a") != 0 || p.GroupSize("b") != 0 {
 		t.Fatalf("groups after RemoveLB: a=%d b=%d", p.GroupSize("a"), p.GroupSize("b"))
 	}
-	p.SetGroupLimit(0)
+	p.SetGroupLimit(0, "")
 	p.SetLB("lb-1", []int32{1, 2, 3})
 	for _, o := range []string{"a/1", "a/2", "a/3"} {
 		if _, err := p.Allocate(o); err != nil {
 			t.Fatalf("no limit: Allocate(%s): %v", o, err)
 		}
+	}
+	checkInvariants(t, p)
+}
+
+// TestGroupLimitExempt: the exempt group (a shared pool's own namespace)
+// is not bounded; the others are.
+func TestGroupLimitExempt(t *testing.T) {
+	ns := func(o string) string { return strings.SplitN(o, "/", 2)[0] }
+	p := NewPool(PolicyLeastUsed, WithGroups(ns))
+	p.SetLB("lb-1", []int32{1, 2, 3, 4, 5})
+	p.SetGroupLimit(1, "owner")
+	for _, o := range []string{"owner/1", "owner/2", "owner/3", "b/1"} {
+		if _, err := p.Allocate(o); err != nil {
+			t.Fatalf("Allocate(%s): %v", o, err)
+		}
+	}
+	if _, err := p.Allocate("b/2"); !errors.Is(err, ErrGroupFull) {
+		t.Fatalf("a second slot of group b: err = %v, want ErrGroupFull", err)
 	}
 	checkInvariants(t, p)
 }

@@ -88,8 +88,13 @@ func (pp *PortPool) NamespaceConsent() NamespaceConsent {
 	return pp.Spec.Consumers.Namespaces
 }
 
-// MaxBindingsPerNamespace is the pool's bound on the bindings of one
-// namespace, 0 for none.
+// DefaultMaxBindingsPerOtherNamespace bounds the bindings each other
+// namespace may hold in a pool shared with it whose owner states no
+// bound: a namespace let in must not take every port of the pool.
+const DefaultMaxBindingsPerOtherNamespace = 100
+
+// MaxBindingsPerNamespace is the pool's stated bound on the bindings of
+// one namespace, 0 for none.
 func (pp *PortPool) MaxBindingsPerNamespace() int {
 	if pp.Spec.Consumers == nil || pp.Spec.Consumers.MaxBindingsPerNamespace == nil {
 		return 0

@@ -217,7 +217,10 @@ type PoolConsumers struct {
 
 	// MaxBindingsPerNamespace bounds the bindings (one per port of a Pod)
 	// the Pods of one namespace, the pool's own included, may hold in the
-	// pool. A Pod over it waits in NoPortAvailable. Unlimited when unset.
+	// pool. A Pod over it waits in NoPortAvailable. When unset, a pool
+	// shared with other namespaces bounds each of them (not its own) at
+	// 100; a pool serving only its namespace, and the pools of
+	// tke-extend's CLBPortPools, are unlimited.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	MaxBindingsPerNamespace *int64 `json:"maxBindingsPerNamespace,omitempty"`

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -133,8 +134,12 @@ func (p *Pools) Allocate(ctx context.Context, pa *v1alpha1.PodAddress, w Port) (
 		slot, err = al.Allocate(o)
 	}
 	if errors.Is(err, portalloc.ErrGroupFull) {
-		return b, false, v1alpha1.StateNoPortAvailable, errors.Errorf("pool %s: the Pods of namespace %s hold %d of its ports, as many as its spec.consumers.maxBindingsPerNamespace allows; a port frees up when one of them goes",
-			w.Pool, pa.GetNamespace(), al.GroupSize(pa.GetNamespace()))
+		rule := "its spec.consumers.maxBindingsPerNamespace"
+		if pp.MaxBindingsPerNamespace() == 0 {
+			rule = fmt.Sprintf("the default for other namespaces of a shared pool (%d; the pool's owner may state spec.consumers.maxBindingsPerNamespace)", clbv1alpha1.DefaultMaxBindingsPerOtherNamespace)
+		}
+		return b, false, v1alpha1.StateNoPortAvailable, errors.Errorf("pool %s: the Pods of namespace %s hold %d of its ports, as many as %s allows; a port frees up when one of them goes",
+			w.Pool, pa.GetNamespace(), al.GroupSize(pa.GetNamespace()), rule)
 	}
 	if errors.Is(err, portalloc.ErrNoPortAvailable) || errors.Is(err, portalloc.ErrTaken) {
 		return b, false, v1alpha1.StateNoPortAvailable, errors.Wrapf(err, "pool %s", w.Pool)

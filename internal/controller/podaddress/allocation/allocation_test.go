@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -67,5 +68,45 @@ func TestUnserved(t *testing.T) {
 		if err := unserved(tc.pool, tc.protocol); (err != nil) != tc.refused {
 			t.Errorf("%s: unserved = %v, want refused %t", name, err, tc.refused)
 		}
+	}
+}
+
+// TestBindingLimit: a stated bound bounds every namespace; without one, a
+// pool shared with other namespaces bounds them (not its own) at the
+// default; a pool of its namespace only, and an admin's CLBPortPool's pool,
+// are unlimited.
+func TestBindingLimit(t *testing.T) {
+	five := int64(5)
+	poolOf := func(ns string, c *clbv1alpha1.PoolConsumers) *clbv1alpha1.PortPool {
+		pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+		pp.Spec.Consumers = c
+		return pp
+	}
+	all := clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}
+	cases := map[string]struct {
+		pp     *clbv1alpha1.PortPool
+		limit  int
+		exempt string
+	}{
+		"OwnOnly":      {pp: poolOf("team-a", nil)},
+		"SameStated":   {pp: poolOf("team-a", &clbv1alpha1.PoolConsumers{MaxBindingsPerNamespace: &five}), limit: 5},
+		"SharedStated": {pp: poolOf("team-a", &clbv1alpha1.PoolConsumers{Namespaces: all, MaxBindingsPerNamespace: &five}), limit: 5},
+		"SharedDefault": {
+			pp: poolOf("team-a", &clbv1alpha1.PoolConsumers{Namespaces: all}), limit: clbv1alpha1.DefaultMaxBindingsPerOtherNamespace, exempt: "team-a",
+		},
+		"SelectorDefault": {
+			pp: poolOf("team-a", &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentSelector,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}}}),
+			limit: clbv1alpha1.DefaultMaxBindingsPerOtherNamespace, exempt: "team-a",
+		},
+		"AdminCLBPortPool": {pp: poolOf("tke-port-pools", &clbv1alpha1.PoolConsumers{Namespaces: all})},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			limit, exempt := BindingLimit(tc.pp)
+			if limit != tc.limit || exempt != tc.exempt {
+				t.Errorf("BindingLimit = %d, %q; want %d, %q", limit, exempt, tc.limit, tc.exempt)
+			}
+		})
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
@@ -191,7 +192,27 @@ func apply(a *portalloc.Pool, pp *clbv1alpha1.PortPool) {
 	// Blacklist entries may name a region (region:lb-…); status and the
 	// allocator know load balancers by id.
 	a.SetBlacklist(clbv1alpha1.LoadBalancerIDsOf(pp.Spec.ForProvider.Blacklist))
-	a.SetGroupLimit(pp.MaxBindingsPerNamespace())
+	a.SetGroupLimit(BindingLimit(pp))
+}
+
+// BindingLimit is the bound on the bindings one namespace may hold in pp
+// (0: none) and the one namespace it does not bound ("": none): the pool's
+// stated maxBindingsPerNamespace bounds every namespace; without it, a pool
+// shared with other namespaces bounds them at
+// DefaultMaxBindingsPerOtherNamespace and not its own, so that a namespace
+// let in cannot take every port. An admin's CLBPortPool (tke-extend bounds
+// none) and a pool serving only its namespace are not bounded.
+func BindingLimit(pp *clbv1alpha1.PortPool) (int, string) {
+	if n := pp.MaxBindingsPerNamespace(); n > 0 {
+		return n, ""
+	}
+	switch pp.NamespaceConsent().From {
+	case clbv1alpha1.ConsentAll, clbv1alpha1.ConsentSelector:
+		if pp.GetNamespace() != podannotation.TKEPoolNamespace {
+			return clbv1alpha1.DefaultMaxBindingsPerOtherNamespace, pp.GetNamespace()
+		}
+	}
+	return 0, ""
 }
 
 // poolProtocols are the protocols of the listeners a pool creates on
