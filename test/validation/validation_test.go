@@ -486,10 +486,43 @@ func cases() []bad {
 		rule("ClusterProviderConfig", "selector is required with from: Selector, and only then", edit{"spec.consumers", "{namespaces: {from: Selector}}"}),
 		enum("ClusterProviderConfig", "spec.consumers.namespaces.from", "Everyone", `"Same", "All", "Selector"`),
 	)
+	add(grantCases()...)
+	add(
+		enum("LoadBalancer", "spec.consumers.namespaces.from", "Everyone", `"Same", "All", "Selector"`),
+		minimum("LoadBalancer", "spec.consumers.maxListenersPerNamespace", 1),
+		rule("LoadBalancer", "selector is required with from: Selector, and only then", edit{"spec.consumers", "{namespaces: {from: Selector}}"}),
+	)
 	add(minLength("RemotePod", "spec.cluster"))
 	add(workloadClusterCases()...)
 	add(clbPortPoolCases()...)
 	return bs
+}
+
+// grantCases: a ClusterProviderConfig's grants of untagged objects, their
+// bounds and their consent (never from: Same).
+func grantCases() []bad {
+	all := edit{"spec.consumers.namespaces", "{from: All}"}
+	grants := make([]string, 65)
+	for i := range grants {
+		grants[i] = "{namespaces: {from: All}}"
+	}
+	ids := make([]string, 257)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("lb-%08d", i)
+	}
+	tags := make([]string, 17)
+	for i := range tags {
+		tags[i] = fmt.Sprintf("k%d: v", i)
+	}
+	return []bad{
+		{kind: "ClusterProviderConfig", edits: []edit{all, {"spec.consumers.grants", "[" + strings.Join(grants, ",") + "]"}}, check: "maxItems", want: "must have at most 64 items"},
+		{kind: "ClusterProviderConfig", edits: []edit{all, {"spec.consumers.grants", "[{namespaces: {from: All}}]"}, {"spec.consumers.grants.0.ids", "[" + strings.Join(ids, ",") + "]"}},
+			check: "maxItems", want: "must have at most 256 items"},
+		{kind: "ClusterProviderConfig", edits: []edit{all, {"spec.consumers.grants", "[{namespaces: {from: All}}]"}, {"spec.consumers.grants.0.tags", "{" + strings.Join(tags, ",") + "}"}},
+			check: "maxProperties", want: "must have at most 16 items"},
+		rule("ClusterProviderConfig", "a ClusterProviderConfig has no namespace of its own: namespaces.from is All or Selector",
+			all, edit{"spec.consumers.grants", "[{ids: [lb-1], namespaces: {from: Same}}]"}),
+	}
 }
 
 // clbPortPoolCases: tke-extend's CLBPortPool, its own checks and the rules
