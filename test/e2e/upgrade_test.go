@@ -211,6 +211,7 @@ func TestPackageUpgrade(t *testing.T) {
 		}
 		return nil
 	})
+	deleteLBs(t, emulator.DefaultRegion, []string{consoleID})
 }
 
 // consoleImport is the upgrade's LoadBalancer that imports a load
