@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -44,6 +46,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/endpoints"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/memlimit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/randhostport"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
@@ -52,6 +55,7 @@ type options struct {
 	debug              bool
 	leaderElection     bool
 	leaderElectionNS   string
+	recordsKeyNS       string
 	syncInterval       time.Duration
 	pollInterval       time.Duration
 	maxReconcileRate   int
@@ -106,6 +110,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.debug, "debug", false, "Log at debug level.")
 	fs.BoolVar(&o.leaderElection, "leader-election", false, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "crossplane-system", "Namespace of the leader election Lease.")
+	fs.StringVar(&o.recordsKeyNS, "records-key-namespace", seal.DefaultNamespace, "Namespace of the Secret "+seal.SecretName+", the key the provider seals its PodAddress records with (made at first start); only the provider and the platform team should read Secrets there.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "crossplane-leader-election-provider-tencentcloud-network", "Name of the leader election Lease.")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 60*time.Second, "How long a leader holds its lease without renewing it.")
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 50*time.Second, "How long the leader retries renewing before giving up.")
@@ -267,6 +272,17 @@ func run(o options) error {
 		return err
 	}
 
+	// The records' key is read (or made) before anything caches a
+	// PodAddress: the cache drops records without a valid seal.
+	direct, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	sealer, err := seal.Load(context.Background(), direct, o.recordsKeyNS)
+	if err != nil {
+		return err
+	}
+
 	var webhookServer webhook.Server
 	if o.webhookAddr != "" {
 		host, port, err := splitHostPort(o.webhookAddr)
@@ -283,7 +299,7 @@ func run(o options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:              webhookServer,
 		Scheme:                     scheme,
-		Cache:                      pcontroller.CacheOptions(&o.syncInterval),
+		Cache:                      pcontroller.CacheOptions(&o.syncInterval, sealer),
 		Metrics:                    endpoints.Metrics(o.metricsAddr, o.metricsSecure),
 		HealthProbeBindAddress:     o.healthAddr,
 		PprofBindAddress:           o.pprofAddr,
@@ -312,6 +328,9 @@ func run(o options) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
+	if err := mgr.Add(&seal.Migrator{Sealer: sealer, Kube: direct, Namespace: o.recordsKeyNS, Log: log}); err != nil {
+		return err
+	}
 
 	flags := &feature.Flags{}
 	if o.managementPolicies {
@@ -335,7 +354,7 @@ func run(o options) error {
 	// One pool per cloud service, with the same rate limit and metrics.
 	pools := pcontroller.NewPools(clb.Options{Rate: o.apiRate, TargetBatchWindow: o.targetBatchWindow,
 		TargetBatchMaxWait: o.targetBatchMaxWait, CallMode: o.cloudCallMode, Registerer: metrics.Registry})
-	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents), MaxPortsPerPod: &o.maxPortsPerPod, PendingHold: &o.pendingHold}
+	po := podaddress.Options{TargetAuditInterval: o.targetAudit, PodEvents: podaddress.PodEvents(o.podEvents), MaxPortsPerPod: &o.maxPortsPerPod, PendingHold: &o.pendingHold, Seal: sealer}
 	if webhookServer != nil {
 		wo := pwebhook.Options{
 			Admission:    pwebhook.NewAdmission(o.admissionGrace, log.WithValues("webhook", pwebhook.AdmissionPath)),

@@ -13,12 +13,14 @@ import (
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/intern"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podcache"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
 // CacheOptions are the manager cache's options: every object is kept
-// without what no controller reads. syncPeriod (nil: controller-runtime's
+// without what no controller reads, and PodAddresses without records the
+// provider did not seal (sealer). syncPeriod (nil: controller-runtime's
 // default) is how often every cached object is re-listed.
-func CacheOptions(syncPeriod *time.Duration) cache.Options {
+func CacheOptions(syncPeriod *time.Duration, sealer *seal.Sealer) cache.Options {
 	// One table for the kinds whose objects share strings.
 	strs := intern.New()
 	strip := cache.TransformStripManagedFields()
@@ -32,6 +34,7 @@ func CacheOptions(syncPeriod *time.Duration) cache.Options {
 		// the provider starts before its CRDs are active.
 		DefaultTransform: func(in any) (any, error) {
 			if pa, ok := in.(*networkv1alpha1.PodAddress); ok {
+				sealer.Transform(pa)
 				internPA(strs, pa)
 				return pa, nil
 			}

@@ -91,7 +91,9 @@ func controllers(po podaddress.Options) []kindController {
 		{setup: withCLB(rule.Setup), needs: with(v1alpha1.RuleGroupVersionKind)},
 		{setup: withCLB(targetset.Setup), needs: with(v1alpha1.TargetSetGroupVersionKind)},
 		{setup: func(m ctrl.Manager, o controller.Options, p Pools) error { return address.Setup(m, o, p.VPC) }, needs: with(vpcv1alpha1.AddressGroupVersionKind)},
-		{setup: idx.before(withCLB(portpool.Setup)), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
+		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p Pools) error {
+			return portpool.Setup(m, o, p.CLB, po.Seal)
+		}), needs: with(v1alpha1.PortPoolGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind)},
 		{setup: idx.before(func(m ctrl.Manager, o controller.Options, p Pools) error {
 			po := po
 			po.VPC = p.VPC // per-Pod EIPs
@@ -149,6 +151,9 @@ func (p *poolIndex) before(setup func(ctrl.Manager, controller.Options, Pools) e
 // po configures the PodAddress controller: the target audit, and the Pod
 // admission webhook it allocates for (see webhook.Setup, which serves it).
 func Setup(mgr ctrl.Manager, o controller.Options, pool Pools, po podaddress.Options) error {
+	if po.Seal == nil {
+		return errors.New("the controllers need the records' seal (podaddress.Options.Seal)")
+	}
 	f, err := failuresOf(mgr, o)
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ var (
 	// endpoint is the emulator's host:port, which ClusterProviderConfig
 	// "default" names, so ProviderConfigs of every namespace may use it.
 	endpoint string
+	// env is the control plane, for the provider's records key.
+	env *testenv.Env
 )
 
 // The provider runs in-process for the whole suite, as its ServiceAccount
@@ -42,7 +44,7 @@ func TestMain(m *testing.M) {
 	// The data plane forwards each listener's VIP:port to its targets, so a
 	// test can send traffic through a load balancer to a local server.
 	plane := dataplane.New(func(string, ...any) {})
-	code := suite.Main(m, func(s *suite.Suite) { kube, cloud, endpoint = s.Kube, s.Cloud, s.Endpoint },
+	code := suite.Main(m, func(s *suite.Suite) { kube, cloud, endpoint, env = s.Kube, s.Cloud, s.Endpoint, s.Env },
 		suite.Cloud(func(cfg *emulator.Config) {
 			// Targets on loopback addresses are health-checked for real.
 			cfg.ProbeTargets = true

@@ -203,7 +203,12 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 
 	// A binding of a Pod counts against its load balancer. The PodAddress
 	// is made by hand, as held for a Pod that is gone (so the PodAddress
-	// controller keeps it for the keep duration).
+	// controller keeps it for the keep duration), and sealed with the
+	// provider's key as the provider writes it.
+	sealer, err := env.Sealer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pa := &networkv1alpha1.PodAddress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pod-0"},
 		Spec: networkv1alpha1.PodAddressSpec{
@@ -221,6 +226,9 @@ func TestPortPoolOverTwoLoadBalancers(t *testing.T) {
 		pa.Status.State = networkv1alpha1.StateHeld
 		pa.Status.ReleaseAt = &metav1.Time{Time: time.Now().Add(time.Hour)}
 		pa.Status.Bindings = []networkv1alpha1.PortBinding{{Pool: ns + "/game", Protocol: "TCP", ContainerPort: 7777, LoadBalancerID: ids[0], Port: 30003}}
+		if err := sealer.Seal(pa); err != nil {
+			return err
+		}
 		return kube.Status().Update(ctx, pa)
 	})
 	waitPool(t, p, func() error {

@@ -703,6 +703,9 @@ func TestEIPRequestChangedMidAllocation(t *testing.T) {
 		State: v1alpha1.EIPAllocating, OwnerTag: string(pa.UID), Region: emulator.DefaultRegion,
 		ISP: "BGP", ChargeType: "TRAFFIC_POSTPAID_BY_HOUR", Bandwidth: 5,
 	}
+	if err := sealOf(t).Seal(pa); err != nil {
+		t.Fatal(err)
+	}
 	if err := kube.Status().Update(ctx, pa); err != nil {
 		t.Fatal(err)
 	}

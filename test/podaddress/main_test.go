@@ -7,6 +7,7 @@
 package podaddress
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
@@ -36,6 +38,17 @@ func TestMain(m *testing.M) {
 		shared, env, kube, cloud, scan = st, st.Env, st.Kube, st.Cloud, st.Scan
 	}, suite.Cloud(func(cfg *emulator.Config) { cfg.TaskDuration = 20 * time.Millisecond }),
 		suite.CAMPolicy(), suite.ProviderConfig(), suite.SecretScan()))
+}
+
+// sealOf is the provider's records seal, for tests that write records as
+// a killed provider would have.
+func sealOf(t testing.TB) *seal.Sealer {
+	t.Helper()
+	s, err := env.Sealer(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // startProvider runs a fresh in-process provider (new allocator, new cloud

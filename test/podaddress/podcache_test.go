@@ -16,6 +16,7 @@ import (
 
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
 // TestSlimPodCache: the provider caches Pods without what it does not read
@@ -56,7 +57,7 @@ func TestSlimPodCache(t *testing.T) {
 	// The cache the provider runs with holds the Pod without env and
 	// volumes, with the sidecar's named port.
 	c, err := cache.New(env.Config, func() cache.Options {
-		o := pcontroller.CacheOptions(nil)
+		o := pcontroller.CacheOptions(nil, seal.Ephemeral())
 		o.Scheme = env.Scheme
 		return o
 	}())

@@ -37,6 +37,7 @@ func TestKilledAfterCreateWithBindings(t *testing.T) {
 	stop()
 	ctx := context.Background()
 	ann := map[string]string{ourPorts: "7777 rec"}
+	sealer := sealOf(t)
 
 	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
 		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
@@ -74,6 +75,7 @@ func TestKilledAfterCreateWithBindings(t *testing.T) {
 		if err := v1alpha1.SetCreatedBindings(pa, []v1alpha1.PortBinding{b}); err != nil {
 			t.Fatal(err)
 		}
+		sealer.SealCreated(pa, time.Now())
 		if err := kube.Create(ctx, pa); err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,11 @@ import (
 // left as it was (removing it would cost a write).
 const AnnotationCreatedBindings = "network.tencentcloud.crossplane.io/created-bindings"
 
+// AnnotationCreatedSeal is the provider's signature over the create
+// record (AnnotationCreatedBindings), the PodAddress's name and the time
+// it was made; a create record without a valid one is ignored.
+const AnnotationCreatedSeal = "network.tencentcloud.crossplane.io/created-seal"
+
 // SetCreatedBindings puts bs in pa's create record.
 func SetCreatedBindings(pa *PodAddress, bs []PortBinding) error {
 	raw, err := json.Marshal(bs)
@@ -35,8 +40,11 @@ func SetCreatedBindings(pa *PodAddress, bs []PortBinding) error {
 // statusUnwritten reports whether nothing was ever written to s: every
 // status write sets a state, a condition, bindings or an EIP.
 func statusUnwritten(s PodAddressStatus) bool {
-	return s.State == "" && len(s.Bindings) == 0 && s.EIP == nil && len(s.Conditions) == 0
+	return s.State == "" && len(s.Bindings) == 0 && s.EIP == nil && len(s.Conditions) == 0 && s.Seal == ""
 }
+
+// StatusWritten reports whether pa's status was ever written.
+func (pa *PodAddress) StatusWritten() bool { return !statusUnwritten(pa.Status) }
 
 // RecordedBindings returns the bindings pa records: its status's, or,
 // while its status has never been written, those it was created with. An

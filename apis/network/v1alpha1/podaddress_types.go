@@ -171,6 +171,12 @@ type PodAddressStatus struct {
 	// EIP is the elastic public IP of a Pod that asked for one.
 	// +optional
 	EIP *EIPBinding `json:"eip,omitempty"`
+	// Seal is the provider's signature over this status and the
+	// PodAddress it belongs to, made with a key only the provider reads.
+	// A status without a valid seal was not written by the provider: its
+	// bindings and EIP are ignored, never acted on.
+	// +optional
+	Seal string `json:"seal,omitempty"`
 }
 
 // +kubebuilder:object:root=true

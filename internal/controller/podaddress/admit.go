@@ -83,6 +83,10 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	msg := "allocated at admission; waiting for the Pod to be created"
 	pa.Status.State, pa.Status.Message = v1alpha1.StateAllocated, msg
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StateAllocated), msg)
+	if err := r.seal.Seal(pa); err != nil {
+		r.pools.Undo(pa, fresh)
+		return nil, err
+	}
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
 		r.pools.Undo(pa, fresh)
 		return nil, errors.Wrap(err, "cannot record the bindings allocated at admission")

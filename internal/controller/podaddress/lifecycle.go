@@ -93,6 +93,8 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 		r.pools.Undo(pa, fresh)
 		return nil, 0
 	}
+	// Wall time: it is checked against the creation time the API server sets.
+	r.seal.SealCreated(pa, time.Now())
 	return fresh, 0
 }
 

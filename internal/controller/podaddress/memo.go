@@ -103,6 +103,9 @@ func (m *writeMemo) gone(key types.NamespacedName) {
 // writeStatus updates pa's status and remembers the version it replaced.
 func (r *Reconciler) writeStatus(ctx context.Context, pa *v1alpha1.PodAddress) error {
 	before := pa.GetResourceVersion()
+	if err := r.seal.Seal(pa); err != nil {
+		return err
+	}
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
 		return err
 	}

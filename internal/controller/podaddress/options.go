@@ -5,6 +5,7 @@ import (
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// RemotePods serves the Pods of other clusters once its Served is
 	// called (the RemotePod kind is served); nil serves them at once.
 	RemotePods *pods.Remote
+	// Seal signs the statuses the controller writes and drops records it
+	// did not write; required.
+	Seal *seal.Sealer
 }
 
 // PodEvents says which Events the controller writes on Pods.

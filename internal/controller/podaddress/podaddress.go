@@ -46,6 +46,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
 const (
@@ -67,6 +68,14 @@ const (
 	// our own write waits, should the write's event not bring it back.
 	cacheLag = time.Second
 
+	// sealWait is how often a reconcile looks again while the records
+	// written before sealing began are being sealed.
+	sealWait = time.Second
+
+	// reasonRecordsIgnored: a PodAddress held records the provider did
+	// not write (no valid seal); they were dropped, not acted on.
+	reasonRecordsIgnored event.Reason = "RecordsIgnored"
+
 	// minWorkers keeps enough reconciles running for bursts of Pods; each
 	// is short because cloud calls run in the background.
 	minWorkers = 32
@@ -86,8 +95,14 @@ func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) e
 }
 
 func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (*Reconciler, error) {
+	if po.Seal == nil {
+		return nil, errors.New("the PodAddress controller needs the records' seal")
+	}
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
+	r.seal = po.Seal
+	// Uncached reads see records as the cache does: unsealed ones dropped.
+	api := seal.Reader(mgr.GetAPIReader(), po.Seal)
 	r.podEvents = po.PodEvents
 	if po.MaxPortsPerPod != nil {
 		r.limits.maxPortsPerPod = *po.MaxPortsPerPod
@@ -107,8 +122,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	if po.VPC != nil {
-		r.grants = eip.NewGrants(r.kube, mgr.GetAPIReader(), r.log)
-		warm := eip.NewWarmer(r.kube, mgr.GetAPIReader(), po.VPC, r.grants, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
+		r.grants = eip.NewGrants(r.kube, api, r.log)
+		warm := eip.NewWarmer(r.kube, api, po.VPC, r.grants, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
 		if err := mgr.Add(warm); err != nil {
 			return nil, err
 		}
@@ -118,7 +133,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.grants, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
-		a := audit.NewAuditor(r.kube, mgr.GetAPIReader(), r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
+		a := audit.NewAuditor(r.kube, api, r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
 		if err := mgr.Add(a); err != nil {
 			return nil, err
 		}
@@ -187,6 +202,9 @@ type Reconciler struct {
 	eipRetry *eip.Retry
 	// grants chooses the EIPGrant of each EIP and counts its quota.
 	grants *eip.Grants
+	// seal signs every status written and says which records were
+	// dropped as not the provider's.
+	seal *seal.Sealer
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
@@ -206,6 +224,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		remote:     &remotes{},
 		remotePods: &pods.Remote{},
 		eipRetry:   &eip.Retry{},
+		seal:       seal.Ephemeral(),
 	}
 	r.grants = eip.NewGrants(kube, kube, log)
 	r.eip = eip.NewMachine(kube, nil, nil, r.grants, r.now, r.writeStatus)
@@ -227,6 +246,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			res, err = reconcile.Result{RequeueAfter: after}, nil
 		}
 	}()
+	if !r.seal.SealedAll() {
+		// Upgraded from a version without seals: the leader seals the
+		// records written before (seal.Migrator); nothing acts until then.
+		return reconcile.Result{RequeueAfter: sealWait}, nil
+	}
 	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
 	if err != nil {
 		return reconcile.Result{}, err
@@ -255,6 +279,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		// brings this key back. The requeue is a safety net only.
 		return reconcile.Result{RequeueAfter: cacheLag}, nil
 	default:
+		if why, ok := r.seal.Ignored(pa.GetUID()); ok {
+			r.record.Event(pa, event.Warning(reasonRecordsIgnored, errors.Errorf("records ignored: %s; only what the provider recorded is acted on", why)))
+			r.log.Info("Ignored records the provider did not write", "podAddress", req.NamespacedName, "why", why)
+		}
 		// What the PodAddress was created with is its record until its
 		// status is first written.
 		pa.AdoptCreatedBindings()

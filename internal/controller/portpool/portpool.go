@@ -40,6 +40,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
 const (
@@ -57,10 +58,12 @@ const (
 )
 
 // Setup adds the PortPool controller. It counts bindings with
-// networkv1alpha1.PoolIndex, which the caller registers.
-func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool) error {
+// networkv1alpha1.PoolIndex, which the caller registers; sealer drops the
+// records the provider did not write from its uncached reads, as the
+// cache does.
+func Setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, sealer *seal.Sealer) error {
 	sh := newShared(time.Now)
-	live := mgr.GetAPIReader()
+	live := seal.Reader(mgr.GetAPIReader(), sealer)
 	return mr.Setup(mgr, o, pool, mr.Kind[*v1alpha1.PortPool, *clb.Client]{
 		GVK:    v1alpha1.PortPoolGroupVersionKind,
 		Object: func() *v1alpha1.PortPool { return &v1alpha1.PortPool{} },

@@ -14,7 +14,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -168,6 +171,12 @@ func Start(opts ...Option) (*Env, error) {
 		return nil, err
 	}
 	if env.KubeConfig, err = kubeconfig(e); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	// The provider's namespace, as installing Crossplane makes it: the
+	// provider keeps its records key there.
+	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ProviderSANamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		_ = e.Stop()
 		return nil, err
 	}

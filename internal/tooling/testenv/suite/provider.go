@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -29,6 +31,7 @@ import (
 	pcontroller "github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/ippool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	pwebhook "github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
@@ -199,11 +202,33 @@ func (s *Suite) RunProvider(opts ...ProviderOption) (stop func() error, err erro
 		Controller:    config.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(pcontroller.UsePriorityQueue)},
 		WebhookServer: p.WebhookServer,
 	}
-	if p.PodCache {
-		mo.Cache = pcontroller.CacheOptions(nil)
+	if p.PodAddress.Seal == nil {
+		if p.PodAddress.Seal, err = s.Env.Sealer(ctx); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	// PodAddresses are always cached as the binary does (records checked
+	// against their seal); Pods only with PodCache.
+	mo.Cache = pcontroller.CacheOptions(nil, p.PodAddress.Seal)
+	if !p.PodCache {
+		for o := range mo.Cache.ByObject {
+			if _, ok := o.(*corev1.Pod); ok {
+				delete(mo.Cache.ByObject, o)
+			}
+		}
 	}
 	mgr, err := ctrl.NewManager(p.Config, mo)
 	if err != nil {
+		cancel()
+		return nil, err
+	}
+	direct, err := client.New(p.Config, client.Options{Scheme: s.Env.Scheme})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := mgr.Add(&seal.Migrator{Sealer: p.PodAddress.Seal, Kube: direct, Namespace: seal.DefaultNamespace, Log: p.Logger}); err != nil {
 		cancel()
 		return nil, err
 	}
