@@ -41,7 +41,7 @@ type Warmer struct {
 	kube     client.Reader
 	grants   *Grants
 	api      client.Reader
-	vpc      *vpc.Pool
+	vpc      clientsOf
 	log      logging.Logger
 	interval time.Duration
 
@@ -55,7 +55,7 @@ type Warmer struct {
 // that say which EIPs are taken from api (uncached), and allocates through
 // the clients of vpc.
 func NewWarmer(kube, api client.Reader, pool *vpc.Pool, grants *Grants, log logging.Logger, interval time.Duration) *Warmer {
-	return &Warmer{kube: kube, api: api, vpc: pool, grants: grants, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
+	return &Warmer{kube: kube, api: api, vpc: poolClients(pool), grants: grants, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // NeedLeaderElection: only the leader allocates.
@@ -210,7 +210,7 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	if err != nil {
 		return err
 	}
-	c, err := w.vpc.Client(cfg)
+	c, err := w.vpc(cfg)
 	if err != nil {
 		return err
 	}
