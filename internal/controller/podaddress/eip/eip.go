@@ -185,6 +185,7 @@ func (m *Machine) Start(ctx context.Context, pa *v1alpha1.PodAddress, region str
 			if err := m.record(ctx, pa); err != nil {
 				pa.Status.EIP = nil
 				m.warm.giveBack(pool, ad)
+				m.grants.warmBack(pool)
 				m.grants.Observe(pa)
 				return false, errors.Wrap(err, "cannot record the warm EIP taken")
 			}

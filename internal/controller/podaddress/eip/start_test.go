@@ -175,6 +175,15 @@ func TestStart(t *testing.T) {
 			maxEIPs:   5,
 			want:      want{eip: takenWarm, records: 1, free: []string{"eip-other"}, held: 1, warm: 1},
 		},
+		"TakeWarmRecordError": {
+			reason:    "A warm EIP whose take cannot be recorded goes back to the pool, and the grant forgets the holder.",
+			pa:        fromPolicy(bw10()),
+			warm:      []vpc.Address{warmEIP("eip-w", 10)},
+			warmGrant: "g",
+			recErr:    errBoom,
+			maxEIPs:   5,
+			want:      want{err: "cannot record the warm EIP taken", records: 1, free: []string{"eip-w"}, warm: 1},
+		},
 		"TakeWarmCountError": {
 			reason:    "A warm EIP that cannot be counted goes back to the pool: nothing is recorded.",
 			pa:        fromPolicy(bw10()),
