@@ -25,11 +25,16 @@ type region struct {
 	*fake.Cloud
 	errs  map[string]error
 	noIDs bool // Allocate answers no address and no error
+	// during, when set, runs while an allocation is out.
+	during func()
 }
 
 func (r *region) Allocate(ctx context.Context, req vpc.AllocateRequest) ([]string, string, error) {
 	if err := r.errs["Allocate"]; err != nil {
 		return nil, "", err
+	}
+	if r.during != nil {
+		r.during()
 	}
 	if r.noIDs {
 		return nil, "", nil

@@ -236,7 +236,12 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	}
 	w.free[key] = free
 	w.mu.Unlock()
-	w.grants.WarmHas(key, int32(len(free)))
+	missing := int(want) - len(free)
+	if missing <= 0 {
+		// Otherwise the pool stays counted at want (WarmAllowed) while
+		// the allocation is out, so that Pods do not take its places.
+		w.grants.WarmHas(key, int32(len(free)))
+	}
 
 	if len(surplus) > 0 {
 		// Each idle EIP is billed by the hour: give back what is not wanted.
@@ -244,7 +249,6 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 			return errors.Wrapf(err, "cannot release surplus warm EIPs of %s", key)
 		}
 	}
-	missing := int(want) - len(free)
 	if missing <= 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -193,6 +194,14 @@ func TestRefill(t *testing.T) {
 			errs:   map[string]error{"Allocate": errQuota},
 			want:   want{err: "warm pool ns/web: cannot allocate 2 EIPs", free: []string{"w1"}, counted: ptr.To[int32](1)},
 		},
+		"AllocateError": {
+			reason: "An allocation that may have landed keeps the pool counted at eipWarm until the next round lists it.",
+			policy: warmPolicy(ptr.To[int32](3)),
+			grant:  grant(10, 5),
+			cloud:  func(c *fake.Cloud) { c.Addresses["w1"] = pooled("w1", vpc.StatusUnbind, 10) },
+			errs:   map[string]error{"Allocate": errBoom},
+			want:   want{err: "warm pool ns/web", free: []string{"w1"}, counted: ptr.To[int32](3)},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -270,6 +279,38 @@ func TestRefillAllocatesWhatItTagged(t *testing.T) {
 	}
 	if n := len(w.free["ns/web"]); n != 2 {
 		t.Errorf("%d free after the second round, want 2", n)
+	}
+}
+
+// TestRefillCountsWhileAllocating: while a pool's allocation is out, the
+// grant counts the pool at what it will hold, so that Pods reserving at
+// the same time cannot take the places the new EIPs will fill.
+func TestRefillCountsWhileAllocating(t *testing.T) {
+	ctx := context.Background()
+	kube := newKube(t, interceptor.Funcs{}, append([]client.Object{warmPolicy(ptr.To[int32](3)), grant(4, 5)}, config("default", "ap-default")...)...)
+	c := fake.New()
+	c.Addresses["w1"] = pooled("w1", vpc.StatusUnbind, 10)
+	g := NewGrants(kube, kube, logging.NewNopLogger())
+	w := NewWarmer(kube, kube, nil, g, logging.NewNopLogger(), time.Hour)
+	var during *int32
+	w.vpc = regions(&region{Cloud: c, during: func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		during = ptr.To(g.warm["ns/web"].n)
+	}}, nil, nil)
+	if err := w.refill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if during == nil || *during != 3 {
+		t.Fatalf("the pool counted %d while its allocation was out (-1: never asked), want 3", ptr.Deref(during, -1))
+	}
+	// A Pod reserving meanwhile finds one place of the grant's 4 left.
+	gr := grant(4, 5)
+	if err := g.Reserve(ctx, gr, types.NamespacedName{Namespace: testNS, Name: "a"}, ""); err != nil {
+		t.Fatalf("the one place left: %v", err)
+	}
+	if err := g.Reserve(ctx, gr, types.NamespacedName{Namespace: testNS, Name: "b"}, ""); err == nil {
+		t.Error("a fifth EIP under a grant of 4")
 	}
 }
 
