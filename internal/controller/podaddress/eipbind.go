@@ -13,7 +13,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 )
 
@@ -42,7 +41,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		}
 	}
 	var (
-		c      *vpc.Client
+		c      eip.API
 		region string
 		err    error
 		fresh  bool

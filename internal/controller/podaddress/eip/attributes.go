@@ -80,7 +80,7 @@ func (m *Machine) recordEIP(ctx context.Context, pa *v1alpha1.PodAddress) error 
 // (Crossplane grants edit on every kind of the package), so a recorded id
 // is trusted only as far as the cloud object's owner tags agree: a forged
 // one is dropped as gone, never associated, disassociated or released.
-func describe(ctx context.Context, c *vpc.Client, pa *v1alpha1.PodAddress, id string) (vpc.Address, bool, error) {
+func describe(ctx context.Context, c API, pa *v1alpha1.PodAddress, id string) (vpc.Address, bool, error) {
 	as, err := c.Describe(ctx, []string{id})
 	if vpc.IsNotFound(err) {
 		return vpc.Address{}, false, nil

@@ -43,6 +43,38 @@ const (
 	maxBackoff = 5 * time.Minute
 )
 
+// API is what the Machine and the Warmer need of a region's VPC client:
+// *vpc.Client serves it, and so does the fake region of the unit tests.
+type API interface {
+	Allocate(ctx context.Context, r vpc.AllocateRequest) ([]string, string, error)
+	Describe(ctx context.Context, ids []string) ([]vpc.Address, error)
+	DescribeByTag(ctx context.Context, key, value string) ([]vpc.Address, error)
+	Associate(ctx context.Context, id, eniID, privateIP string) (string, error)
+	Disassociate(ctx context.Context, id string) (string, error)
+	Release(ctx context.Context, ids []string) (string, error)
+	ENIOf(ctx context.Context, privateIP string) (string, error)
+	TaskDone(ctx context.Context, taskID string) (bool, error)
+}
+
+// clientsOf hands out the API of a provider config's credentials and
+// region. A func rather than *vpc.Pool, whose Client returns the concrete
+// type, so that tests hand out a fake region.
+type clientsOf func(clients.Config) (API, error)
+
+// poolClients is the clients of pool; nil for no pool.
+func poolClients(pool *vpc.Pool) clientsOf {
+	if pool == nil {
+		return nil
+	}
+	return func(cfg clients.Config) (API, error) {
+		c, err := pool.Client(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
 // Active reports whether pa holds (or may hold) an EIP: it asked for
 // one and did not fall back to ports.
 func Active(pa *v1alpha1.PodAddress) bool {
@@ -53,7 +85,7 @@ func Active(pa *v1alpha1.PodAddress) bool {
 // provider config its status records (the grant's when it was
 // allocated), else the one its request names, else ClusterProviderConfig
 // "default" (PodAddresses recorded before grants).
-func (m *Machine) Client(ctx context.Context, pa *v1alpha1.PodAddress) (*vpc.Client, string, error) {
+func (m *Machine) Client(ctx context.Context, pa *v1alpha1.PodAddress) (API, string, error) {
 	ref := xpv2.ProviderConfigReference{Kind: clusterv1alpha1.ClusterProviderConfigKind, Name: "default"}
 	switch {
 	case pa.Status.EIP != nil && pa.Status.EIP.ProviderConfigRef != nil:
@@ -66,7 +98,7 @@ func (m *Machine) Client(ctx context.Context, pa *v1alpha1.PodAddress) (*vpc.Cli
 
 // ClientOf returns the VPC client of the provider config ref (a
 // ProviderConfig of namespace, or a ClusterProviderConfig) and its region.
-func (m *Machine) ClientOf(ctx context.Context, ref xpv2.ProviderConfigReference, namespace string) (*vpc.Client, string, error) {
+func (m *Machine) ClientOf(ctx context.Context, ref xpv2.ProviderConfigReference, namespace string) (API, string, error) {
 	if m.vpc == nil {
 		return nil, "", errors.New("this provider runs without a VPC client: EIPs cannot be managed")
 	}
@@ -74,7 +106,7 @@ func (m *Machine) ClientOf(ctx context.Context, ref xpv2.ProviderConfigReference
 	if err != nil {
 		return nil, "", err
 	}
-	c, err := m.vpc.Client(cfg)
+	c, err := m.vpc(cfg)
 	return c, cfg.Region, errors.Wrapf(err, "cannot build a VPC client for region %s", cfg.Region)
 }
 
@@ -100,7 +132,7 @@ func (e *WaitError) Error() string { return e.Msg }
 // status: every step is recorded through it before the next cloud call.
 type Machine struct {
 	kube   client.Reader
-	vpc    *vpc.Pool
+	vpc    clientsOf
 	warm   *Warmer
 	grants *Grants
 	clock  func() time.Time
@@ -111,7 +143,7 @@ type Machine struct {
 // none), counts EIPs against grants and allocates through the clients of
 // vpc.
 func NewMachine(kube client.Reader, pool *vpc.Pool, warm *Warmer, grants *Grants, clock func() time.Time, record func(context.Context, *v1alpha1.PodAddress) error) *Machine {
-	return &Machine{kube: kube, vpc: pool, warm: warm, grants: grants, clock: clock, record: record}
+	return &Machine{kube: kube, vpc: poolClients(pool), warm: warm, grants: grants, clock: clock, record: record}
 }
 
 // Progress says what an EIP waits for.
@@ -153,6 +185,7 @@ func (m *Machine) Start(ctx context.Context, pa *v1alpha1.PodAddress, region str
 			if err := m.record(ctx, pa); err != nil {
 				pa.Status.EIP = nil
 				m.warm.giveBack(pool, ad)
+				m.grants.warmBack(pool)
 				m.grants.Observe(pa)
 				return false, errors.Wrap(err, "cannot record the warm EIP taken")
 			}
@@ -192,7 +225,7 @@ type Goal struct {
 // it is there (done), waits on the cloud (wait), or fails. fresh says the
 // Allocating state was recorded by this reconcile, so no allocation can
 // have been sent for it.
-func (m *Machine) Drive(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Client, goal Goal, fresh bool) (done bool, wait time.Duration, err error) {
+func (m *Machine) Drive(ctx context.Context, pa *v1alpha1.PodAddress, c API, goal Goal, fresh bool) (done bool, wait time.Duration, err error) {
 	for range steps {
 		if pa.Status.EIP == nil {
 			return true, 0, nil
@@ -208,7 +241,7 @@ func (m *Machine) Drive(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Cli
 
 // step takes one step; it returns neither done nor a wait when it made
 // progress (recorded a new state) and another step may follow.
-func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Client, goal Goal, fresh bool) (bool, time.Duration, error) {
+func (m *Machine) step(ctx context.Context, pa *v1alpha1.PodAddress, c API, goal Goal, fresh bool) (bool, time.Duration, error) {
 	e := pa.Status.EIP
 	if e.TaskID != "" {
 		ok, err := c.TaskDone(ctx, e.TaskID)
@@ -390,7 +423,7 @@ func (m *Machine) reallocate(pa *v1alpha1.PodAddress) {
 // reconcile recorded the state (fresh), an earlier allocation may have
 // been sent and its answer lost: the owner tag finds what it made. Extra
 // EIPs of the tag (never recorded, so never bound) are released.
-func (m *Machine) allocate(ctx context.Context, pa *v1alpha1.PodAddress, c *vpc.Client, goal Goal, fresh bool) (bool, time.Duration, error) {
+func (m *Machine) allocate(ctx context.Context, pa *v1alpha1.PodAddress, c API, goal Goal, fresh bool) (bool, time.Duration, error) {
 	e := pa.Status.EIP
 	if !fresh {
 		found, err := c.DescribeByTag(ctx, TagOwner, e.OwnerTag)

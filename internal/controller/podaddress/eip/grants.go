@@ -170,6 +170,19 @@ func (g *Grants) Reserve(ctx context.Context, gr *v1alpha1.EIPGrant, key types.N
 	return nil
 }
 
+// warmBack counts again, as a warm EIP of pool, one whose take Reserve
+// counted but whose record failed: it is back in the pool, and without
+// this the grant would undercount until the warmer's next round.
+func (g *Grants) warmBack(pool string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w, ok := g.warm[pool]; ok {
+		w.n++
+		g.warm[pool] = w
+		g.kick()
+	}
+}
+
 // Observe follows a written status of pa: the grant it holds an EIP of,
 // or none.
 func (g *Grants) Observe(pa *v1alpha1.PodAddress) {

@@ -41,7 +41,7 @@ type Warmer struct {
 	kube     client.Reader
 	grants   *Grants
 	api      client.Reader
-	vpc      *vpc.Pool
+	vpc      clientsOf
 	log      logging.Logger
 	interval time.Duration
 
@@ -55,7 +55,7 @@ type Warmer struct {
 // that say which EIPs are taken from api (uncached), and allocates through
 // the clients of vpc.
 func NewWarmer(kube, api client.Reader, pool *vpc.Pool, grants *Grants, log logging.Logger, interval time.Duration) *Warmer {
-	return &Warmer{kube: kube, api: api, vpc: pool, grants: grants, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
+	return &Warmer{kube: kube, api: api, vpc: poolClients(pool), grants: grants, log: log, interval: interval, free: map[string][]vpc.Address{}, taken: map[string]bool{}, kick: make(chan struct{}, 1)}
 }
 
 // NeedLeaderElection: only the leader allocates.
@@ -210,7 +210,7 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	if err != nil {
 		return err
 	}
-	c, err := w.vpc.Client(cfg)
+	c, err := w.vpc(cfg)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,12 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 	}
 	w.free[key] = free
 	w.mu.Unlock()
-	w.grants.WarmHas(key, int32(len(free)))
+	missing := int(want) - len(free)
+	if missing <= 0 {
+		// Otherwise the pool stays counted at want (WarmAllowed) while
+		// the allocation is out, so that Pods do not take its places.
+		w.grants.WarmHas(key, int32(len(free)))
+	}
 
 	if len(surplus) > 0 {
 		// Each idle EIP is billed by the hour: give back what is not wanted.
@@ -244,7 +249,6 @@ func (w *Warmer) refillPool(ctx context.Context, pol *v1alpha1.PodAddressPolicy,
 			return errors.Wrapf(err, "cannot release surplus warm EIPs of %s", key)
 		}
 	}
-	missing := int(want) - len(free)
 	if missing <= 0 {
 		return nil
 	}
