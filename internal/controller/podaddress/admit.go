@@ -75,7 +75,9 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	// From here on the PodAddress exists: if anything fails, it is left
 	// for the controller, which binds it once the Pod exists or deletes
 	// it after the grace.
-	bs, fresh, err := r.pools.AllocateAll(ctx, pa, ports(ws))
+	rsv := r.pools.Reserve(pa)
+	defer rsv.Drop()
+	bs, err := rsv.AllocateAll(ctx, ports(ws))
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +86,12 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	pa.Status.State, pa.Status.Message = v1alpha1.StateAllocated, msg
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StateAllocated), msg)
 	if err := r.seal.Seal(pa); err != nil {
-		r.pools.Undo(pa, fresh)
 		return nil, err
 	}
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
-		r.pools.Undo(pa, fresh)
 		return nil, errors.Wrap(err, "cannot record the bindings allocated at admission")
 	}
+	rsv.Commit()
 	r.metrics.state(pa)
 	return pa.Status.Bindings, nil
 }

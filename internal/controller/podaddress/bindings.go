@@ -61,14 +61,17 @@ func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod
 	if wait := r.quietWait(ctx, pa, pod, ws); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
-	fresh, stop, res, err := r.allocateMissing(ctx, pa, pod, a, ws)
-	if stop {
+	// New slots are recorded before any cloud call; those a failed write
+	// did not record go back when the bind ends.
+	rsv := r.pools.Reserve(pa)
+	defer rsv.Drop()
+	if stop, res, err := r.allocateMissing(ctx, pa, pod, a, ws, rsv); stop {
 		return res, err
 	}
 	if pa.Spec.Isolated {
-		return r.isolate(ctx, pa, pod, a, fresh)
+		return reconcile.Result{}, r.isolate(ctx, pa, pod, a, rsv)
 	}
-	if stop, res, err := r.recordTargets(ctx, pa, pod, a, ws, fresh); stop {
+	if stop, res, err := r.recordTargets(ctx, pa, pod, a, ws, rsv); stop {
 		return res, err
 	}
 	if done, err := r.registerTargets(ctx, pa); !done || err != nil {
@@ -135,32 +138,29 @@ func (r *Reconciler) quietWait(ctx context.Context, pa *v1alpha1.PodAddress, pod
 }
 
 // allocateMissing allocates a slot for every want without a binding; the
-// caller records them before any cloud call. fresh are the slots it took.
+// caller records them before any cloud call; rsv holds them until then.
 // A want that gets none (no free port, no pool) stops the bind with that
 // state recorded and told.
-func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want) (fresh []allocation.Port, stop bool, res reconcile.Result, err error) {
+func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) (stop bool, res reconcile.Result, err error) {
 	for _, w := range ws {
 		if w.In(pa.Status.Bindings) {
 			continue
 		}
-		b, isNew, state, err := r.pools.Allocate(ctx, pa, w.Port)
-		if isNew {
-			fresh = append(fresh, w.Port)
-		}
+		b, state, err := rsv.Allocate(ctx, w.Port)
 		if err != nil {
 			if state == v1alpha1.StateNoPortAvailable {
 				r.podEvent(pod, event.Warning(reasonNoPort, err))
 			}
 			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 			if uerr != nil {
-				r.pools.Undo(pa, fresh)
-				return nil, true, res, uerr
+				return true, res, uerr
 			}
-			return nil, true, res, r.tellPod(ctx, pod, a, pa, state, err.Error())
+			rsv.Commit()
+			return true, res, r.tellPod(ctx, pod, a, pa, state, err.Error())
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
-	return fresh, false, reconcile.Result{}, nil
+	return false, reconcile.Result{}, nil
 }
 
 // recordTargets records where each binding forwards to, with new
@@ -171,8 +171,8 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 // that recorded, before the new ones are. It stops the bind while the
 // Pod has no IP (or node) yet, and after a deregistration of changed
 // targets (the next reconcile records and registers the new ones).
-func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, fresh []allocation.Port) (bool, reconcile.Result, error) {
-	allocated := len(fresh) > 0 || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
+func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) (bool, reconcile.Result, error) {
+	allocated := rsv.Fresh() || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 	ds, ready, err := r.dests(ctx, pod, ws)
 	if err != nil || !ready {
 		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
@@ -181,9 +181,9 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 		}
 		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
 		if uerr != nil {
-			r.pools.Undo(pa, fresh)
 			return true, res, uerr
 		}
+		rsv.Commit()
 		return true, res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg)
 	}
 	stale, record := setTargets(pa, ws, ds)
@@ -193,9 +193,9 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 			msg = "the Pod's targets changed; deregistering the old ones"
 		}
 		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
-			r.pools.Undo(pa, fresh)
 			return true, reconcile.Result{}, err
 		}
+		rsv.Commit()
 		if err := r.tellPod(ctx, pod, a, pa, v1alpha1.StateAllocated, msg); err != nil {
 			return true, reconcile.Result{}, err
 		}
@@ -282,23 +282,22 @@ func (r *Reconciler) invalid(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 // then each binding is recorded with its address and no target. That
 // record is what a restarted provider reads: it has nothing to deregister,
 // and registers nothing while the Pod stays isolated. Once the Pod is no
-// longer isolated, bind records and registers its targets again. fresh
-// are the slots this reconcile allocated.
-func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, fresh []allocation.Port) (reconcile.Result, error) {
+// longer isolated, bind records and registers its targets again. rsv
+// holds the slots this reconcile allocated.
+func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, rsv *allocation.Reservation) error {
 	const msg = "isolated: no target is registered; the ports and addresses are kept"
 	key := client.ObjectKeyFromObject(pa)
 	if ops := targets.Deregister(pa.Status.Bindings); len(ops) > 0 {
-		if len(fresh) > 0 {
+		if rsv.Fresh() {
 			// New slots are recorded before any cloud call.
 			if _, err := r.setState(ctx, pa, pa.Status.State, pa.Status.Message, reconcile.Result{}); err != nil {
-				r.pools.Undo(pa, fresh)
-				return reconcile.Result{}, err
+				return err
 			}
-			fresh = nil
+			rsv.Commit()
 		}
 		done, err := r.binder.Run(ctx, pa, ops)
 		if !done || err != nil {
-			return reconcile.Result{}, err
+			return err
 		}
 	}
 	for i := range pa.Status.Bindings {
@@ -308,13 +307,13 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	}
 	was := pa.Status.State
 	if _, err := r.setState(ctx, pa, v1alpha1.StateIsolated, msg, reconcile.Result{}); err != nil {
-		r.pools.Undo(pa, fresh)
-		return reconcile.Result{}, err
+		return err
 	}
+	rsv.Commit()
 	// The deregistration is recorded; its answer is spent.
 	r.binder.Forget(key)
 	if was != v1alpha1.StateIsolated {
 		r.podEvent(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}
-	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
+	return r.tellPod(ctx, pod, a, pa, v1alpha1.StateIsolated, msg)
 }

@@ -33,15 +33,16 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	// the Pod, and without one this controller deletes it itself.
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
-	fresh, wait := r.preallocate(ctx, pa, pod)
-	if wait > 0 {
+	// Not recorded unless the create succeeds: the slots then go back (an
+	// AlreadyExists PodAddress holds its own).
+	rsv := r.pools.Reserve(pa)
+	defer rsv.Drop()
+	if wait := r.preallocate(ctx, pa, pod, rsv); wait > 0 {
 		return nil, wait, nil
 	}
 	err := r.kube.Create(ctx, pa)
-	if err != nil {
-		// Not recorded: the slots go back (an AlreadyExists PodAddress
-		// holds its own).
-		r.pools.Undo(pa, fresh)
+	if err == nil {
+		rsv.Commit()
 	}
 	if kerrors.IsAlreadyExists(err) {
 		return nil, 0, nil
@@ -59,43 +60,43 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 // has its IP (or node), and records them with their targets in what pa is
 // created with (v1alpha1.AnnotationCreatedBindings): the create is then
 // the record made before any cloud call, and the first status write is
-// Bound. It returns the slots it allocated, for the caller to return
-// should the create fail, or how long to wait for a young Pod's IP.
+// Bound. The slots it allocates are held by rsv, which the caller commits
+// once the create succeeded. It returns how long to wait for a young Pod's
+// IP.
 // Anything else in the way (an invalid request, a full or missing pool,
 // an EIP) leaves pa without bindings: bind allocates and says why, as it
 // does for every PodAddress.
-func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]allocation.Port, time.Duration) {
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, rsv *allocation.Reservation) time.Duration {
 	if pa.Spec.EIP != nil || pa.Spec.Isolated {
-		return nil, 0
+		return 0
 	}
 	ws, err := wants(pa, pod)
 	if err != nil || len(ws) == 0 {
-		return nil, 0
+		return 0
 	}
 	if no, err := r.refused(ctx, pa, ws); no != nil || err != nil {
-		return nil, 0
+		return 0
 	}
 	ds, ready, err := r.dests(ctx, pod, ws)
 	if err != nil {
-		return nil, 0
+		return 0
 	}
 	if !ready {
-		return nil, max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
+		return max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
 	}
-	bs, fresh, err := r.pools.AllocateAll(ctx, pa, ports(ws))
+	bs, err := rsv.AllocateAll(ctx, ports(ws))
 	if err != nil {
-		return nil, 0
+		return 0
 	}
 	for i := range bs {
 		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = ds[i].ip, ds[i].port, ds[i].instance
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
-		r.pools.Undo(pa, fresh)
-		return nil, 0
+		return 0
 	}
 	// Wall time: it is checked against the creation time the API server sets.
 	r.seal.SealCreated(pa, time.Now())
-	return fresh, 0
+	return 0
 }
 
 // takeOver points an existing PodAddress at a new Pod of the same name (a

@@ -16,24 +16,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/portalloc"
 )
 
-// AllocateAll allocates a slot for each of ps, in order, and returns their
-// bindings and the slots that were new to pa; on a failure it gives the
-// new ones back and returns the error.
-func (p *Pools) AllocateAll(ctx context.Context, pa *v1alpha1.PodAddress, ps []Port) (bs []v1alpha1.PortBinding, fresh []Port, err error) {
-	for _, w := range ps {
-		b, isNew, _, err := p.Allocate(ctx, pa, w)
-		if isNew {
-			fresh = append(fresh, w)
-		}
-		if err != nil {
-			p.Undo(pa, fresh)
-			return nil, nil, err
-		}
-		bs = append(bs, b)
-	}
-	return bs, fresh, nil
-}
-
 // ReleaseBindings returns the slots of bs that pa held.
 func (p *Pools) ReleaseBindings(pa *v1alpha1.PodAddress, bs []v1alpha1.PortBinding) {
 	key := client.ObjectKeyFromObject(pa)
@@ -94,10 +76,8 @@ func (p *Pools) HasLeft(ctx context.Context, b v1alpha1.PortBinding) bool {
 	return Departed(pp, b)
 }
 
-// Undo returns the slots this reconcile allocated whose record failed; a
-// retry allocates them again. Slots an owner already held are kept: a
-// failed write from a stale copy does not mean the slot was never recorded.
-func (p *Pools) Undo(pa *v1alpha1.PodAddress, ps []Port) {
+// releasePorts returns the slots pa holds for ps (Reservation.Drop).
+func (p *Pools) releasePorts(pa *v1alpha1.PodAddress, ps []Port) {
 	key := client.ObjectKeyFromObject(pa)
 	for _, w := range ps {
 		if al, ok := p.loaded(w.Pool); ok {
