@@ -20,7 +20,7 @@ var tcpPort = Port{Pool: poolKey, ContainerPort: 80, Protocol: "TCP"}
 func TestAllocate(t *testing.T) {
 	ctx := context.Background()
 	tcp := []string{"TCP"}
-	two, one := int64(2), int64(1)
+	two, four, one := int64(2), int64(4), int64(1)
 	readyPool := func(mod func(*clbv1alpha1.PortPool)) *clbv1alpha1.PortPool {
 		pp := portPool(lbStatus("lb-1", clbv1alpha1.PoolLBReady, tcp, ports(100, 10)...))
 		if mod != nil {
@@ -139,6 +139,22 @@ func TestAllocate(t *testing.T) {
 			reason: "An ordinal beyond the last port is an error of the allocator, left Pending.",
 			objs:   []client.Object{readyPool(nil)},
 			pa:     ordinal("web-70000"),
+			w:      tcpPort,
+			want:   want{state: v1alpha1.StatePending, err: portalloc.ErrInvalid.Error()},
+		},
+		"OrdinalWraps": {
+			reason: "An ordinal whose port is beyond int32 must not wrap onto a valid port: 100 + 2^30 × 4 is not port 100.",
+			objs: []client.Object{readyPool(func(pp *clbv1alpha1.PortPool) {
+				pp.Spec.ForProvider.SegmentLength = &four
+			})},
+			pa:   ordinal("web-1073741824"),
+			w:    tcpPort,
+			want: want{state: v1alpha1.StatePending, err: portalloc.ErrInvalid.Error()},
+		},
+		"OrdinalUnparsable": {
+			reason: "An ordinal beyond int32 is refused as out of range, not taken as the largest int32.",
+			objs:   []client.Object{readyPool(nil)},
+			pa:     ordinal("web-99999999999"),
 			w:      tcpPort,
 			want:   want{state: v1alpha1.StatePending, err: portalloc.ErrInvalid.Error()},
 		},
