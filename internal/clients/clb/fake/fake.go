@@ -350,6 +350,25 @@ func (c *Cloud) DescribeTargets(_ context.Context, lbID, id string) (*clbsdk.Lis
 	return c.backend(l), nil
 }
 
+// DescribeListenersTargets returns the targets of the listeners ids of
+// load balancer lbID, by listener id; as from the client, a listener that
+// does not exist is absent. It counts as one TargetReads.
+func (c *Cloud) DescribeListenersTargets(_ context.Context, lbID string, ids []string) (map[string]*clbsdk.ListenerBackend, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.TargetReads++
+	if _, ok := c.LBs[lbID]; !ok {
+		return nil, errLBNotFound
+	}
+	out := map[string]*clbsdk.ListenerBackend{}
+	for _, id := range ids {
+		if l, err := c.listener(lbID, id); err == nil {
+			out[id] = c.backend(l)
+		}
+	}
+	return out, nil
+}
+
 // backend is the targets of l, created empty; c.mu is held.
 func (c *Cloud) backend(l *clbsdk.Listener) *clbsdk.ListenerBackend {
 	id := clb.Deref(l.ListenerId)

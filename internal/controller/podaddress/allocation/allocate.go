@@ -3,6 +3,7 @@ package allocation
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -104,12 +105,18 @@ func (p *Pools) Allocate(ctx context.Context, pa *v1alpha1.PodAddress, w Port) (
 		if m == nil {
 			return b, false, v1alpha1.StateInvalid, errors.Errorf("the Ordinal strategy needs a StatefulSet Pod name ending in -<ordinal>, not %q", pa.GetName())
 		}
-		n, _ := strconv.ParseInt(m[1], 10, 32)
+		n, perr := strconv.ParseInt(m[1], 10, 32)
 		seg := int64(1)
 		if pp.Spec.ForProvider.SegmentLength != nil {
 			seg = *pp.Spec.ForProvider.SegmentLength
 		}
-		slot, err = al.AllocateAt(o, int32(pp.Spec.ForProvider.StartPort+n*seg)) //nolint:gosec // G115: ports are validated to 1-65535.
+		port := pp.Spec.ForProvider.StartPort + n*seg
+		if perr != nil || port > math.MaxUint16 {
+			// Converted to int32, a larger port would wrap, onto another
+			// ordinal's port for some (2^30 with segments of 4 is startPort).
+			return b, false, v1alpha1.StatePending, errors.Wrapf(portalloc.ErrInvalid, "pool %s: the ordinal of %q gives a port beyond 65535", w.Pool, pa.GetName())
+		}
+		slot, err = al.AllocateAt(o, int32(port)) //nolint:gosec // G115: at most 65535, checked above.
 	} else {
 		slot, err = al.Allocate(o)
 	}

@@ -63,7 +63,7 @@ const (
 // the provider that registers targets audits them.
 type Auditor struct {
 	kube     client.Reader
-	binder   *targets.Binder
+	clients  cloudClients
 	repairs  *Repairs
 	record   event.Recorder
 	log      logging.Logger
@@ -80,6 +80,31 @@ type Auditor struct {
 	// until their time: an unreachable endpoint or region must not slow
 	// every round for the others.
 	failing map[string]failure
+}
+
+// API is what the audit calls on a load balancer's cloud client:
+// *clb.Client serves it, and so does the fake region of the unit tests.
+type API interface {
+	DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error)
+	ModifyTargetWeight(ctx context.Context, lbID string, ts []clb.Target) (string, error)
+	DeregisterTargets(ctx context.Context, lbID string, ts []clb.Target) (string, error)
+}
+
+// cloudClients hands out the client of a pool's load balancers in a region.
+// A func rather than *targets.Binder, whose ClientFor returns the concrete
+// type, so that tests hand out a fake region.
+type cloudClients func(ctx context.Context, pool, region string) (API, error)
+
+// binderClients is the clients of binder. A client that cannot be built is
+// a nil API, not a nil *clb.Client in one, as the round tells by nil.
+func binderClients(binder *targets.Binder) cloudClients {
+	return func(ctx context.Context, pool, region string) (API, error) {
+		c, err := binder.ClientFor(ctx, pool, region)
+		if c == nil {
+			return nil, err
+		}
+		return c, err
+	}
 }
 
 // A failure is a load balancer the audit skips until until; failures
@@ -100,7 +125,7 @@ const (
 // kube, confirms foreign targets through api (uncached), describes and
 // repairs through binder's clients, and hands missing targets to repairs.
 func NewAuditor(kube, api client.Reader, binder *targets.Binder, repairs *Repairs, record event.Recorder, log logging.Logger, interval time.Duration) *Auditor {
-	return &Auditor{kube: kube, api: api, binder: binder, repairs: repairs, record: record, log: log, interval: interval}
+	return &Auditor{kube: kube, api: api, clients: binderClients(binder), repairs: repairs, record: record, log: log, interval: interval}
 }
 
 // NeedLeaderElection: only the leader audits.
@@ -132,7 +157,7 @@ type expected struct {
 
 // lbAudit is what one round looks at on one load balancer.
 type lbAudit struct {
-	c  *clb.Client
+	c  API
 	lb string
 	// listeners maps each listener to describe to its pool (a PoolKey).
 	listeners map[string]string
@@ -164,17 +189,17 @@ func (a *Auditor) round(ctx context.Context) error {
 
 	type clientKey struct{ pool, region string }
 	type groupKey struct {
-		c  *clb.Client
+		c  API
 		lb string
 	}
-	clientsOf := map[clientKey]*clb.Client{}
+	clientsOf := map[clientKey]API{}
 	groups := map[groupKey]*lbAudit{}
 	group := func(pool, region, lb string) *lbAudit {
 		ck := clientKey{pool, region}
 		c, ok := clientsOf[ck]
 		if !ok {
 			var err error
-			if c, err = a.binder.ClientFor(ctx, pool, region); err != nil {
+			if c, err = a.clients(ctx, pool, region); err != nil {
 				a.log.Debug("Target audit skips a pool whose cloud client cannot be built", "pool", pool, "error", err)
 			}
 			clientsOf[ck] = c
