@@ -277,7 +277,9 @@ func TestAllocateAll(t *testing.T) {
 			pa := podAddress(poolNS, "p0", held("lb-1", 100))
 			p := NewPools(newKube(t, interceptor.Funcs{}, portPool(lbStatus("lb-1", clbv1alpha1.PoolLBReady, tcp, 100, 101)), pa),
 				func(string, []portalloc.LBStats) {})
-			bs, fresh, err := p.AllocateAll(ctx, pa, tc.ps)
+			r := p.Reserve(pa)
+			bs, err := r.AllocateAll(ctx, tc.ps)
+			fresh := r.fresh
 			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("%s\nAllocateAll(...): %v, want %q", tc.reason, err, tc.err)
 			}

@@ -33,10 +33,6 @@ func onePortPools(t *testing.T) *Pools {
 	return NewPools(kube, func(string, []portalloc.LBStats) {})
 }
 
-func podAddress(name string) *v1alpha1.PodAddress {
-	return &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}}
-}
-
 // TestReservation: slots a reservation took are the PodAddress's once
 // committed and given back when dropped; a slot held before the
 // reservation is never given back by it; AllocateAll keeps nothing of a
@@ -53,7 +49,7 @@ func TestReservation(t *testing.T) {
 		"CommitKeeps": {
 			reason: "A committed slot stays the PodAddress's, Drop after Commit gives nothing back.",
 			run: func(ctx context.Context, p *Pools) error {
-				r := p.Reserve(podAddress("gs-0"))
+				r := p.Reserve(podAddress("team-a", "gs-0"))
 				defer r.Drop()
 				_, _, err := r.Allocate(ctx, game)
 				r.Commit()
@@ -64,7 +60,7 @@ func TestReservation(t *testing.T) {
 		"DropGivesBack": {
 			reason: "A slot whose record was never written goes back.",
 			run: func(ctx context.Context, p *Pools) error {
-				r := p.Reserve(podAddress("gs-0"))
+				r := p.Reserve(podAddress("team-a", "gs-0"))
 				defer r.Drop()
 				_, _, err := r.Allocate(ctx, game)
 				return err
@@ -73,12 +69,12 @@ func TestReservation(t *testing.T) {
 		"HeldBeforeKept": {
 			reason: "A slot held before this reservation is kept when it is dropped: a failed write from a stale copy is no proof it was never recorded.",
 			run: func(ctx context.Context, p *Pools) error {
-				first := p.Reserve(podAddress("gs-0"))
+				first := p.Reserve(podAddress("team-a", "gs-0"))
 				if _, _, err := first.Allocate(ctx, game); err != nil {
 					return err
 				}
 				first.Commit()
-				again := p.Reserve(podAddress("gs-0"))
+				again := p.Reserve(podAddress("team-a", "gs-0"))
 				defer again.Drop()
 				if _, _, err := again.Allocate(ctx, game); err != nil {
 					return err
@@ -93,7 +89,7 @@ func TestReservation(t *testing.T) {
 		"AllocateAllFailure": {
 			reason: "A request AllocateAll cannot fill keeps none of its slots.",
 			run: func(ctx context.Context, p *Pools) error {
-				r := p.Reserve(podAddress("gs-0"))
+				r := p.Reserve(podAddress("team-a", "gs-0"))
 				defer r.Commit() // even a commit after the failure keeps nothing
 				if _, err := r.AllocateAll(ctx, []Port{game, missing}); err == nil {
 					t.Error("AllocateAll with a missing pool succeeded")
@@ -107,7 +103,7 @@ func TestReservation(t *testing.T) {
 		"AllocateAllSuccess": {
 			reason: "AllocateAll returns one binding per port, held until committed.",
 			run: func(ctx context.Context, p *Pools) error {
-				r := p.Reserve(podAddress("gs-0"))
+				r := p.Reserve(podAddress("team-a", "gs-0"))
 				defer r.Drop()
 				bs, err := r.AllocateAll(ctx, []Port{game})
 				if err != nil {
@@ -129,7 +125,7 @@ func TestReservation(t *testing.T) {
 			if err := tc.run(ctx, p); err != nil {
 				t.Fatalf("%s\n%v", tc.reason, err)
 			}
-			other := p.Reserve(podAddress("gs-1"))
+			other := p.Reserve(podAddress("team-a", "gs-1"))
 			_, state, err := other.Allocate(ctx, game)
 			if held := err != nil; held != tc.held {
 				t.Errorf("%s\nport held by gs-0 afterwards: %v (another Pod's allocation: %s %v), want %v", tc.reason, held, state, err, tc.held)
