@@ -111,7 +111,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"drift"})),
 		audits: tcapi.Register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "podaddress_target_audits_total",
-			Help: "Target audit rounds completed.",
+			Help: "Target audit rounds run, whether or not every load balancer could be read (an incomplete round is logged).",
 		})),
 	}
 }
