@@ -33,6 +33,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
 // The world most tests reconcile in: Pod team-a/pod-0 asking for port 80
@@ -258,6 +259,24 @@ func (w *world) deletePod(t *testing.T) {
 	}
 }
 
+// createPod creates Pod team-a/pod-0 anew, with uid and ip.
+func (w *world) createPod(t *testing.T, uid, ip string, annotations ...string) {
+	t.Helper()
+	p := pod(ip, annotations...)
+	p.UID = types.UID(uid)
+	p.ResourceVersion = ""
+	if err := w.kube.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sharedPool is PortPool shared/web, serving its own namespace only.
+func sharedPool() *clbv1alpha1.PortPool {
+	pp := portPool()
+	pp.Namespace, pp.UID = "shared", "uid-shared"
+	return pp
+}
+
 // failStatus fails, once armed, the status writes of PodAddresses.
 func failStatus(armed *atomic.Bool) interceptor.Funcs {
 	return interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -449,6 +468,102 @@ func TestReconcile(t *testing.T) {
 			},
 			rounds: 2,
 			want:   want{writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"PoolOfAnotherNamespace": {
+			reason: "A pool of another namespace that does not serve the Pod's is refused before anything is allocated.",
+			objs:   []client.Object{ns, portPool(), sharedPool(), pod(podIP, podannotation.AnnotationPorts, "80 shared/web")},
+			want:   want{state: v1alpha1.StatePoolNotAllowed, events: []string{"Warning PoolNotAllowed *v1.Pod/pod-0"}},
+		},
+		"HostPortWithoutHostPort": {
+			reason: "A request the Pod cannot serve (HostPort without a hostPort) is Invalid, and said on the Pod.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationBackend, "HostPort")},
+			want:   want{state: v1alpha1.StateInvalid, events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"TooManyPorts": {
+			reason: "A request over --max-ports-per-pod is Invalid, and allocates nothing.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 web; 81 web")},
+			setup:  func(_ *testing.T, w *world) { w.r.limits.maxPortsPerPod = 1 },
+			want:   want{state: v1alpha1.StateInvalid, events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"YoungPodWithoutIP": {
+			reason: "A Pod a moment old without an IP gets its PodAddress once the IP comes (or the moment ends).",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				// Created now: the API server keeps whole seconds.
+				p := pod("")
+				p.CreationTimestamp = metav1.NewTime(now)
+				return p
+			}()},
+			want: want{res: reconcile.Result{RequeueAfter: waitBackendQuiet}},
+		},
+		"PodWithoutIP": {
+			reason: "A Pod without an IP for a while gets its ports, and waits for its backend.",
+			objs:   []client.Object{ns, portPool(), pod("")},
+			want:   want{state: v1alpha1.StateWaitBackend, allocated: 1},
+		},
+		"NewPodOfTheSameName": {
+			reason: "A new Pod of the same name takes the PodAddress over: the old target goes, the new one is registered on the same port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.createPod(t, "uid-new", "10.0.0.6")
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"HeldTakenOver": {
+			reason: "A held binding is taken over by a new Pod of the same name, which is bound to the same port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.createPod(t, "uid-new", "10.0.0.6", podannotation.AnnotationKeepDuration, "5m")
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"PodIPChanged": {
+			reason: "A Pod whose IP changed: the old target is deregistered before the new one is registered.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				p := &corev1.Pod{}
+				if err := w.kube.Get(context.Background(), key, p); err != nil {
+					t.Fatal(err)
+				}
+				p.Status.PodIP = "10.0.0.6"
+				if err := w.kube.Status().Update(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"DeregistrationFails": {
+			reason: "A deleted PodAddress whose targets cannot be deregistered keeps its finalizer and its slot.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.cloud.Errs[lb1] = errBoom
+			},
+			rounds: 2,
+			want:   want{err: "boom", state: v1alpha1.StateBound, deleting: true, bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1},
+		},
+		"NotSealedYet": {
+			reason: "Nothing acts until the records written before seals are sealed.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup:  func(_ *testing.T, w *world) { w.r.seal = seal.New([]byte("key"), false) },
+			want:   want{res: reconcile.Result{RequeueAfter: sealWait}, allocated: -1},
 		},
 	}
 	for name, tc := range cases {
