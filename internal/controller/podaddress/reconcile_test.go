@@ -154,7 +154,9 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 		WithIndex(&v1alpha1.PodAddress{}, v1alpha1.PoolIndex, v1alpha1.PoolsOf).
 		WithInterceptorFuncs(withUIDs(f)).Build()
 	w.kube = kube
-	w.r = NewReconciler(kube, nil, logging.NewNopLogger(), w.events)
+	reads := &sealedReads{Client: kube}
+	w.r = NewReconciler(reads, nil, logging.NewNopLogger(), w.events)
+	reads.r = w.r
 	w.r.clock = func() time.Time { return w.now }
 	w.now = now
 	w.r.podEvents = PodEventsAll
@@ -171,13 +173,53 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 	return w
 }
 
-// withUIDs gives created objects a uid, as the API server does and the
-// fake client does not: a status is sealed with its object's uid.
+// sealedReads reads PodAddresses as the manager's cache holds them: with
+// the records the reconciler's seal does not vouch for dropped
+// (seal.Sealer.Transform).
+type sealedReads struct {
+	client.Client
+	r *Reconciler
+}
+
+func (c *sealedReads) Get(ctx context.Context, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return seal.Reader(c.Client, c.r.seal).Get(ctx, k, obj, opts...)
+}
+
+func (c *sealedReads) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
+	return seal.Reader(c.Client, c.r.seal).List(ctx, l, opts...)
+}
+
+// forge writes pa's status as someone else than the provider would: not
+// sealed by it.
+func (w *world) forge(t *testing.T, change func(*v1alpha1.PodAddress)) {
+	t.Helper()
+	pa := &v1alpha1.PodAddress{}
+	if err := w.kube.Get(context.Background(), key, pa); err != nil {
+		t.Fatal(err)
+	}
+	change(pa)
+	if err := w.kube.Status().Update(context.Background(), pa); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// foreign is a binding of port 101 to someone else's target 10.9.9.9:80.
+func foreign() v1alpha1.PortBinding {
+	return v1alpha1.PortBinding{Pool: "team-a/web", Protocol: "TCP", ContainerPort: 80, LoadBalancerID: lb1, Port: 101,
+		ListenerIDs: map[string]string{"TCP": listenerOf(101)}, TargetIP: "10.9.9.9", TargetPort: 80}
+}
+
+// withUIDs gives created objects a uid and a creation time, as the API
+// server does and the fake client does not: a status is sealed with its
+// object's uid, and a create record with the time it was made.
 func withUIDs(funcs interceptor.Funcs) interceptor.Funcs {
 	next := funcs.Create
 	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		if obj.GetUID() == "" {
 			obj.SetUID(types.UID("uid-" + obj.GetName()))
+		}
+		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+			obj.SetCreationTimestamp(metav1.Now())
 		}
 		if next != nil {
 			return next(ctx, c, obj, opts...)
@@ -564,6 +606,55 @@ func TestReconcile(t *testing.T) {
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup:  func(_ *testing.T, w *world) { w.r.seal = seal.New([]byte("key"), false) },
 			want:   want{res: reconcile.Result{RequeueAfter: sealWait}, allocated: -1},
+		},
+		"ForgedRecordOfALivePod": {
+			reason: "A status the provider did not seal is ignored and said so: its target is not touched, and the Pod is bound anew.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.cloud.SetTargets(lb1, &clbsdk.ListenerBackend{ListenerId: clb.Ptr("lbl-other"), Protocol: clb.Ptr("TCP"), Port: clb.Ptr(int64(300))})
+				if _, err := w.cloud.RegisterTargets(context.Background(), lb1, []clb.Target{{ListenerID: listenerOf(101), EniIP: "10.9.9.9", Port: 80}}); err != nil {
+					t.Fatal(err)
+				}
+				w.forge(t, func(pa *v1alpha1.PodAddress) { pa.Status.Bindings = []v1alpha1.PortBinding{foreign()} })
+			},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80", "lbl-101 10.9.9.9:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Warning RecordsIgnored *v1alpha1.PodAddress/pod-0", "Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"ForgedRecordOfAPodGone": {
+			reason: "A forged record of a PodAddress whose Pod is gone takes no slot, and never makes the provider deregister someone else's target.",
+			objs:   []client.Object{ns, portPool()},
+			setup: func(t *testing.T, w *world) {
+				pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: podName, Finalizers: []string{Finalizer}}}
+				pa.Spec.PodUID = "uid-gone"
+				if err := w.kube.Create(context.Background(), pa); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.cloud.RegisterTargets(context.Background(), lb1, []clb.Target{{ListenerID: listenerOf(101), EniIP: "10.9.9.9", Port: 80}}); err != nil {
+					t.Fatal(err)
+				}
+				w.forge(t, func(pa *v1alpha1.PodAddress) {
+					pa.Status.State = v1alpha1.StateBound
+					pa.Status.Bindings = []v1alpha1.PortBinding{foreign()}
+				})
+			},
+			rounds: 2,
+			// Each read of the forged record says so.
+			want: want{bound: []string{"lbl-101 10.9.9.9:80"},
+				events: []string{"Warning RecordsIgnored *v1alpha1.PodAddress/pod-0", "Warning RecordsIgnored *v1alpha1.PodAddress/pod-0"}},
+		},
+		"HostPort": {
+			reason: "The HostPort backend registers the node's IP and the container's hostPort.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP, podannotation.AnnotationBackend, "HostPort")
+				p.Spec.Containers[0].Ports[0].HostPort = 7000
+				p.Status.HostIP = "192.168.0.9"
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 192.168.0.9:7000"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
 	}
 	for name, tc := range cases {
