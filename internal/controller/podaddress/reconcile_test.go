@@ -644,6 +644,17 @@ func TestReconcile(t *testing.T) {
 			want: want{bound: []string{"lbl-101 10.9.9.9:80"},
 				events: []string{"Warning RecordsIgnored *v1alpha1.PodAddress/pod-0", "Warning RecordsIgnored *v1alpha1.PodAddress/pod-0"}},
 		},
+		"EIPNotGranted": {
+			reason: "An EIP no EIPGrant covers is refused, and said on the Pod; no port is allocated.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				// An EIP instead of ports.
+				p := pod(podIP, podannotation.AnnotationEIP, "true")
+				delete(p.Annotations, podannotation.AnnotationPorts)
+				return p
+			}()},
+			// Looked at again after a while, besides the grants' watch.
+			want: want{res: reconcile.Result{RequeueAfter: time.Minute}, state: v1alpha1.StateNotGranted, events: []string{"Warning EIPNotGranted *v1.Pod/pod-0"}},
+		},
 		"HostPort": {
 			reason: "The HostPort backend registers the node's IP and the container's hostPort.",
 			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
