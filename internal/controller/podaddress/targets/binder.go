@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -38,7 +39,28 @@ type Op struct {
 
 	// c is resolved from pool and region when the op is sent; it is not
 	// part of the op's identity.
-	c *clb.Client
+	c API
+}
+
+// API is what an op calls on a load balancer's cloud client: *clb.Client
+// serves it, and so does the fake region of the unit tests.
+type API interface {
+	RegisterTargets(ctx context.Context, lbID string, ts []clb.Target) (string, error)
+	DeregisterTargets(ctx context.Context, lbID string, ts []clb.Target) (string, error)
+	DescribeTargets(ctx context.Context, lbID, listenerID string) (*clbsdk.ListenerBackend, error)
+	TaskStatus(ctx context.Context, taskID string) (clb.TaskState, string, error)
+}
+
+// Clients hands out the API of a pool's load balancers in a region. A
+// func rather than *clb.Pool, whose Client returns the concrete type, so
+// that tests hand out a fake region.
+type Clients func(ctx context.Context, pool, region string) (API, error)
+
+// naive reports whether c sends as clb.CallsNaive says; only a *clb.Client
+// can (a fake never is).
+func naive(c API) bool {
+	n, ok := c.(interface{ Naive() bool })
+	return ok && n.Naive()
 }
 
 // A result is what the cloud answered to the operations of one PodAddress.
@@ -64,8 +86,9 @@ type result struct {
 // them, so it leaves nothing running. Operations asked for before the
 // manager starts it wait for Start.
 type Binder struct {
-	kube    client.Reader
-	clients *clb.Pool
+	kube  client.Reader
+	pool  *clb.Pool
+	cloud Clients // ClientFor's, but for tests
 
 	ops sync.WaitGroup
 
@@ -81,9 +104,19 @@ type Binder struct {
 // NewBinder returns a Binder that sends through the clients of clients,
 // resolved from each pool's provider config in kube.
 func NewBinder(kube client.Reader, clients *clb.Pool) *Binder {
+	b := NewBinderWith(kube, nil)
+	b.pool = clients
+	b.cloud = b.api
+	return b
+}
+
+// NewBinderWith returns a Binder that sends through the clients cloud
+// hands out: the unit tests' fake regions. Its ClientFor, which returns
+// the concrete client, has no pool to build one from.
+func NewBinderWith(kube client.Reader, cloud Clients) *Binder {
 	return &Binder{
 		kube:    kube,
-		clients: clients,
+		cloud:   cloud,
 		running: map[types.NamespacedName]string{},
 		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'

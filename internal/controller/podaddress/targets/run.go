@@ -23,7 +23,7 @@ import (
 func (b *Binder) Run(ctx context.Context, pa *v1alpha1.PodAddress, ops []Op) (bool, error) {
 	send := make([]Op, 0, len(ops))
 	for _, o := range ops {
-		c, err := b.ClientFor(ctx, o.pool, o.region)
+		c, err := b.cloud(ctx, o.pool, o.region)
 		if kerrors.IsNotFound(errors.Cause(err)) && !o.register {
 			continue
 		}
@@ -36,7 +36,7 @@ func (b *Binder) Run(ctx context.Context, pa *v1alpha1.PodAddress, ops []Op) (bo
 	if len(send) == 0 {
 		return true, nil
 	}
-	if send[0].c.Naive() {
+	if naive(send[0].c) {
 		return true, runInline(ctx, send)
 	}
 	return b.start(client.ObjectKeyFromObject(pa), generation(send), send)
@@ -59,6 +59,10 @@ func generation(ops []Op) string {
 // region (a load balancer the pool names as region:lb-…); an empty region
 // is the config's own.
 func (b *Binder) ClientFor(ctx context.Context, pool, region string) (*clb.Client, error) {
+	if b.pool == nil {
+		// NewBinderWith's: its clients are fakes, not *clb.Client.
+		return nil, errors.New("the binder has no CLB client pool")
+	}
 	pp, err := allocation.Read(ctx, b.kube, pool)
 	if err != nil {
 		return nil, errors.Wrapf(err, "cannot get PortPool %s", pool)
@@ -70,6 +74,16 @@ func (b *Binder) ClientFor(ctx context.Context, pool, region string) (*clb.Clien
 	if region != "" {
 		cfg.Region = region
 	}
-	c, err := b.clients.Client(cfg)
+	c, err := b.pool.Client(cfg)
 	return c, errors.Wrapf(err, "cannot build a client for region %s", cfg.Region)
+}
+
+// api is ClientFor as an API: a client that cannot be built is a nil
+// API, not a nil *clb.Client in one.
+func (b *Binder) api(ctx context.Context, pool, region string) (API, error) {
+	c, err := b.ClientFor(ctx, pool, region)
+	if c == nil {
+		return nil, err
+	}
+	return c, err
 }

@@ -1,0 +1,719 @@
+package podaddress
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	sdkerrors "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common/errors"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	providerv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
+)
+
+// The world most tests reconcile in: Pod team-a/pod-0 asking for port 80
+// of PortPool team-a/web, whose load balancer lb-1 has TCP listeners on
+// ports 100 and 101.
+const (
+	ns      = "team-a"
+	podName = "pod-0"
+	podUID  = "uid-pod-0"
+	podIP   = "10.0.0.5"
+	lb1     = "lb-1"
+)
+
+var (
+	key     = types.NamespacedName{Namespace: ns, Name: podName}
+	now     = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	vip     = "203.0.113.1"
+	lbPorts = []int32{100, 101}
+)
+
+func listenerOf(port int32) string { return fmt.Sprintf("lbl-%d", port) }
+
+func kubeScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.AddToScheme, clbv1alpha1.AddToScheme, providerv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// portPool is PortPool team-a/web: lb-1 ready with a TCP listener on each
+// of ports.
+func portPool() *clbv1alpha1.PortPool {
+	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", UID: "uid-pool"}}
+	pp.Spec.ForProvider.StartPort = int64(lbPorts[0])
+	pp.Spec.ForProvider.EndPort = int64(lbPorts[len(lbPorts)-1])
+	lb := clbv1alpha1.PoolLoadBalancerStatus{ID: lb1, State: clbv1alpha1.PoolLBReady, Name: "web-1", Type: "OPEN", Region: "ap-guangzhou",
+		ISP: "BGP", VIPs: []string{vip}, Listeners: map[string]string{}}
+	for _, p := range lbPorts {
+		lb.Listeners[clbv1alpha1.ListenerKey{Protocol: "TCP", Port: p}.String()] = listenerOf(p)
+	}
+	pp.Status.AtProvider.LoadBalancers = []clbv1alpha1.PoolLoadBalancerStatus{lb}
+	return pp
+}
+
+// pod is Pod team-a/pod-0, an hour old, asking for 80 of pool web, with
+// extra annotations and, when ip is set, running at ip.
+func pod(ip string, annotations ...string) *corev1.Pod {
+	a := map[string]string{podannotation.AnnotationPorts: "80 web"}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		a[annotations[i]] = annotations[i+1]
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: podName, UID: podUID, Annotations: a,
+		CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+	p.Spec.Containers = []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}}}}
+	p.Status.PodIP = ip
+	if ip != "" {
+		p.Status.Phase = corev1.PodRunning
+	}
+	return p
+}
+
+// region is the fake cloud of lb-1 with the pool's listeners, empty.
+func region() *fake.Cloud {
+	c := fake.New()
+	for _, p := range lbPorts {
+		c.SetTargets(lb1, &clbsdk.ListenerBackend{ListenerId: clb.Ptr(listenerOf(p)), Protocol: clb.Ptr("TCP"), Port: clb.Ptr(int64(p))})
+	}
+	return c
+}
+
+// eventLog records Events as "Type Reason kind/name".
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *eventLog) Event(obj runtime.Object, e event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o, _ := obj.(client.Object)
+	l.events = append(l.events, fmt.Sprintf("%s %s %T/%s", e.Type, e.Reason, obj, o.GetName()))
+}
+
+func (l *eventLog) WithAnnotations(...string) event.Recorder { return l }
+
+func (l *eventLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.events
+	l.events = nil
+	return out
+}
+
+// world is a Reconciler on a fake API server and a fake region.
+type world struct {
+	kube   client.WithWatch
+	r      *Reconciler
+	cloud  *fake.Cloud
+	events *eventLog
+	now    time.Time
+	// armed turns on the failures a case injects, once its setup is done.
+	armed atomic.Bool
+}
+
+func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...client.Object) *world {
+	t.Helper()
+	w := &world{cloud: region(), events: &eventLog{}}
+	var f interceptor.Funcs
+	if funcs != nil {
+		f = funcs(&w.armed)
+	}
+	kube := kfake.NewClientBuilder().WithScheme(kubeScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}).
+		WithIndex(&v1alpha1.PodAddress{}, v1alpha1.PoolIndex, v1alpha1.PoolsOf).
+		WithInterceptorFuncs(withUIDs(f)).Build()
+	w.kube = kube
+	reads := &sealedReads{Client: kube}
+	w.r = NewReconciler(reads, nil, logging.NewNopLogger(), w.events)
+	reads.r = w.r
+	w.r.clock = func() time.Time { return w.now }
+	w.now = now
+	w.r.podEvents = PodEventsAll
+	w.r.binder = targets.NewBinderWith(kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.r.binder.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			t.Error(err)
+		}
+	})
+	return w
+}
+
+// sealedReads reads PodAddresses as the manager's cache holds them: with
+// the records the reconciler's seal does not vouch for dropped
+// (seal.Sealer.Transform).
+type sealedReads struct {
+	client.Client
+	r *Reconciler
+}
+
+func (c *sealedReads) Get(ctx context.Context, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return seal.Reader(c.Client, c.r.seal).Get(ctx, k, obj, opts...)
+}
+
+func (c *sealedReads) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
+	return seal.Reader(c.Client, c.r.seal).List(ctx, l, opts...)
+}
+
+// forge writes pa's status as someone else than the provider would: not
+// sealed by it.
+func (w *world) forge(t *testing.T, change func(*v1alpha1.PodAddress)) {
+	t.Helper()
+	pa := &v1alpha1.PodAddress{}
+	if err := w.kube.Get(context.Background(), key, pa); err != nil {
+		t.Fatal(err)
+	}
+	change(pa)
+	if err := w.kube.Status().Update(context.Background(), pa); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// foreign is a binding of port 101 to someone else's target 10.9.9.9:80.
+func foreign() v1alpha1.PortBinding {
+	return v1alpha1.PortBinding{Pool: "team-a/web", Protocol: "TCP", ContainerPort: 80, LoadBalancerID: lb1, Port: 101,
+		ListenerIDs: map[string]string{"TCP": listenerOf(101)}, TargetIP: "10.9.9.9", TargetPort: 80}
+}
+
+// withUIDs gives created objects a uid and a creation time, as the API
+// server does and the fake client does not: a status is sealed with its
+// object's uid, and a create record with the time it was made.
+func withUIDs(funcs interceptor.Funcs) interceptor.Funcs {
+	next := funcs.Create
+	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if obj.GetUID() == "" {
+			obj.SetUID(types.UID("uid-" + obj.GetName()))
+		}
+		if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+			obj.SetCreationTimestamp(metav1.Now())
+		}
+		if next != nil {
+			return next(ctx, c, obj, opts...)
+		}
+		return c.Create(ctx, obj, opts...)
+	}
+	return funcs
+}
+
+// reconcile reconciles key until it needs nothing more of the binder:
+// whenever an operation runs, it waits for the binder's wake and
+// reconciles again, as the controller's watch of the binder does.
+func (w *world) reconcile(t *testing.T) (reconcile.Result, error) {
+	t.Helper()
+	for range 10 {
+		res, err := w.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
+		if w.r.binder.Idle(key) {
+			select {
+			case <-w.r.binder.Wake():
+				continue // an answer landed just now
+			case <-time.After(20 * time.Millisecond):
+				return res, err
+			}
+		}
+		select {
+		case <-w.r.binder.Wake():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the binder never answered")
+		}
+	}
+	t.Fatal("still reconciling after 10 rounds")
+	return reconcile.Result{}, nil
+}
+
+func (w *world) podAddress(t *testing.T) *v1alpha1.PodAddress {
+	t.Helper()
+	pa := &v1alpha1.PodAddress{}
+	if err := w.kube.Get(context.Background(), key, pa); err != nil {
+		return nil
+	}
+	return pa
+}
+
+// bound lists the targets the region's listeners hold, as
+// "listener ip:port".
+func (w *world) bound(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range lbPorts {
+		be, err := w.cloud.DescribeTargets(context.Background(), lb1, listenerOf(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range be.Targets {
+			out = append(out, fmt.Sprintf("%s %s:%d", listenerOf(p), *b.PrivateIpAddresses[0], *b.Port))
+		}
+	}
+	return out
+}
+
+// allocated is how many slots of lb-1 the allocator holds.
+func (w *world) allocated(t *testing.T) int {
+	t.Helper()
+	a, _, err := w.r.pools.Get(context.Background(), "team-a/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, st := range a.Stats().LBs {
+		n += st.Allocated
+	}
+	return n
+}
+
+func (w *world) deletePod(t *testing.T) {
+	t.Helper()
+	if err := w.kube.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: podName}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createPod creates Pod team-a/pod-0 anew, with uid and ip.
+func (w *world) createPod(t *testing.T, uid, ip string, annotations ...string) {
+	t.Helper()
+	p := pod(ip, annotations...)
+	p.UID = types.UID(uid)
+	p.ResourceVersion = ""
+	if err := w.kube.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sharedPool is PortPool shared/web, serving its own namespace only.
+func sharedPool() *clbv1alpha1.PortPool {
+	pp := portPool()
+	pp.Namespace, pp.UID = "shared", "uid-shared"
+	return pp
+}
+
+// failStatus fails, once armed, the status writes of PodAddresses.
+func failStatus(armed *atomic.Bool) interceptor.Funcs {
+	return interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+		if _, ok := obj.(*v1alpha1.PodAddress); ok && armed.Load() {
+			return errBoom
+		}
+		return c.SubResource(sub).Update(ctx, obj, opts...)
+	}}
+}
+
+var errBoom = fmt.Errorf("boom")
+
+// TestReconcile drives one Pod and its PodAddress through the reconcile,
+// on a fake API server and a fake region. setup brings the world to the
+// state under test (its events and cloud writes are not the case's);
+// then the case reconciles rounds times, each until the binder answered.
+func TestReconcile(t *testing.T) {
+	type want struct {
+		res       reconcile.Result
+		err       string
+		state     string // of the PodAddress; "" for none
+		deleting  bool
+		bound     []string
+		writes    []string
+		events    []string
+		allocated int
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	bindFirst := func(t *testing.T, w *world) {
+		t.Helper()
+		if _, err := w.reconcile(t); err != nil {
+			t.Fatal(err)
+		}
+		if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateBound {
+			t.Fatalf("setup: the PodAddress is not Bound: %+v", pa)
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		objs   []client.Object
+		funcs  func(*atomic.Bool) interceptor.Funcs
+		setup  func(t *testing.T, w *world)
+		rounds int
+		want   want
+	}{
+		"NothingAsked": {
+			reason: "A Pod that asks for nothing gets no PodAddress.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP)
+				p.Annotations = nil
+				return p
+			}()},
+		},
+		"NoPod": {
+			reason: "A name with neither Pod nor PodAddress is nothing to do.",
+			objs:   []client.Object{ns, portPool()},
+		},
+		"CreatedAndBound": {
+			reason: "A Pod with an IP asking by annotation gets a PodAddress, Bound, its target registered, and is told.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
+		},
+		"PodDeleted": {
+			reason: "A Pod deleted: its PodAddress is deleted, its targets deregistered, its slot returned and its finalizer removed.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup:  func(t *testing.T, w *world) { bindFirst(t, w); w.deletePod(t) },
+			rounds: 2,
+			want:   want{writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"KeepDuration": {
+			reason: "A Pod deleted with a keep duration: its targets go, its ports are Held until the duration ends.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup:  func(t *testing.T, w *world) { bindFirst(t, w); w.deletePod(t) },
+			want: want{res: reconcile.Result{RequeueAfter: 5 * time.Minute}, state: v1alpha1.StateHeld,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}, allocated: 1},
+		},
+		"KeepDurationEnded": {
+			reason: "Held ports are returned once the keep duration ends.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.now = now.Add(6 * time.Minute)
+			},
+			rounds: 2,
+			want:   want{},
+		},
+		"Isolated": {
+			reason: "An isolated Pod keeps its ports and registers no target.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationIsolated, "true")},
+			want:   want{state: v1alpha1.StateIsolated, events: []string{"Normal AddressIsolated *v1.Pod/pod-0"}, allocated: 1},
+		},
+		"MissingPool": {
+			reason: "A Pod asking for a pool that does not exist waits for it.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 nopool")},
+			want:   want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StatePoolNotFound},
+		},
+		"NoFreePort": {
+			reason: "A Pod asking for more ports than the pool has waits, and says so; the ports it got are recorded, so held.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 web; 81 web; 82 web")},
+			want: want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StateNoPortAvailable,
+				events: []string{"Warning NoPortAvailable *v1.Pod/pod-0"}, allocated: 2},
+		},
+		"NoFreePortWriteFails": {
+			reason: "When the status that records the ports got fails, they go back to the pool (allocation.Reservation).",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 web; 81 web; 82 web")},
+			funcs:  failStatus,
+			want:   want{err: "boom", events: []string{"Warning NoPortAvailable *v1.Pod/pod-0"}},
+		},
+		"InvalidRequest": {
+			reason: "A malformed request is said on the Pod; no PodAddress is made.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationStrategy, "sideways")},
+			want:   want{events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"StatusWriteFails": {
+			reason: "A status write that fails to record a new allocation leaves no slot held and nothing registered.",
+			objs:   []client.Object{ns, pod(podIP)},
+			funcs:  failStatus,
+			setup: func(t *testing.T, w *world) {
+				// The pool appears after the PodAddress waited for it.
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.kube.Create(context.Background(), portPool()); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{err: "boom", state: v1alpha1.StatePoolNotFound},
+		},
+		"CreateFails": {
+			reason: "A PodAddress that cannot be created holds no slot.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					if _, ok := obj.(*v1alpha1.PodAddress); ok && armed.Load() {
+						return errBoom
+					}
+					return c.Create(ctx, obj, opts...)
+				}}
+			},
+			want: want{err: "cannot create PodAddress: boom"},
+		},
+		"GetFails": {
+			reason: "A Pod that cannot be read is an error, and nothing is done.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if _, ok := obj.(*corev1.Pod); ok && armed.Load() {
+						return errBoom
+					}
+					return c.Get(ctx, k, obj, opts...)
+				}}
+			},
+			want: want{err: "boom", allocated: -1},
+		},
+		"CloudFails": {
+			reason: "A registration the cloud refuses is the reconcile's error; the PodAddress keeps its record and slot.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup:  func(_ *testing.T, w *world) { w.cloud.Errs[lb1] = errBoom },
+			want:   want{err: "boom", state: v1alpha1.StateAllocated, allocated: 1},
+		},
+		"CloudBusy": {
+			reason: "A load balancer busy with a task is no error: the reconcile comes back later.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(_ *testing.T, w *world) {
+				w.cloud.Errs[lb1] = sdkerrors.NewTencentCloudSDKError("FailedOperation.ResourceInOperating", "busy", "req")
+			},
+			want: want{res: reconcile.Result{RequeueAfter: time.Second}, allocated: 1},
+		},
+		"NoLongerAsks": {
+			reason: "A Pod that no longer asks loses its addresses: targets deregistered, PodAddress gone.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				p := &corev1.Pod{}
+				if err := w.kube.Get(context.Background(), key, p); err != nil {
+					t.Fatal(err)
+				}
+				p.Annotations = nil
+				if err := w.kube.Update(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			rounds: 2,
+			want:   want{writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"PoolOfAnotherNamespace": {
+			reason: "A pool of another namespace that does not serve the Pod's is refused before anything is allocated.",
+			objs:   []client.Object{ns, portPool(), sharedPool(), pod(podIP, podannotation.AnnotationPorts, "80 shared/web")},
+			want:   want{state: v1alpha1.StatePoolNotAllowed, events: []string{"Warning PoolNotAllowed *v1.Pod/pod-0"}},
+		},
+		"HostPortWithoutHostPort": {
+			reason: "A request the Pod cannot serve (HostPort without a hostPort) is Invalid, and said on the Pod.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationBackend, "HostPort")},
+			want:   want{state: v1alpha1.StateInvalid, events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"TooManyPorts": {
+			reason: "A request over --max-ports-per-pod is Invalid, and allocates nothing.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 web; 81 web")},
+			setup:  func(_ *testing.T, w *world) { w.r.limits.maxPortsPerPod = 1 },
+			want:   want{state: v1alpha1.StateInvalid, events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"YoungPodWithoutIP": {
+			reason: "A Pod a moment old without an IP gets its PodAddress once the IP comes (or the moment ends).",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				// Created now: the API server keeps whole seconds.
+				p := pod("")
+				p.CreationTimestamp = metav1.NewTime(now)
+				return p
+			}()},
+			want: want{res: reconcile.Result{RequeueAfter: waitBackendQuiet}},
+		},
+		"PodWithoutIP": {
+			reason: "A Pod without an IP for a while gets its ports, and waits for its backend.",
+			objs:   []client.Object{ns, portPool(), pod("")},
+			want:   want{state: v1alpha1.StateWaitBackend, allocated: 1},
+		},
+		"NewPodOfTheSameName": {
+			reason: "A new Pod of the same name takes the PodAddress over: the old target goes, the new one is registered on the same port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.createPod(t, "uid-new", "10.0.0.6")
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"HeldTakenOver": {
+			reason: "A held binding is taken over by a new Pod of the same name, which is bound to the same port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.createPod(t, "uid-new", "10.0.0.6", podannotation.AnnotationKeepDuration, "5m")
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"PodIPChanged": {
+			reason: "A Pod whose IP changed: the old target is deregistered before the new one is registered.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				p := &corev1.Pod{}
+				if err := w.kube.Get(context.Background(), key, p); err != nil {
+					t.Fatal(err)
+				}
+				p.Status.PodIP = "10.0.0.6"
+				if err := w.kube.Status().Update(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"DeregistrationFails": {
+			reason: "A deleted PodAddress whose targets cannot be deregistered keeps its finalizer and its slot.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.cloud.Errs[lb1] = errBoom
+			},
+			rounds: 2,
+			want:   want{err: "boom", state: v1alpha1.StateBound, deleting: true, bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1},
+		},
+		"NotSealedYet": {
+			reason: "Nothing acts until the records written before seals are sealed.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup:  func(_ *testing.T, w *world) { w.r.seal = seal.New([]byte("key"), false) },
+			want:   want{res: reconcile.Result{RequeueAfter: sealWait}, allocated: -1},
+		},
+		"ForgedRecordOfALivePod": {
+			reason: "A status the provider did not seal is ignored and said so: its target is not touched, and the Pod is bound anew.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.cloud.SetTargets(lb1, &clbsdk.ListenerBackend{ListenerId: clb.Ptr("lbl-other"), Protocol: clb.Ptr("TCP"), Port: clb.Ptr(int64(300))})
+				if _, err := w.cloud.RegisterTargets(context.Background(), lb1, []clb.Target{{ListenerID: listenerOf(101), EniIP: "10.9.9.9", Port: 80}}); err != nil {
+					t.Fatal(err)
+				}
+				w.forge(t, func(pa *v1alpha1.PodAddress) { pa.Status.Bindings = []v1alpha1.PortBinding{foreign()} })
+			},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80", "lbl-101 10.9.9.9:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Warning RecordsIgnored *v1alpha1.PodAddress/pod-0", "Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"ForgedRecordOfAPodGone": {
+			reason: "A forged record of a PodAddress whose Pod is gone takes no slot, and never makes the provider deregister someone else's target.",
+			objs:   []client.Object{ns, portPool()},
+			setup: func(t *testing.T, w *world) {
+				pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: podName, Finalizers: []string{Finalizer}}}
+				pa.Spec.PodUID = "uid-gone"
+				if err := w.kube.Create(context.Background(), pa); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.cloud.RegisterTargets(context.Background(), lb1, []clb.Target{{ListenerID: listenerOf(101), EniIP: "10.9.9.9", Port: 80}}); err != nil {
+					t.Fatal(err)
+				}
+				w.forge(t, func(pa *v1alpha1.PodAddress) {
+					pa.Status.State = v1alpha1.StateBound
+					pa.Status.Bindings = []v1alpha1.PortBinding{foreign()}
+				})
+			},
+			rounds: 2,
+			// Each read of the forged record says so.
+			want: want{bound: []string{"lbl-101 10.9.9.9:80"},
+				events: []string{"Warning RecordsIgnored *v1alpha1.PodAddress/pod-0", "Warning RecordsIgnored *v1alpha1.PodAddress/pod-0"}},
+		},
+		"EIPNotGranted": {
+			reason: "An EIP no EIPGrant covers is refused, and said on the Pod; no port is allocated.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				// An EIP instead of ports.
+				p := pod(podIP, podannotation.AnnotationEIP, "true")
+				delete(p.Annotations, podannotation.AnnotationPorts)
+				return p
+			}()},
+			// Looked at again after a while, besides the grants' watch.
+			want: want{res: reconcile.Result{RequeueAfter: time.Minute}, state: v1alpha1.StateNotGranted, events: []string{"Warning EIPNotGranted *v1.Pod/pod-0"}},
+		},
+		"HostPort": {
+			reason: "The HostPort backend registers the node's IP and the container's hostPort.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP, podannotation.AnnotationBackend, "HostPort")
+				p.Spec.Containers[0].Ports[0].HostPort = 7000
+				p.Status.HostIP = "192.168.0.9"
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 192.168.0.9:7000"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, tc.funcs, tc.objs...)
+			if tc.setup != nil {
+				tc.setup(t, w)
+			}
+			w.armed.Store(true)
+			w.events.take()
+			before := len(w.cloud.Writes())
+			var res reconcile.Result
+			var err error
+			for range max(tc.rounds, 1) {
+				res, err = w.reconcile(t)
+			}
+			if got := fmt.Sprint(err); (tc.want.err == "") != (err == nil) || !strings.Contains(got, tc.want.err) {
+				t.Errorf("\n%s\nReconcile(...): error %v, want %q", tc.reason, err, tc.want.err)
+			}
+			if res != tc.want.res {
+				t.Errorf("\n%s\nReconcile(...): %+v, want %+v", tc.reason, res, tc.want.res)
+			}
+			state, deleting := "", false
+			if pa := w.podAddress(t); pa != nil {
+				state, deleting = pa.Status.State, pa.DeletionTimestamp != nil
+				if pa.Status.State != "" {
+					if err := w.r.seal.Check(pa); err != nil {
+						t.Errorf("\n%s\nthe status written is not sealed: %v", tc.reason, err)
+					}
+				}
+			}
+			if state != tc.want.state || deleting != tc.want.deleting {
+				t.Errorf("\n%s\nPodAddress state %q (deleting %v), want %q (deleting %v)", tc.reason, state, deleting, tc.want.state, tc.want.deleting)
+			}
+			if diff := cmp.Diff(tc.want.bound, w.bound(t)); diff != "" {
+				t.Errorf("\n%s\ntargets: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.writes, w.cloud.Writes()[before:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\ncloud writes: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.events, w.events.take(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("\n%s\nevents: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want.allocated >= 0 {
+				if got := w.allocated(t); got != tc.want.allocated {
+					t.Errorf("\n%s\nslots allocated: %d, want %d", tc.reason, got, tc.want.allocated)
+				}
+			}
+		})
+	}
+}
