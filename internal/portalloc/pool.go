@@ -452,6 +452,26 @@ func (p *Pool) Release(owner string) (Slot, bool) {
 	return s, true
 }
 
+// ReleaseOwners frees the slots of every owner whose name starts with
+// prefix and returns how many it freed.
+func (p *Pool) ReleaseOwners(prefix string) int {
+	p.mu.Lock()
+	var names []string
+	for o := range p.owners {
+		if strings.HasPrefix(o, prefix) {
+			names = append(names, o)
+		}
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, o := range names {
+		if _, ok := p.Release(o); ok {
+			n++
+		}
+	}
+	return n
+}
+
 // Lookup returns owner's slot.
 func (p *Pool) Lookup(owner string) (Slot, bool) {
 	p.mu.Lock()

@@ -624,3 +624,25 @@ func TestGroupLimitExempt(t *testing.T) {
 	}
 	checkInvariants(t, p)
 }
+
+// TestReleaseOwners: every owner under the prefix is freed, no other.
+func TestReleaseOwners(t *testing.T) {
+	p := NewPool(PolicyRandom)
+	p.SetLB("lb-a", []int32{1, 2, 3})
+	for _, o := range []string{"ns/gs-0#7777/TCP", "ns/gs-0#7778/UDP", "ns/gs-00#7777/TCP"} {
+		if _, err := p.Allocate(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := p.ReleaseOwners("ns/gs-0#"); n != 2 {
+		t.Errorf("ReleaseOwners freed %d, want 2", n)
+	}
+	for o, want := range map[string]bool{"ns/gs-0#7777/TCP": false, "ns/gs-0#7778/UDP": false, "ns/gs-00#7777/TCP": true} {
+		if _, ok := p.Lookup(o); ok != want {
+			t.Errorf("%s holds a slot: %v, want %v", o, ok, want)
+		}
+	}
+	if n := p.ReleaseOwners("other/"); n != 0 {
+		t.Errorf("ReleaseOwners of no owner freed %d", n)
+	}
+}

@@ -29,8 +29,11 @@ import (
 // a Pod is recreated with the same name, which is what lets a held binding
 // pass to the new Pod.
 func owner(pa types.NamespacedName, containerPort int32, protocol string) string {
-	return fmt.Sprintf("%s/%s#%d/%s", pa.Namespace, pa.Name, containerPort, protocol)
+	return ownerPrefix(pa) + fmt.Sprintf("%d/%s", containerPort, protocol)
 }
+
+// ownerPrefix starts the name of every binding of pa (names hold no '#').
+func ownerPrefix(pa types.NamespacedName) string { return pa.Namespace + "/" + pa.Name + "#" }
 
 // namespaceOf is the namespace of an owner: the pool counts the slots of
 // each namespace for its maxBindingsPerNamespace.
@@ -278,6 +281,14 @@ func (p *Pools) Release(ctx context.Context, pa *v1alpha1.PodAddress) error {
 		}
 		a.Release(owner(key, b.ContainerPort, b.Protocol))
 		p.usage(b.Pool, a.Stats().LBs)
+	}
+	// A status dropped as not the provider's (internal/seal) lists none of
+	// the slots pa held before it was overwritten: free whatever pa still
+	// holds in the pools it names that are loaded.
+	for _, k := range v1alpha1.PoolsOf(pa) {
+		if a, ok := p.loaded(k); ok && a.ReleaseOwners(ownerPrefix(key)) > 0 {
+			p.usage(k, a.Stats().LBs)
+		}
 	}
 	return nil
 }

@@ -100,6 +100,19 @@ func TestReservation(t *testing.T) {
 				return nil
 			},
 		},
+		"ReleaseWithoutRecord": {
+			reason: "Release frees what the PodAddress holds even when its status lists nothing (a record dropped as not the provider's).",
+			run: func(ctx context.Context, p *Pools) error {
+				pa := podAddress("team-a", "gs-0")
+				pa.Spec.Ports = []v1alpha1.PortRequest{{Pools: []v1alpha1.PoolRef{{Name: "one"}}}}
+				r := p.Reserve(pa)
+				if _, _, err := r.Allocate(ctx, game); err != nil {
+					return err
+				}
+				r.Commit()
+				return p.Release(ctx, pa)
+			},
+		},
 		"AllocateAllSuccess": {
 			reason: "AllocateAll returns one binding per port, held until committed.",
 			run: func(ctx context.Context, p *Pools) error {
