@@ -56,7 +56,8 @@ func TestPackageAcceptedByCrossplane(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xplocal.Namespace}}); err != nil {
+	// testenv makes the provider's namespace, which is Crossplane's.
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xplocal.Namespace}}); client.IgnoreAlreadyExists(err) != nil {
 		t.Fatal(err)
 	}
 	pki, err := testenv.NewPKI(filepath.Join(dir, "pki"))
