@@ -75,7 +75,7 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	// From here on the PodAddress exists: if anything fails, it is left
 	// for the controller, which binds it once the Pod exists or deletes
 	// it after the grace.
-	rsv := r.pools.Reserve(pa)
+	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
 	bs, err := rsv.AllocateAll(ctx, ports(ws))
 	if err != nil {
@@ -85,14 +85,14 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	msg := "allocated at admission; waiting for the Pod to be created"
 	pa.Status.State, pa.Status.Message = v1alpha1.StateAllocated, msg
 	setReady(pa, false, xpv2.ConditionReason(v1alpha1.StateAllocated), msg)
-	if err := r.seal.Seal(pa); err != nil {
+	if err := r.records.seal.Seal(pa); err != nil {
 		return nil, err
 	}
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
 		return nil, errors.Wrap(err, "cannot record the bindings allocated at admission")
 	}
 	rsv.Commit()
-	r.metrics.state(pa)
+	r.out.metrics.state(pa)
 	return pa.Status.Bindings, nil
 }
 

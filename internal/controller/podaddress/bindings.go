@@ -41,7 +41,7 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	var left time.Duration
 	if r.remote.of(pod) == nil {
 		var foreign []string
-		if foreign, left = r.limits.pendingForeign(pa, pod, ws, r.clock()); len(foreign) > 0 {
+		if foreign, left = r.alloc.limits.pendingForeign(pa, pod, ws, r.clock()); len(foreign) > 0 {
 			return reconcile.Result{}, r.givePendingBack(ctx, pa, pod, a, ws, foreign)
 		}
 	}
@@ -63,7 +63,7 @@ func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod
 	}
 	// New slots are recorded before any cloud call; those a failed write
 	// did not record go back when the bind ends.
-	rsv := r.pools.Reserve(pa)
+	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
 	if stop, res, err := r.allocateMissing(ctx, pa, pod, a, ws, rsv); stop {
 		return res, err
@@ -96,10 +96,10 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 	for _, b := range pa.Status.Bindings {
 		asked := slices.ContainsFunc(ws, func(w want) bool { return w.Of(b) })
 		switch {
-		case asked && r.pools.HasLeft(ctx, b):
+		case asked && r.alloc.pools.HasLeft(ctx, b):
 			moved = append(moved, b)
 			drop = append(drop, b)
-		case asked && r.pools.Owns(ctx, key, b):
+		case asked && r.alloc.pools.Owns(ctx, key, b):
 			keep = append(keep, b)
 		default:
 			drop = append(drop, b)
@@ -108,7 +108,7 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 	if len(drop) == 0 {
 		return true, nil
 	}
-	done, err := r.binder.Run(ctx, pa, targets.Deregister(drop))
+	done, err := r.cloud.binder.Run(ctx, pa, targets.Deregister(drop))
 	if !done || err != nil {
 		return false, err
 	}
@@ -116,7 +116,7 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 		r.podEvent(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
 			b.LoadBalancerID, b.Pool, b.Protocol, b.ContainerPort, cmp.Or(b.Address, "(none)"))))
 	}
-	r.pools.ReleaseBindings(pa, drop)
+	r.alloc.pools.ReleaseBindings(pa, drop)
 	pa.Status.Bindings = keep
 	return true, nil
 }
@@ -203,7 +203,7 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 	if len(stale) == 0 {
 		return false, reconcile.Result{}, nil
 	}
-	done, err := r.binder.Run(ctx, pa, targets.Deregister(stale))
+	done, err := r.cloud.binder.Run(ctx, pa, targets.Deregister(stale))
 	if !done || err != nil {
 		return true, reconcile.Result{}, err
 	}
@@ -231,7 +231,7 @@ func (r *Reconciler) registerTargets(ctx context.Context, pa *v1alpha1.PodAddres
 	if len(toRegister) == 0 {
 		return true, nil
 	}
-	done, err := r.binder.Run(ctx, pa, targets.Register(toRegister))
+	done, err := r.cloud.binder.Run(ctx, pa, targets.Register(toRegister))
 	if !done || err != nil {
 		if _, notYet := clb.NotYet(err); err != nil && !notYet {
 			_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
@@ -258,8 +258,8 @@ func (r *Reconciler) bound(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 		if _, err := r.setState(ctx, pa, boundState, boundMsg, reconcile.Result{}); err != nil {
 			return err
 		}
-		r.binder.Forget(client.ObjectKeyFromObject(pa))
-		r.metrics.bound(pa, pod, now.Time)
+		r.cloud.binder.Forget(client.ObjectKeyFromObject(pa))
+		r.out.metrics.bound(pa, pod, now.Time)
 		r.podEvent(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
 	return r.tellPod(ctx, pod, a, pa, boundState, boundMsg)
@@ -295,7 +295,7 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			}
 			rsv.Commit()
 		}
-		done, err := r.binder.Run(ctx, pa, ops)
+		done, err := r.cloud.binder.Run(ctx, pa, ops)
 		if !done || err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	}
 	rsv.Commit()
 	// The deregistration is recorded; its answer is spent.
-	r.binder.Forget(key)
+	r.cloud.binder.Forget(key)
 	if was != v1alpha1.StateIsolated {
 		r.podEvent(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}

@@ -36,12 +36,12 @@ type refusal struct {
 // --max-ports-per-pod, only pools that serve pa's namespace, and only
 // protocols the pools serve. It returns nil when nothing stops it.
 func (r *Reconciler) refused(ctx context.Context, pa *v1alpha1.PodAddress, ws []want) (*refusal, error) {
-	if m := r.limits.maxPortsPerPod; m > 0 && len(ws) > m {
+	if m := r.alloc.limits.maxPortsPerPod; m > 0 && len(ws) > m {
 		return &refusal{err: fmt.Errorf("the request asks for %d addresses (one per port and pool); the provider allows at most %d per Pod (--max-ports-per-pod)", len(ws), m)}, nil
 	}
 	var denied []*allocation.NotAllowed
 	for _, pool := range poolsOf(ws) {
-		na, err := r.consents.Check(ctx, pa.GetNamespace(), pool)
+		na, err := r.alloc.consents.Check(ctx, pa.GetNamespace(), pool)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func (r *Reconciler) refused(ctx context.Context, pa *v1alpha1.PodAddress, ws []
 	if len(denied) > 0 {
 		return &refusal{denied: denied}, nil
 	}
-	if err := r.pools.Servable(ctx, pa, ports(ws)); err != nil {
+	if err := r.alloc.pools.Servable(ctx, pa, ports(ws)); err != nil {
 		return &refusal{err: err}, nil
 	}
 	return nil, nil
@@ -96,7 +96,7 @@ func (r *Reconciler) notAllowed(ctx context.Context, pa *v1alpha1.PodAddress, po
 // kept for a Pod that could not use it.
 func (r *Reconciler) heldNotAllowed(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
 	for _, b := range pa.Status.Bindings {
-		na, err := r.consents.Check(ctx, pa.GetNamespace(), b.Pool)
+		na, err := r.alloc.consents.Check(ctx, pa.GetNamespace(), b.Pool)
 		if err != nil || na != nil {
 			return na != nil, err
 		}
@@ -113,7 +113,7 @@ func (r *Reconciler) deniedByPool(ctx context.Context, pp *clbv1alpha1.PortPool,
 	ok, seen := allowed[pa.GetNamespace()]
 	if !seen {
 		var err error
-		ok, err = r.consents.Allows(ctx, pp.NamespaceConsent(), pp.GetNamespace(), pa.GetNamespace())
+		ok, err = r.alloc.consents.Allows(ctx, pp.NamespaceConsent(), pp.GetNamespace(), pa.GetNamespace())
 		ok = ok || err != nil // unknown: left to the PodAddress's own reconciles
 		allowed[pa.GetNamespace()] = ok
 	}

@@ -36,7 +36,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		return r.bind(ctx, pa, pod, a)
 	}
 	if pa.Status.State == v1alpha1.StateQuotaExceeded || pa.Status.State == v1alpha1.StateInvalid {
-		if d, ok := r.eipRetry.Pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
+		if d, ok := r.eips.retry.Pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
 			return reconcile.Result{RequeueAfter: d}, nil
 		}
 	}
@@ -50,7 +50,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		// A new EIP: only through a grant that covers the namespace and
 		// admits the request, counted against its quota, before any
 		// cloud call.
-		gr, gerr := r.grants.Choose(ctx, pa.GetNamespace(), pa.Spec.EIP)
+		gr, gerr := r.eips.grants.Choose(ctx, pa.GetNamespace(), pa.Spec.EIP)
 		var refused *eip.NotGrantedError
 		if errors.As(gerr, &refused) {
 			return r.notGranted(ctx, pa, pod, a, refused.Msg)
@@ -58,10 +58,10 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		if gerr != nil {
 			return reconcile.Result{}, gerr
 		}
-		c, region, err = r.eip.ClientOf(ctx, gr.Spec.ProviderConfigRef, pa.GetNamespace())
+		c, region, err = r.eips.machine.ClientOf(ctx, gr.Spec.ProviderConfigRef, pa.GetNamespace())
 		if err == nil {
 			var full *eip.GrantQuotaError
-			fresh, err = r.eip.Start(ctx, pa, region, gr)
+			fresh, err = r.eips.machine.Start(ctx, pa, region, gr)
 			switch {
 			case errors.As(err, &full):
 				return r.noEIP(ctx, pa, pod, a, full.Error())
@@ -70,7 +70,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			}
 		}
 	} else {
-		c, _, err = r.eip.Client(ctx, pa)
+		c, _, err = r.eips.machine.Client(ctx, pa)
 	}
 	if err != nil {
 		res, uerr := r.setState(ctx, pa, v1alpha1.StatePending, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
@@ -80,7 +80,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	if pa.Spec.Isolated {
 		goal.IP = ""
 	}
-	done, wait, err := r.eip.Drive(ctx, pa, c, goal, fresh)
+	done, wait, err := r.eips.machine.Drive(ctx, pa, c, goal, fresh)
 	if err == nil && pa.Status.EIP == nil {
 		// Released to be allocated again with the request's attributes
 		// (see eipStep): the next reconcile records the new allocation.
@@ -105,7 +105,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		res, uerr := r.setState(ctx, pa, state, msg, reconcile.Result{RequeueAfter: wait})
 		return res, errors.Join(uerr, r.tellPod(ctx, pod, a, pa, state, msg))
 	}
-	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
+	r.eips.retry.Reset(client.ObjectKeyFromObject(pa))
 	e := pa.Status.EIP
 	switch {
 	case pa.Spec.Isolated:
@@ -129,7 +129,7 @@ func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		if _, err := r.setState(ctx, pa, v1alpha1.StateBound, "", reconcile.Result{}); err != nil {
 			return reconcile.Result{}, err
 		}
-		r.metrics.bound(pa, pod, now.Time)
+		r.out.metrics.bound(pa, pod, now.Time)
 		r.podEvent(pod, event.Normal(reasonBound, fmt.Sprintf("EIP %s (%s) on %s/%s", e.PublicIP, e.AddressID, e.ENIID, e.PrivateIP)))
 	}
 	return reconcile.Result{}, r.tellPod(ctx, pod, a, pa, v1alpha1.StateBound, "")
@@ -150,7 +150,7 @@ func (r *Reconciler) notGranted(ctx context.Context, pa *v1alpha1.PodAddress, po
 // EIP request as it is; it is tried again with the doubling backoff of
 // QuotaExceeded, and at once when the request changes.
 func (r *Reconciler) eipRefused(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, msg string) (reconcile.Result, error) {
-	d := r.eipRetry.Next(client.ObjectKeyFromObject(pa), time.Now())
+	d := r.eips.retry.Next(client.ObjectKeyFromObject(pa), time.Now())
 	msg = fmt.Sprintf("%s; trying again in %s", msg, d)
 	if pa.Status.State != v1alpha1.StateInvalid {
 		r.podEvent(pod, event.Warning(reasonInvalidRequest, errors.New(msg)))
@@ -196,7 +196,7 @@ func (r *Reconciler) noEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 		r.podEvent(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
 		return r.bind(ctx, pa, pod, a)
 	}
-	d := r.eipRetry.Next(client.ObjectKeyFromObject(pa), time.Now())
+	d := r.eips.retry.Next(client.ObjectKeyFromObject(pa), time.Now())
 	msg := fmt.Sprintf("no EIP: %s; trying again in %s", reason, d)
 	if pa.Status.State != v1alpha1.StateQuotaExceeded {
 		r.podEvent(pod, event.Warning(reasonEIPUnavailable, errors.New(msg)))

@@ -35,7 +35,7 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	pa.Spec.PodUID = string(pod.GetUID())
 	// Not recorded unless the create succeeds: the slots then go back (an
 	// AlreadyExists PodAddress holds its own).
-	rsv := r.pools.Reserve(pa)
+	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
 	if wait := r.preallocate(ctx, pa, pod, rsv); wait > 0 {
 		return nil, wait, nil
@@ -50,7 +50,7 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	if err != nil {
 		return nil, 0, errors.Wrap(err, "cannot create PodAddress")
 	}
-	r.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
+	r.records.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
 	// The API server answers with an empty status.
 	pa.AdoptCreatedBindings()
 	return pa, 0, nil
@@ -95,7 +95,7 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 		return 0
 	}
 	// Wall time: it is checked against the creation time the API server sets.
-	r.seal.SealCreated(pa, time.Now())
+	r.records.seal.SealCreated(pa, time.Now())
 	return 0
 }
 
@@ -103,10 +103,10 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 // recreated StatefulSet Pod keeps its ports) or at a changed request.
 func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) error {
 	if pa.Spec.PodUID != string(pod.GetUID()) {
-		r.told.forget(types.UID(pa.Spec.PodUID))
+		r.records.told.forget(types.UID(pa.Spec.PodUID))
 	}
 	// A changed request is tried at once, not after a refused one's wait.
-	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
+	r.eips.retry.Reset(client.ObjectKeyFromObject(pa))
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
 	// A PodAddress made at admission now has its Pod.
@@ -140,7 +140,7 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 			return reconcile.Result{}, err
 		}
 		// The gone Pod's IP may go to another Pod: the EIP leaves it.
-		done, wait, err := r.eip.Detach(ctx, pa)
+		done, wait, err := r.eips.machine.Detach(ctx, pa)
 		if !done || err != nil {
 			return reconcile.Result{RequeueAfter: wait}, err
 		}
@@ -196,21 +196,21 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
-	done, wait, err := r.eip.Release(ctx, pa)
+	done, wait, err := r.eips.machine.Release(ctx, pa)
 	if !done || err != nil {
 		return reconcile.Result{RequeueAfter: wait}, err
 	}
-	r.eipRetry.Reset(client.ObjectKeyFromObject(pa))
-	if err := r.pools.Release(ctx, pa); err != nil {
+	r.eips.retry.Reset(client.ObjectKeyFromObject(pa))
+	if err := r.alloc.pools.Release(ctx, pa); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.told.forget(types.UID(pa.Spec.PodUID))
-	r.metrics.forget(pa)
-	r.repairs.Drop(client.ObjectKeyFromObject(pa))
+	r.records.told.forget(types.UID(pa.Spec.PodUID))
+	r.out.metrics.forget(pa)
+	r.cloud.repairs.Drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
 	err = r.write(ctx, pa)
 	if err == nil || kerrors.IsNotFound(err) {
-		r.binder.Forget(client.ObjectKeyFromObject(pa))
+		r.cloud.binder.Forget(client.ObjectKeyFromObject(pa))
 	}
 	return reconcile.Result{}, client.IgnoreNotFound(err)
 }

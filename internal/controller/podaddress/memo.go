@@ -103,15 +103,15 @@ func (m *writeMemo) gone(key types.NamespacedName) {
 // writeStatus updates pa's status and remembers the version it replaced.
 func (r *Reconciler) writeStatus(ctx context.Context, pa *v1alpha1.PodAddress) error {
 	before := pa.GetResourceVersion()
-	if err := r.seal.Seal(pa); err != nil {
+	if err := r.records.seal.Seal(pa); err != nil {
 		return err
 	}
 	if err := r.kube.Status().Update(ctx, pa); err != nil {
 		return err
 	}
-	r.wrote.wrote(client.ObjectKeyFromObject(pa), before, pa.GetResourceVersion())
+	r.records.wrote.wrote(client.ObjectKeyFromObject(pa), before, pa.GetResourceVersion())
 	// The grants count what the statuses record.
-	r.grants.Observe(pa)
+	r.eips.grants.Observe(pa)
 	return nil
 }
 
@@ -122,7 +122,7 @@ func (r *Reconciler) write(ctx context.Context, pa *v1alpha1.PodAddress) error {
 	if err := r.kube.Update(ctx, pa); err != nil {
 		return err
 	}
-	r.wrote.wrote(client.ObjectKeyFromObject(pa), before, pa.GetResourceVersion())
+	r.records.wrote.wrote(client.ObjectKeyFromObject(pa), before, pa.GetResourceVersion())
 	return nil
 }
 
@@ -133,6 +133,6 @@ func (r *Reconciler) remove(ctx context.Context, pa *v1alpha1.PodAddress) error 
 	if err := r.kube.Delete(ctx, pa); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	r.wrote.wrote(client.ObjectKeyFromObject(pa), pa.GetResourceVersion(), "")
+	r.records.wrote.wrote(client.ObjectKeyFromObject(pa), pa.GetResourceVersion(), "")
 	return nil
 }

@@ -60,7 +60,7 @@ func (r *Reconciler) givePendingBack(ctx context.Context, pa *v1alpha1.PodAddres
 		return err
 	}
 	msg := fmt.Sprintf("the Pod has not run on a node for %s: its ports in pools of other namespaces (%s) are given back until it does (--pending-hold)",
-		r.limits.pendingHold, strings.Join(foreign, ", "))
+		r.alloc.limits.pendingHold, strings.Join(foreign, ", "))
 	if _, err := r.setState(ctx, pa, v1alpha1.StatePending, msg, reconcile.Result{}); err != nil {
 		return err
 	}

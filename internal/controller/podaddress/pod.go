@@ -90,7 +90,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 	}
 	// Asked before the early return: it also drops a spent entry, so that
 	// a Pod told its addresses keeps none.
-	stale := r.told.stale(orig)
+	stale := r.records.told.stale(orig)
 	if !annotated && !conditioned {
 		return nil
 	}
@@ -98,7 +98,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		// Our patch is made and the cache has not caught up with it yet.
 		return nil
 	}
-	r.told.patched(orig)
+	r.records.told.patched(orig)
 	patch := client.StrategicMergeFrom(orig)
 	var err error
 	if conditioned {
@@ -107,7 +107,7 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 		err = r.kube.Patch(ctx, pod, patch)
 	}
 	if err != nil {
-		r.told.forget(pod.GetUID())
+		r.records.told.forget(pod.GetUID())
 		return client.IgnoreNotFound(errors.Wrap(err, "cannot tell the Pod its addresses"))
 	}
 	return nil

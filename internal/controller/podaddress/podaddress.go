@@ -35,7 +35,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -100,40 +99,40 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	}
 	r := NewReconciler(mgr.GetClient(), pool, o.Logger.WithValues("controller", controllerName),
 		event.NewAPIRecorder(mgr.GetEventRecorderFor(controllerName)))
-	r.seal = po.Seal
+	r.records.seal = po.Seal
 	// Uncached reads see records as the cache does: unsealed ones dropped.
 	api := seal.Reader(mgr.GetAPIReader(), po.Seal)
-	r.podEvents = po.PodEvents
+	r.out.podEvents = po.PodEvents
 	if po.MaxPortsPerPod != nil {
-		r.limits.maxPortsPerPod = *po.MaxPortsPerPod
+		r.alloc.limits.maxPortsPerPod = *po.MaxPortsPerPod
 	}
 	if po.PendingHold != nil {
-		r.limits.pendingHold = *po.PendingHold
+		r.alloc.limits.pendingHold = *po.PendingHold
 	}
 	if po.RemotePods != nil {
-		r.remotePods = po.RemotePods
-	} else if err := r.remotePods.Served(); err != nil { // every kind is installed
+		r.remote.served = po.RemotePods
+	} else if err := r.remote.served.Served(); err != nil { // every kind is installed
 		return nil, err
 	}
-	if err := policy.Setup(mgr, o, r.remotePods); err != nil {
+	if err := policy.Setup(mgr, o, r.remote.served); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(r.binder); err != nil {
+	if err := mgr.Add(r.cloud.binder); err != nil {
 		return nil, err
 	}
 	if po.VPC != nil {
-		r.grants = eip.NewGrants(r.kube, api, r.log)
-		warm := eip.NewWarmer(r.kube, api, po.VPC, r.grants, r.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
+		r.eips.grants = eip.NewGrants(r.kube, api, r.out.log)
+		warm := eip.NewWarmer(r.kube, api, po.VPC, r.eips.grants, r.out.log, cmp.Or(po.EIPWarmInterval, eip.DefaultWarmInterval))
 		if err := mgr.Add(warm); err != nil {
 			return nil, err
 		}
-		if err := mgr.Add(r.grants); err != nil {
+		if err := mgr.Add(r.eips.grants); err != nil {
 			return nil, err
 		}
-		r.eip = eip.NewMachine(r.kube, po.VPC, warm, r.grants, r.now, r.writeStatus)
+		r.eips.machine = eip.NewMachine(r.kube, po.VPC, warm, r.eips.grants, r.now, r.writeStatus)
 	}
 	if po.TargetAuditInterval > 0 {
-		a := audit.NewAuditor(r.kube, api, r.binder, r.repairs, r.record, r.log, po.TargetAuditInterval)
+		a := audit.NewAuditor(r.kube, api, r.cloud.binder, r.cloud.repairs, r.out.record, r.out.log, po.TargetAuditInterval)
 		if err := mgr.Add(a); err != nil {
 			return nil, err
 		}
@@ -154,8 +153,8 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		Watches(&v1alpha1.EIPGrant{}, handler.EnqueueRequestsFromMapFunc(r.refusedEIPs)).
 		// A pool's namespace selector reads the consumer's labels.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.usersOfOtherPools), builder.WithPredicates(predicate.LabelChangedPredicate{})).
-		WatchesRawSource(source.Channel(r.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
-		WatchesRawSource(source.Channel(r.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.cloud.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
+		WatchesRawSource(source.Channel(r.cloud.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
 		// share: a burst of Pods would bind at --max-reconcile-rate per
 		// second. Cloud calls are rate limited in the client instead.
@@ -164,7 +163,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		return nil, err
 	}
 	// A RemotePod and its PodAddress share a name too.
-	return r, r.remotePods.Watch(func() error {
+	return r, r.remote.served.Watch(func() error {
 		if err := c.Watch(source.Kind(mgr.GetCache(), &v1alpha1.RemotePod{}, &handler.TypedEnqueueRequestForObject[*v1alpha1.RemotePod]{})); err != nil {
 			return err
 		}
@@ -173,66 +172,88 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	})
 }
 
-// A Reconciler reconciles a Pod and its PodAddress.
+// A Reconciler reconciles a Pod and its PodAddress. Its parts are grouped
+// by the party they deal with, so that a step names what it touches.
 type Reconciler struct {
-	kube    client.Client
-	clients *clb.Pool
-	pools   *allocation.Pools
+	kube client.Client
+	// alloc hands out pool ports.
+	alloc allocator
+	// cloud registers targets and repairs what the audit found.
+	cloud cloudSide
+	// eips moves per-Pod EIPs.
+	eips eipSide
+	// records are what the reconciler wrote and told, and their seal.
+	records records
+	// remote serves the Pods of other clusters.
+	remote *remotes
+	out    reporter
+	clock  func() time.Time
+}
+
+// allocator is what decides which ports a Pod may hold.
+type allocator struct {
+	pools *allocation.Pools
 	// consents read the pools' spec.consumers.
 	consents *allocation.Consents
 	// limits bound what one Pod may hold.
-	limits  limits
+	limits limits
+}
+
+// cloudSide runs the cloud calls of bindings in the background.
+type cloudSide struct {
 	binder  *targets.Binder
 	repairs *audit.Repairs
-	record  event.Recorder
-	log     logging.Logger
-	clock   func() time.Time
-	metrics *recorder
-	told    *toldMemo
-	wrote   *writeMemo
-	remote  *remotes
-	// remotePods says whether RemotePods are served yet.
-	remotePods *pods.Remote
-	// podEvents says whether Normal Events are written on Pods.
-	podEvents PodEvents
+}
 
-	// eip moves per-Pod EIPs; without a VPC client it says they cannot
-	// be managed.
-	eip      *eip.Machine
-	eipRetry *eip.Retry
+// eipSide moves per-Pod EIPs; without a VPC client its machine says they
+// cannot be managed.
+type eipSide struct {
+	machine *eip.Machine
+	retry   *eip.Retry
 	// grants chooses the EIPGrant of each EIP and counts its quota.
 	grants *eip.Grants
+}
+
+// records remember the reconciler's own writes.
+type records struct {
 	// seal signs every status written and says which records were
 	// dropped as not the provider's.
-	seal *seal.Sealer
+	seal  *seal.Sealer
+	told  *toldMemo
+	wrote *writeMemo
+}
+
+// reporter is where the reconciler says what happened.
+type reporter struct {
+	record  event.Recorder
+	log     logging.Logger
+	metrics *recorder
+	// podEvents says whether Normal Events are written on Pods.
+	podEvents PodEvents
 }
 
 // NewReconciler returns a Reconciler with a fresh allocator: its state is
 // rebuilt from PodAddress statuses as pools are first used.
 func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, rec event.Recorder) *Reconciler {
+	m := newRecorder(metrics.Registry)
 	r := &Reconciler{
-		kube:       kube,
-		clients:    clients,
-		binder:     targets.NewBinder(kube, clients),
-		repairs:    audit.NewRepairs(metrics.Registry),
-		record:     rec,
-		log:        log,
-		clock:      time.Now,
-		metrics:    newRecorder(metrics.Registry),
-		told:       &toldMemo{rv: map[types.UID]string{}},
-		wrote:      newWriteMemo(),
-		remote:     &remotes{},
-		remotePods: &pods.Remote{},
-		eipRetry:   &eip.Retry{},
-		seal:       seal.Ephemeral(),
+		kube: kube,
+		alloc: allocator{
+			// Every load balancer's usage is exported when its pool is
+			// loaded or its status changes; an allocation then updates
+			// only its own.
+			pools:    allocation.NewPools(kube, m.usage),
+			consents: allocation.NewConsents(kube),
+			limits:   limits{maxPortsPerPod: DefaultMaxPortsPerPod, pendingHold: DefaultPendingHold},
+		},
+		cloud:   cloudSide{binder: targets.NewBinder(kube, clients), repairs: audit.NewRepairs(metrics.Registry)},
+		records: records{seal: seal.Ephemeral(), told: &toldMemo{rv: map[types.UID]string{}}, wrote: newWriteMemo()},
+		remote:  &remotes{served: &pods.Remote{}},
+		out:     reporter{record: rec, log: log, metrics: m},
+		clock:   time.Now,
 	}
-	r.grants = eip.NewGrants(kube, kube, log)
-	r.eip = eip.NewMachine(kube, nil, nil, r.grants, r.now, r.writeStatus)
-	// Every load balancer's usage is exported when its pool is loaded or
-	// its status changes; an allocation then updates only its own.
-	r.pools = allocation.NewPools(kube, r.metrics.usage)
-	r.consents = allocation.NewConsents(kube)
-	r.limits = limits{maxPortsPerPod: DefaultMaxPortsPerPod, pendingHold: DefaultPendingHold}
+	r.eips = eipSide{retry: &eip.Retry{}, grants: eip.NewGrants(kube, kube, log)}
+	r.eips.machine = eip.NewMachine(kube, nil, nil, r.eips.grants, r.now, r.writeStatus)
 	return r
 }
 
@@ -246,7 +267,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			res, err = reconcile.Result{RequeueAfter: after}, nil
 		}
 	}()
-	if !r.seal.SealedAll() {
+	if !r.records.seal.SealedAll() {
 		// Upgraded from a version without seals: the leader seals the
 		// records written before (seal.Migrator); nothing acts until then.
 		return reconcile.Result{RequeueAfter: sealWait}, nil
@@ -268,29 +289,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, err
 	}
 	switch {
-	case pa == nil && r.wrote.unseen(req.NamespacedName, r.clock()):
+	case pa == nil && r.records.wrote.unseen(req.NamespacedName, r.clock()):
 		// Created by us, not in the cache yet: its event brings this key
 		// back.
 		return reconcile.Result{RequeueAfter: cacheLag}, nil
 	case pa == nil:
-		r.wrote.gone(req.NamespacedName)
-	case r.wrote.behind(pa):
+		r.records.wrote.gone(req.NamespacedName)
+	case r.records.wrote.behind(pa):
 		// The cache has not caught up with our last write; its event
 		// brings this key back. The requeue is a safety net only.
 		return reconcile.Result{RequeueAfter: cacheLag}, nil
 	default:
-		if why, ok := r.seal.Ignored(pa.GetUID()); ok {
-			r.record.Event(pa, event.Warning(reasonRecordsIgnored, errors.Errorf("records ignored: %s; only what the provider recorded is acted on", why)))
-			r.log.Info("Ignored records the provider did not write", "podAddress", req.NamespacedName, "why", why)
+		if why, ok := r.records.seal.Ignored(pa.GetUID()); ok {
+			r.out.record.Event(pa, event.Warning(reasonRecordsIgnored, errors.Errorf("records ignored: %s; only what the provider recorded is acted on", why)))
+			r.out.log.Info("Ignored records the provider did not write", "podAddress", req.NamespacedName, "why", why)
 		}
 		// What the PodAddress was created with is its record until its
 		// status is first written.
 		pa.AdoptCreatedBindings()
 	}
 
-	live := pod != nil && pod.DeletionTimestamp == nil
 	var want *ask
-	if live {
+	if pod != nil && pod.DeletionTimestamp == nil {
 		want, err = r.request(ctx, pod)
 		if err != nil {
 			// A malformed request concerns this Pod only: say so on it and
@@ -299,43 +319,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			return reconcile.Result{}, nil
 		}
 	}
-	if res, done, err := r.outOfBounds(ctx, pa, pod, want); done {
-		return res, err
+	x := r.remote.of(pod)
+	refusal, err := r.outOfBounds(ctx, x, want)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-
-	switch {
-	case pa == nil && want == nil:
-		return reconcile.Result{}, nil
-	case pa == nil:
-		var wait time.Duration
-		pa, wait, err = r.create(ctx, pod, want)
-		if err != nil || pa == nil {
+	if refusal != nil {
+		r.refuseRemote(ctx, x, pod, refusal)
+	}
+	f := facts{pod: pod, pa: pa, want: want, remote: x != nil, outOfBounds: refusal != nil, now: r.clock()}
+	s, wait := decide(f)
+	if s == stepCreate {
+		if f.pa, wait, err = r.create(ctx, pod, want); err != nil || f.pa == nil {
 			return reconcile.Result{RequeueAfter: wait}, err
 		}
 		// Go on with the object just created rather than wait for its
 		// event: a burst of Pods binds sooner.
-	case meta.WasDeleted(pa):
-		return r.finalize(ctx, pa)
-	case !live:
-		if left, admitted := admittedWait(pa, r.clock()); admitted && pod == nil {
-			// Admitted, never created (yet): wait for the Pod until the
-			// grace ends, then give the ports back.
-			if left > 0 {
-				return reconcile.Result{RequeueAfter: left}, nil
-			}
-			return reconcile.Result{}, r.remove(ctx, pa)
-		}
-		return r.podGone(ctx, pa)
-	case want == nil:
-		// The Pod no longer asks: its addresses go.
-		return reconcile.Result{}, r.remove(ctx, pa)
-	case pa.Spec.PodUID != string(pod.GetUID()) || !sameRequest(pa.Spec, want.spec):
-		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
+		pa = f.pa
+		s, wait = decide(f)
 	}
-	if pa.Spec.EIP != nil {
-		if r.remote.of(pod) != nil {
-			return r.invalid(ctx, pa, pod, want, errRemoteEIP)
-		}
+	switch s {
+	case stepNone:
+		return reconcile.Result{}, nil
+	case stepFinalize:
+		return r.finalize(ctx, pa)
+	case stepAwaitPod:
+		return reconcile.Result{RequeueAfter: wait}, nil
+	case stepRemove:
+		return reconcile.Result{}, r.remove(ctx, pa)
+	case stepPodGone:
+		return r.podGone(ctx, pa)
+	case stepTakeOver:
+		return reconcile.Result{}, r.takeOver(ctx, pa, pod, want)
+	case stepRefuseRemoteEIP:
+		return r.invalid(ctx, pa, pod, want, errRemoteEIP)
+	case stepBindEIP:
 		return r.bindEIP(ctx, pa, pod, want)
 	}
 	return r.bind(ctx, pa, pod, want)
@@ -355,10 +373,10 @@ func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
 		}
 		return
 	}
-	if e.Type == event.TypeNormal && r.podEvents != PodEventsAll {
+	if e.Type == event.TypeNormal && r.out.podEvents != PodEventsAll {
 		return
 	}
-	r.record.Event(pod, e)
+	r.out.record.Event(pod, e)
 }
 
 func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {

@@ -159,11 +159,11 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 	reads.r = w.r
 	w.r.clock = func() time.Time { return w.now }
 	w.now = now
-	w.r.podEvents = PodEventsAll
-	w.r.binder = targets.NewBinderWith(kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
+	w.r.out.podEvents = PodEventsAll
+	w.r.cloud.binder = targets.NewBinderWith(kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
-	go func() { stopped <- w.r.binder.Start(ctx) }()
+	go func() { stopped <- w.r.cloud.binder.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-stopped; err != nil {
@@ -182,11 +182,11 @@ type sealedReads struct {
 }
 
 func (c *sealedReads) Get(ctx context.Context, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return seal.Reader(c.Client, c.r.seal).Get(ctx, k, obj, opts...)
+	return seal.Reader(c.Client, c.r.records.seal).Get(ctx, k, obj, opts...)
 }
 
 func (c *sealedReads) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
-	return seal.Reader(c.Client, c.r.seal).List(ctx, l, opts...)
+	return seal.Reader(c.Client, c.r.records.seal).List(ctx, l, opts...)
 }
 
 // forge writes pa's status as someone else than the provider would: not
@@ -236,16 +236,16 @@ func (w *world) reconcile(t *testing.T) (reconcile.Result, error) {
 	t.Helper()
 	for range 10 {
 		res, err := w.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
-		if w.r.binder.Idle(key) {
+		if w.r.cloud.binder.Idle(key) {
 			select {
-			case <-w.r.binder.Wake():
+			case <-w.r.cloud.binder.Wake():
 				continue // an answer landed just now
 			case <-time.After(20 * time.Millisecond):
 				return res, err
 			}
 		}
 		select {
-		case <-w.r.binder.Wake():
+		case <-w.r.cloud.binder.Wake():
 		case <-time.After(10 * time.Second):
 			t.Fatal("the binder never answered")
 		}
@@ -283,7 +283,7 @@ func (w *world) bound(t *testing.T) []string {
 // allocated is how many slots of lb-1 the allocator holds.
 func (w *world) allocated(t *testing.T) int {
 	t.Helper()
-	a, _, err := w.r.pools.Get(context.Background(), "team-a/web")
+	a, _, err := w.r.alloc.pools.Get(context.Background(), "team-a/web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestReconcile(t *testing.T) {
 		"TooManyPorts": {
 			reason: "A request over --max-ports-per-pod is Invalid, and allocates nothing.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "80 web; 81 web")},
-			setup:  func(_ *testing.T, w *world) { w.r.limits.maxPortsPerPod = 1 },
+			setup:  func(_ *testing.T, w *world) { w.r.alloc.limits.maxPortsPerPod = 1 },
 			want:   want{state: v1alpha1.StateInvalid, events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
 		},
 		"YoungPodWithoutIP": {
@@ -604,7 +604,7 @@ func TestReconcile(t *testing.T) {
 		"NotSealedYet": {
 			reason: "Nothing acts until the records written before seals are sealed.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
-			setup:  func(_ *testing.T, w *world) { w.r.seal = seal.New([]byte("key"), false) },
+			setup:  func(_ *testing.T, w *world) { w.r.records.seal = seal.New([]byte("key"), false) },
 			want:   want{res: reconcile.Result{RequeueAfter: sealWait}, allocated: -1},
 		},
 		"ForgedRecordOfALivePod": {
@@ -692,7 +692,7 @@ func TestReconcile(t *testing.T) {
 			if pa := w.podAddress(t); pa != nil {
 				state, deleting = pa.Status.State, pa.DeletionTimestamp != nil
 				if pa.Status.State != "" {
-					if err := w.r.seal.Check(pa); err != nil {
+					if err := w.r.records.seal.Check(pa); err != nil {
 						t.Errorf("\n%s\nthe status written is not sealed: %v", tc.reason, err)
 					}
 				}

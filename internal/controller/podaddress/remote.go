@@ -14,7 +14,6 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -50,7 +49,11 @@ type remote struct {
 
 // remotes maps the Pods made of RemotePods, while their reconcile runs, to
 // their RemotePods. A Pod of this cluster is never in it.
-type remotes struct{ m sync.Map }
+type remotes struct {
+	m sync.Map
+	// served says whether RemotePods are served yet.
+	served *pods.Remote
+}
 
 func (s *remotes) of(pod *corev1.Pod) *remote {
 	if v, ok := s.m.Load(pod); ok {
@@ -62,7 +65,7 @@ func (s *remotes) of(pod *corev1.Pod) *remote {
 // remotePod returns the Pod the RemotePod of key stands for, or nil when
 // there is none. done drops it from r.remote once the reconcile ends.
 func (r *Reconciler) remotePod(ctx context.Context, key types.NamespacedName) (pod *corev1.Pod, done func(), err error) {
-	if !r.remotePods.On() {
+	if !r.remote.served.On() {
 		return nil, func() {}, nil
 	}
 	rp, err := getOrNil(ctx, r.kube, key, &v1alpha1.RemotePod{})
@@ -121,14 +124,14 @@ func (r *Reconciler) tellRemote(ctx context.Context, x *remote, orig, pod *corev
 	if equality(*st, x.rp.Status) {
 		return nil
 	}
-	if r.told.stale(orig) {
+	if r.records.told.stale(orig) {
 		return nil // our last write is not in the cache yet
 	}
-	r.told.patched(orig)
+	r.records.told.patched(orig)
 	rp := x.rp.DeepCopy()
 	rp.Status = *st
 	if err := r.kube.Status().Patch(ctx, rp, client.MergeFrom(x.rp)); err != nil {
-		r.told.forget(orig.GetUID())
+		r.records.told.forget(orig.GetUID())
 		return client.IgnoreNotFound(errors.Wrap(err, "cannot tell the RemotePod its addresses"))
 	}
 	x.rp = rp
@@ -186,29 +189,15 @@ func (r *Reconciler) nodeInstance(ctx context.Context, pod *corev1.Pod) (string,
 	return id, errors.Wrapf(err, "node %s", node.GetName())
 }
 
-// outOfBounds refuses a RemotePod that asks for an address (want) beyond
-// what its WorkloadCluster allows: the agent is not trusted with any
-// address or pool. A refused Pod holds nothing: an existing PodAddress is
-// released, as for a Pod that stops asking. done says the reconcile ends
-// here with res and err.
-func (r *Reconciler) outOfBounds(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, want *ask) (res reconcile.Result, done bool, err error) {
-	x := r.remote.of(pod)
+// outOfBounds returns why a RemotePod that asks for an address (want) may
+// not have it: beyond what its WorkloadCluster allows (the agent is not
+// trusted with any address or pool). A refused Pod holds nothing: decide
+// releases an existing PodAddress, as for a Pod that stops asking.
+func (r *Reconciler) outOfBounds(ctx context.Context, x *remote, want *ask) (refusal, err error) {
 	if x == nil || want == nil {
-		return reconcile.Result{}, false, nil
+		return nil, nil
 	}
-	refusal, err := r.bounded(ctx, x, want)
-	if err != nil || refusal == nil {
-		return reconcile.Result{}, err != nil, err
-	}
-	r.refuseRemote(ctx, x, pod, refusal)
-	switch {
-	case pa == nil:
-		return reconcile.Result{}, true, nil
-	case meta.WasDeleted(pa):
-		res, err = r.finalize(ctx, pa)
-		return res, true, err
-	}
-	return reconcile.Result{}, true, r.remove(ctx, pa)
+	return r.bounded(ctx, x, want)
 }
 
 // bounded returns why the RemotePod of x may not have what it asks for, or
@@ -259,7 +248,7 @@ func (r *Reconciler) refuseRemote(ctx context.Context, x *remote, pod *corev1.Po
 		delete(pod.Annotations, k)
 	}
 	if err := r.tellRemote(ctx, x, orig, pod, c, true); err != nil {
-		r.log.Debug("cannot tell a RemotePod it is refused", "remotePod", client.ObjectKeyFromObject(pod), "error", err)
+		r.out.log.Debug("cannot tell a RemotePod it is refused", "remotePod", client.ObjectKeyFromObject(pod), "error", err)
 	}
 }
 
@@ -268,7 +257,7 @@ func (r *Reconciler) refuseRemote(ctx context.Context, x *remote, pod *corev1.Po
 func (r *Reconciler) remotePodsOfCluster(ctx context.Context, wc *v1alpha1.WorkloadCluster) []reconcile.Request {
 	l := &v1alpha1.RemotePodList{}
 	if err := r.kube.List(ctx, l, client.InNamespace(wc.GetNamespace())); err != nil {
-		r.log.Debug("cannot list the RemotePods of a WorkloadCluster", "workloadCluster", client.ObjectKeyFromObject(wc), "error", err)
+		r.out.log.Debug("cannot list the RemotePods of a WorkloadCluster", "workloadCluster", client.ObjectKeyFromObject(wc), "error", err)
 		return nil
 	}
 	var out []reconcile.Request

@@ -18,32 +18,32 @@ import (
 // runs.
 func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
 	key := client.ObjectKeyFromObject(pa)
-	rp, ok := r.repairs.Get(key)
+	rp, ok := r.cloud.repairs.Get(key)
 	if !ok {
 		return true, nil
 	}
 	if !v1alpha1.Serving(pa.Status.State) || !pa.Status.BoundAt.Equal(&rp.BoundAt) {
-		r.repairs.Drop(key) // bound anew since, or on its way out
+		r.cloud.repairs.Drop(key) // bound anew since, or on its way out
 		return true, nil
 	}
 	ops := targets.Missing(pa.Status.Bindings, rp.Targets)
 	if len(ops) == 0 {
-		r.repairs.Drop(key)
+		r.cloud.repairs.Drop(key)
 		return true, nil
 	}
-	done, err := r.binder.Run(ctx, pa, ops)
+	done, err := r.cloud.binder.Run(ctx, pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
-	r.binder.Forget(key)
+	r.cloud.binder.Forget(key)
 	var ts []string
 	for _, o := range ops {
 		for _, t := range o.Targets() {
 			ts = append(ts, targets.String(t)+" on listener "+t.ListenerID)
 		}
 	}
-	r.repairs.Finish(key, len(ts))
-	r.record.Event(pa, event.Normal(audit.ReasonTargetRepaired,
+	r.cloud.repairs.Finish(key, len(ts))
+	r.out.record.Event(pa, event.Normal(audit.ReasonTargetRepaired,
 		"re-registered targets removed behind the provider's back: "+strings.Join(ts, ", ")))
 	return true, nil
 }

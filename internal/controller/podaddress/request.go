@@ -101,12 +101,12 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 	setPodCondition(pod, c)
 	if x := r.remote.of(pod); x != nil {
 		if perr := r.tellRemote(ctx, x, orig, pod, c, true); perr != nil {
-			r.log.Debug("cannot set the address condition of a RemotePod", "remotePod", client.ObjectKeyFromObject(pod), "error", perr)
+			r.out.log.Debug("cannot set the address condition of a RemotePod", "remotePod", client.ObjectKeyFromObject(pod), "error", perr)
 		}
 		return
 	}
 	if perr := client.IgnoreNotFound(r.kube.Status().Patch(ctx, pod, client.StrategicMergeFrom(orig))); perr != nil {
-		r.log.Debug("cannot set the address condition of a Pod", "pod", client.ObjectKeyFromObject(pod), "error", perr)
+		r.out.log.Debug("cannot set the address condition of a Pod", "pod", client.ObjectKeyFromObject(pod), "error", perr)
 	}
 }
 
@@ -125,7 +125,7 @@ func (r *Reconciler) podsOfPolicy(ctx context.Context, o client.Object) []reconc
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 			}
 		}
-		remote, _ := r.remotePods.Matching(ctx, r.kube, pol.GetNamespace(), sel)
+		remote, _ := r.remote.served.Matching(ctx, r.kube, pol.GetNamespace(), sel)
 		for _, p := range remote {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 		}

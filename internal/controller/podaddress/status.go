@@ -40,7 +40,7 @@ func (r *Reconciler) setState(ctx context.Context, pa *v1alpha1.PodAddress, stat
 	if equalStatus(before.Status, pa.Status) && before.Status.State == state {
 		return res, nil
 	}
-	r.metrics.state(pa)
+	r.out.metrics.state(pa)
 	if err := r.writeStatus(ctx, pa); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update PodAddress status")
 	}

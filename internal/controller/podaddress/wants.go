@@ -182,9 +182,9 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, re
 	if len(ops) == 0 {
 		// Nothing recorded, so nothing was sent; still, never let go while
 		// an operation for pa runs.
-		return r.binder.Idle(key), nil
+		return r.cloud.binder.Idle(key), nil
 	}
-	done, err := r.binder.Run(ctx, pa, ops)
+	done, err := r.cloud.binder.Run(ctx, pa, ops)
 	if !done || err != nil {
 		return false, err
 	}
@@ -199,6 +199,6 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, re
 	if err := r.writeStatus(ctx, pa); err != nil {
 		return false, errors.Wrap(err, "cannot record the deregistered targets")
 	}
-	r.binder.Forget(key)
+	r.cloud.binder.Forget(key)
 	return true, nil
 }
