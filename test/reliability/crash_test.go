@@ -111,7 +111,7 @@ func TestCrashWhileScaling(t *testing.T) {
 		chaos.Go(func() {
 			c.killAtProgress(rng, "scaling up", n, func() int { return countBound(ns) }, done)
 		})
-		createPods(t, ns, n)
+		createPods(t, ns, "crash", n)
 		err := eventuallyErr(func() error { return allBound(ns, n) })
 		close(done)
 		chaos.Wait()
@@ -172,9 +172,9 @@ func TestCrashWhileScaling(t *testing.T) {
 		*cycles, n, c.kills, leaks, dups, time.Since(start).Round(time.Second))
 }
 
-// createPods creates Pods gs-000… with port 7777 from pool "crash" and
+// createPods creates Pods gs-000… with port 7777 from pool "from" and
 // gives each an IP, 8 at a time.
-func createPods(t *testing.T, ns string, n int) {
+func createPods(t *testing.T, ns, from string, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -184,7 +184,7 @@ func createPods(t *testing.T, ns string, n int) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				p := gamePod(ns, i, "crash")
+				p := gamePod(ns, i, from)
 				if err := testenv.RunPod(ctx, kube, p, fmt.Sprintf("10.70.%d.%d", i/250, i%250+1), wait); err != nil {
 					errs <- errors.Wrapf(err, "Pod %s", p.Name)
 				}
