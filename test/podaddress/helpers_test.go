@@ -31,7 +31,18 @@ func namespace(t testing.TB) string {
 	if err := kube.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	clearAtEnd(t, ns.Name)
 	return ns.Name
+}
+
+// clearAtEnd empties ns when the test ends, before its provider stops:
+// later tests' providers need not reconcile this test's objects.
+func clearAtEnd(t testing.TB, ns string) {
+	t.Cleanup(func() {
+		if err := env.ClearNamespace(context.Background(), ns); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 func eventually(t testing.TB, what string, fn func() error) {

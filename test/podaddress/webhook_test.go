@@ -107,6 +107,7 @@ func labelledNamespace(t *testing.T, labels map[string]string) string {
 	if err := kube.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
+	clearAtEnd(t, ns.Name)
 	return ns.Name
 }
 
