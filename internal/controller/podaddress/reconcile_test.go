@@ -138,6 +138,8 @@ type world struct {
 	cloud  *fake.Cloud
 	events *eventLog
 	now    time.Time
+	// stop stops the Reconciler's binder.
+	stop func()
 	// armed turns on the failures a case injects, once its setup is done.
 	armed atomic.Bool
 }
@@ -150,27 +152,54 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 		f = funcs(&w.armed)
 	}
 	kube := kfake.NewClientBuilder().WithScheme(kubeScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}).
+		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}, &v1alpha1.RemotePod{}).
 		WithIndex(&v1alpha1.PodAddress{}, v1alpha1.PoolIndex, v1alpha1.PoolsOf).
 		WithInterceptorFuncs(withUIDs(f)).Build()
 	w.kube = kube
-	reads := &sealedReads{Client: kube}
+	w.start(t)
+	return w
+}
+
+// sealKey is the records' key of every world: a restarted provider loads
+// the same key again (seal.Load), so it trusts what it sealed before.
+var sealKey = []byte("unit-test-seal-key-0123456789abc")
+
+// start runs a new Reconciler on w's API server and region: a fresh
+// allocator and binder, as a provider that just started has.
+func (w *world) start(t *testing.T) {
+	t.Helper()
+	reads := &sealedReads{Client: w.kube}
 	w.r = NewReconciler(reads, nil, logging.NewNopLogger(), w.events)
 	reads.r = w.r
+	w.r.seal = seal.New(sealKey, true)
 	w.r.clock = func() time.Time { return w.now }
-	w.now = now
+	if w.now.IsZero() {
+		w.now = now
+	}
 	w.r.podEvents = PodEventsAll
-	w.r.binder = targets.NewBinderWith(kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
+	w.r.binder = targets.NewBinderWith(w.kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.r.binder.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Error(err)
-		}
-	})
-	return w
+	var once sync.Once
+	w.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-stopped; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(w.stop)
+}
+
+// restart stops w's Reconciler and starts a new one over the same API
+// objects and region: whatever the old one held in memory (allocator,
+// binder answers, memos) is lost, as in a provider restart.
+func (w *world) restart(t *testing.T) {
+	t.Helper()
+	w.stop()
+	w.start(t)
 }
 
 // sealedReads reads PodAddresses as the manager's cache holds them: with
