@@ -177,6 +177,10 @@ func (w *world) start(t *testing.T) {
 		w.now = now
 	}
 	w.r.podEvents = PodEventsAll
+	// As in a provider given no RemotePods option: served at once.
+	if err := w.r.remotePods.Served(); err != nil {
+		t.Fatal(err)
+	}
 	w.r.binder = targets.NewBinderWith(w.kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
