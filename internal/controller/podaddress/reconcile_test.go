@@ -25,6 +25,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -362,6 +363,62 @@ func failStatus(armed *atomic.Bool) interceptor.Funcs {
 	}}
 }
 
+// openPool is PortPool shared/web serving every namespace.
+func openPool() *clbv1alpha1.PortPool {
+	pp := sharedPool()
+	pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	return pp
+}
+
+// youngPod is pod(podIP) created a minute ago, not on a node (no host IP).
+func youngPod(annotations ...string) *corev1.Pod {
+	p := pod(podIP, annotations...)
+	p.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	return p
+}
+
+// eipPod is pod(podIP) asking for an EIP of attributes instead of ports.
+func eipPod(attributes string) *corev1.Pod {
+	p := pod(podIP, podannotation.AnnotationEIP, attributes)
+	delete(p.Annotations, podannotation.AnnotationPorts)
+	return p
+}
+
+// grant is EIPGrant g, covering namespace team-a.
+func grant() *v1alpha1.EIPGrant {
+	g := &v1alpha1.EIPGrant{ObjectMeta: metav1.ObjectMeta{Name: "g"}}
+	g.Spec.Namespaces.Names = []string{ns}
+	g.Spec.MaxBandwidth, g.Spec.MaxEIPs = 10, 5
+	g.Spec.ProviderConfigRef = xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
+	return g
+}
+
+// annotatePod sets annotations on Pod team-a/pod-0.
+func (w *world) annotatePod(t *testing.T, kv ...string) {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := w.kube.Get(context.Background(), key, p); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Annotations[kv[i]] = kv[i+1]
+	}
+	if err := w.kube.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// admit allocates pod(podIP)'s ports at its admission, as the webhook
+// does, the Pod waited for until until.
+func (w *world) admit(t *testing.T, until time.Time) {
+	t.Helper()
+	p := pod(podIP)
+	bs, err := w.r.AllocateAtAdmission(context.Background(), p, until)
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("AllocateAtAdmission: %v, %v", bs, err)
+	}
+}
+
 var errBoom = fmt.Errorf("boom")
 
 // TestReconcile drives one Pod and its PodAddress through the reconcile,
@@ -373,6 +430,7 @@ func TestReconcile(t *testing.T) {
 		res       reconcile.Result
 		err       string
 		state     string // of the PodAddress; "" for none
+		message   string // a part of its message
 		deleting  bool
 		bound     []string
 		writes    []string
@@ -688,6 +746,143 @@ func TestReconcile(t *testing.T) {
 			// Looked at again after a while, besides the grants' watch.
 			want: want{res: reconcile.Result{RequeueAfter: time.Minute}, state: v1alpha1.StateNotGranted, events: []string{"Warning EIPNotGranted *v1.Pod/pod-0"}},
 		},
+		"PendingGivenBack": {
+			reason: "A Pod that has not run on a node past --pending-hold gives its ports in pools of other namespaces back: targets deregistered, Pending.",
+			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.now = now.Add(DefaultPendingHold)
+			},
+			want: want{state: v1alpha1.StatePending, message: "pools of other namespaces (shared/web) are given back",
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"PendingHeldWhileYoung": {
+			reason: "Within --pending-hold the ports stay, and the reconcile comes back when it ends.",
+			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
+			setup:  bindFirst,
+			want: want{res: reconcile.Result{RequeueAfter: DefaultPendingHold - time.Minute}, state: v1alpha1.StateBound,
+				bound: []string{"lbl-100 10.0.0.5:80"}},
+		},
+		"HeldPoolNoLongerServes": {
+			reason: "Held ports in a pool that no longer serves the namespace are released at once, not kept for a Pod that could not use them.",
+			objs: []client.Object{ns, portPool(), openPool(), func() *corev1.Pod {
+				p := pod(podIP, podannotation.AnnotationPorts, "80 shared/web", podannotation.AnnotationKeepDuration, "5m")
+				p.Status.HostIP = "192.168.0.9" // on its node: not given back as pending
+				return p
+			}()},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateHeld {
+					t.Fatalf("setup: the PodAddress is not Held: %+v", pa)
+				}
+				pp := &clbv1alpha1.PortPool{}
+				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: "shared", Name: "web"}, pp); err != nil {
+					t.Fatal(err)
+				}
+				pp.Spec.Consumers = nil
+				if err := w.kube.Update(context.Background(), pp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			rounds: 2,
+			want:   want{},
+		},
+		"LoadBalancerDraining": {
+			reason: "A binding on a load balancer that left its pool (draining) is deregistered and moves; with no other, the Pod waits for a port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				pp := &clbv1alpha1.PortPool{}
+				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: ns.Name, Name: "web"}, pp); err != nil {
+					t.Fatal(err)
+				}
+				pp.Status.AtProvider.LoadBalancers[0].State = clbv1alpha1.PoolLBDraining
+				if err := w.kube.Status().Update(context.Background(), pp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StateNoPortAvailable,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressMoved *v1.Pod/pod-0", "Warning NoPortAvailable *v1.Pod/pod-0"}},
+		},
+		"IsolatedOnceBound": {
+			reason: "A bound Pod isolated: its target is deregistered, its port kept.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.annotatePod(t, podannotation.AnnotationIsolated, "true")
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateIsolated, allocated: 1, writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressIsolated *v1.Pod/pod-0"}},
+		},
+		"AdmittedWaiting": {
+			reason: "Ports allocated at admission wait, held, for the Pod to be created until the grace ends.",
+			objs:   []client.Object{ns, portPool()},
+			setup:  func(t *testing.T, w *world) { w.admit(t, now.Add(30*time.Second)) },
+			want:   want{res: reconcile.Result{RequeueAfter: 30 * time.Second}, state: v1alpha1.StateAllocated, allocated: 1},
+		},
+		"AdmittedNeverCreated": {
+			reason: "Ports allocated at admission for a Pod never created are released once the grace ends.",
+			objs:   []client.Object{ns, portPool()},
+			setup: func(t *testing.T, w *world) {
+				w.admit(t, now.Add(30*time.Second))
+				w.now = now.Add(time.Minute)
+			},
+			rounds: 2,
+			want:   want{},
+		},
+		"AdmittedThenCreated": {
+			reason: "The Pod admitted is created: it takes its PodAddress over and is bound to the port allocated at admission.",
+			objs:   []client.Object{ns, portPool()},
+			setup: func(t *testing.T, w *world) {
+				w.admit(t, now.Add(30*time.Second))
+				w.createPod(t, podUID, podIP)
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"EIPWithoutVPC": {
+			reason: "An EIP a grant covers, on a provider without a VPC client, waits Pending and says why; nothing is allocated.",
+			objs:   []client.Object{ns, portPool(), grant(), eipPod("true")},
+			want: want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StatePending,
+				message: "runs without a VPC client"},
+		},
+		"EIPFellBack": {
+			reason: "A PodAddress recorded as fallen back from an EIP binds ports of its fallback pool instead, and says so.",
+			objs:   []client.Object{ns, portPool(), eipPod("fallbackPool=web")},
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				pa := w.podAddress(t)
+				pa.Status.EIP = &v1alpha1.EIPBinding{State: v1alpha1.EIPFallback, Reason: "quota"}
+				if err := w.r.writeStatus(context.Background(), pa); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{state: v1alpha1.StateFallbackPort, message: "no EIP (quota)", bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"EIPNeverReleasedNoneHad": {
+			reason: "A Pod gone that asked for an EIP kept for ever but never had one holds nothing: its PodAddress goes.",
+			objs:   []client.Object{ns, portPool(), eipPod("releasePolicy=Never")},
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.deletePod(t)
+			},
+			rounds: 2,
+			want:   want{},
+		},
 		"HostPort": {
 			reason: "The HostPort backend registers the node's IP and the container's hostPort.",
 			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
@@ -721,9 +916,9 @@ func TestReconcile(t *testing.T) {
 			if res != tc.want.res {
 				t.Errorf("\n%s\nReconcile(...): %+v, want %+v", tc.reason, res, tc.want.res)
 			}
-			state, deleting := "", false
+			state, deleting, message := "", false, ""
 			if pa := w.podAddress(t); pa != nil {
-				state, deleting = pa.Status.State, pa.DeletionTimestamp != nil
+				state, deleting, message = pa.Status.State, pa.DeletionTimestamp != nil, pa.Status.Message
 				if pa.Status.State != "" {
 					if err := w.r.seal.Check(pa); err != nil {
 						t.Errorf("\n%s\nthe status written is not sealed: %v", tc.reason, err)
@@ -732,6 +927,9 @@ func TestReconcile(t *testing.T) {
 			}
 			if state != tc.want.state || deleting != tc.want.deleting {
 				t.Errorf("\n%s\nPodAddress state %q (deleting %v), want %q (deleting %v)", tc.reason, state, deleting, tc.want.state, tc.want.deleting)
+			}
+			if !strings.Contains(message, tc.want.message) {
+				t.Errorf("\n%s\nPodAddress message %q, want it to say %q", tc.reason, message, tc.want.message)
 			}
 			if diff := cmp.Diff(tc.want.bound, w.bound(t)); diff != "" {
 				t.Errorf("\n%s\ntargets: -want, +got:\n%s", tc.reason, diff)
