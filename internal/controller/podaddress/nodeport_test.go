@@ -78,7 +78,6 @@ func TestReconcileNodePort(t *testing.T) {
 		err     string
 		state   string
 		message string // a part of the PodAddress's message
-		bound   []string
 		writes  []string
 	}
 	game := map[string]string{"app": "game"}

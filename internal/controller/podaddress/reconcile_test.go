@@ -155,7 +155,7 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 	kube := kfake.NewClientBuilder().WithScheme(kubeScheme(t)).WithObjects(objs...).
 		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}, &v1alpha1.RemotePod{}).
 		WithIndex(&v1alpha1.PodAddress{}, v1alpha1.PoolIndex, v1alpha1.PoolsOf).
-		WithInterceptorFuncs(withUIDs(f)).Build()
+		WithInterceptorFuncs(withPodStatusMetadata(withUIDs(f))).Build()
 	w.kube = kube
 	w.start(t)
 	return w
@@ -259,6 +259,30 @@ func withUIDs(funcs interceptor.Funcs) interceptor.Funcs {
 			return next(ctx, c, obj, opts...)
 		}
 		return c.Create(ctx, obj, opts...)
+	}
+	return funcs
+}
+
+// withPodStatusMetadata makes a patch of a Pod's status subresource change
+// its metadata too, as the API server's pods/status does and the fake
+// client's does not: tellPod writes a condition and the annotations that
+// go with it in one such patch.
+func withPodStatusMetadata(funcs interceptor.Funcs) interceptor.Funcs {
+	next := funcs.SubResourcePatch
+	funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		before, _ := obj.DeepCopyObject().(client.Object)
+		var err error
+		if next != nil {
+			err = next(ctx, c, sub, obj, p, opts...)
+		} else {
+			err = c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		}
+		if _, ok := obj.(*corev1.Pod); !ok || sub != "status" || err != nil {
+			return err
+		}
+		// The same patch, computed from the object as it was, on the main
+		// resource: its metadata is applied, its status ignored.
+		return c.Patch(ctx, before, p)
 	}
 	return funcs
 }
@@ -377,6 +401,13 @@ func youngPod(annotations ...string) *corev1.Pod {
 	return p
 }
 
+// onNode is p running on its node (a host IP): a Pod that holds ports in
+// pools of other namespaces for good (see pendingForeign).
+func onNode(p *corev1.Pod) *corev1.Pod {
+	p.Status.HostIP = "192.168.0.9"
+	return p
+}
+
 // eipPod is pod(podIP) asking for an EIP of attributes instead of ports.
 func eipPod(attributes string) *corev1.Pod {
 	p := pod(podIP, podannotation.AnnotationEIP, attributes)
@@ -391,6 +422,19 @@ func grant() *v1alpha1.EIPGrant {
 	g.Spec.MaxBandwidth, g.Spec.MaxEIPs = 10, 5
 	g.Spec.ProviderConfigRef = xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
 	return g
+}
+
+// closePool makes PortPool shared/web serve its own namespace only.
+func (w *world) closePool(t *testing.T) {
+	t.Helper()
+	pp := &clbv1alpha1.PortPool{}
+	if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: "shared", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Consumers = nil
+	if err := w.kube.Update(context.Background(), pp); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // annotatePod sets annotations on Pod team-a/pod-0.
@@ -502,6 +546,19 @@ func TestReconcile(t *testing.T) {
 			},
 			rounds: 2,
 			want:   want{},
+		},
+		"KeepDurationRunning": {
+			reason: "Held ports are looked at again when the keep duration ends, not before.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.now = now.Add(time.Minute)
+			},
+			want: want{res: reconcile.Result{RequeueAfter: 4 * time.Minute}, state: v1alpha1.StateHeld, allocated: 1},
 		},
 		"Isolated": {
 			reason: "An isolated Pod keeps its ports and registers no target.",
@@ -646,6 +703,25 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"TakeOverWriteFails": {
+			reason: "A new Pod of the same name whose PodAddress cannot be updated is an error; the old record, target and slot stay for the next try.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					if _, ok := obj.(*v1alpha1.PodAddress); ok && armed.Load() {
+						return errBoom
+					}
+					return c.Update(ctx, obj, opts...)
+				}}
+			},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.createPod(t, "uid-new", "10.0.0.6")
+			},
+			want: want{err: "cannot update PodAddress for the new Pod: boom", state: v1alpha1.StateBound,
+				bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1},
+		},
 		"HeldTakenOver": {
 			reason: "A held binding is taken over by a new Pod of the same name, which is bound to the same port.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
@@ -765,11 +841,7 @@ func TestReconcile(t *testing.T) {
 		},
 		"HeldPoolNoLongerServes": {
 			reason: "Held ports in a pool that no longer serves the namespace are released at once, not kept for a Pod that could not use them.",
-			objs: []client.Object{ns, portPool(), openPool(), func() *corev1.Pod {
-				p := pod(podIP, podannotation.AnnotationPorts, "80 shared/web", podannotation.AnnotationKeepDuration, "5m")
-				p.Status.HostIP = "192.168.0.9" // on its node: not given back as pending
-				return p
-			}()},
+			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web", podannotation.AnnotationKeepDuration, "5m"))},
 			setup: func(t *testing.T, w *world) {
 				bindFirst(t, w)
 				w.deletePod(t)
@@ -779,14 +851,7 @@ func TestReconcile(t *testing.T) {
 				if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateHeld {
 					t.Fatalf("setup: the PodAddress is not Held: %+v", pa)
 				}
-				pp := &clbv1alpha1.PortPool{}
-				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: "shared", Name: "web"}, pp); err != nil {
-					t.Fatal(err)
-				}
-				pp.Spec.Consumers = nil
-				if err := w.kube.Update(context.Background(), pp); err != nil {
-					t.Fatal(err)
-				}
+				w.closePool(t)
 			},
 			rounds: 2,
 			want:   want{},
@@ -819,22 +884,6 @@ func TestReconcile(t *testing.T) {
 			rounds: 2,
 			want: want{state: v1alpha1.StateIsolated, allocated: 1, writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
 				events: []string{"Normal AddressIsolated *v1.Pod/pod-0"}},
-		},
-		"AdmittedWaiting": {
-			reason: "Ports allocated at admission wait, held, for the Pod to be created until the grace ends.",
-			objs:   []client.Object{ns, portPool()},
-			setup:  func(t *testing.T, w *world) { w.admit(t, now.Add(30*time.Second)) },
-			want:   want{res: reconcile.Result{RequeueAfter: 30 * time.Second}, state: v1alpha1.StateAllocated, allocated: 1},
-		},
-		"AdmittedNeverCreated": {
-			reason: "Ports allocated at admission for a Pod never created are released once the grace ends.",
-			objs:   []client.Object{ns, portPool()},
-			setup: func(t *testing.T, w *world) {
-				w.admit(t, now.Add(30*time.Second))
-				w.now = now.Add(time.Minute)
-			},
-			rounds: 2,
-			want:   want{},
 		},
 		"AdmittedThenCreated": {
 			reason: "The Pod admitted is created: it takes its PodAddress over and is bound to the port allocated at admission.",
@@ -882,6 +931,39 @@ func TestReconcile(t *testing.T) {
 			},
 			rounds: 2,
 			want:   want{},
+		},
+		"PoolNotAllowedOnceBound": {
+			reason: "A pool of another namespace that stops serving it: the binding's target is deregistered, its port returned, and the Pod told why.",
+			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web"))},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.closePool(t)
+			},
+			want: want{state: v1alpha1.StatePoolNotAllowed, message: "shared/web",
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Warning PoolNotAllowed *v1.Pod/pod-0"}},
+		},
+		"ProtocolNotServed": {
+			reason: "A port whose protocol the pool has no listener for is Invalid before anything is allocated.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP)
+				p.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolUDP
+				return p
+			}()},
+			want: want{state: v1alpha1.StateInvalid, message: "UDP", events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"EIPGrantsUnreadable": {
+			reason: "EIPGrants that cannot be listed are an error; nothing is allocated.",
+			objs:   []client.Object{ns, portPool(), grant(), eipPod("true")},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+					if _, ok := l.(*v1alpha1.EIPGrantList); ok && armed.Load() {
+						return errBoom
+					}
+					return c.List(ctx, l, opts...)
+				}}
+			},
+			want: want{err: "cannot list EIPGrants: boom"},
 		},
 		"HostPort": {
 			reason: "The HostPort backend registers the node's IP and the container's hostPort.",

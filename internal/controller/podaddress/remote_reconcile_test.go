@@ -94,7 +94,6 @@ func TestReconcileRemotePod(t *testing.T) {
 		state     string // of the PodAddress; "" for none
 		bound     []string
 		writes    []string
-		events    []string
 		healthy   corev1.ConditionStatus // the RemotePod's; "" for none
 		told      string                 // its status annotation told; "" for none
 		warning   string                 // reason, ": ", and a part of the message; "" for none
