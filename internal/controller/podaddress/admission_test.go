@@ -38,6 +38,8 @@ func TestAllocateAtAdmission(t *testing.T) {
 		pod    *corev1.Pod
 		funcs  func(*atomic.Bool) interceptor.Funcs
 		twice  bool
+		// before is admitted first, under the same name.
+		before *corev1.Pod
 		want   want
 	}{
 		"NothingAsked": {
@@ -61,6 +63,20 @@ func TestAllocateAtAdmission(t *testing.T) {
 			pod:    pod(""),
 			twice:  true,
 			want:   want{ports: []int32{100}, state: v1alpha1.StateAllocated, allocated: 1},
+		},
+		"AskedOtherwise": {
+			reason: "A Pod of the name that asks otherwise than its PodAddress gets nothing at admission: the controller takes the PodAddress over.",
+			objs:   []client.Object{ns, portPool()},
+			before: pod(""),
+			pod:    pod("", podannotation.AnnotationPorts, "80 web; 81 web"),
+			want:   want{state: v1alpha1.StateAllocated, allocated: 1},
+		},
+		"NotCovered": {
+			reason: "A Pod of the name that asks the same (port http) but whose http is another container port than its PodAddress's binding gets nothing at admission.",
+			objs:   []client.Object{ns, portPool()},
+			before: namedPort(80),
+			pod:    namedPort(81),
+			want:   want{state: v1alpha1.StateAllocated, allocated: 1},
 		},
 		"Refused": {
 			reason: "A request a pool refuses is left to the controller: nothing is made.",
@@ -98,6 +114,11 @@ func TestAllocateAtAdmission(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, tc.funcs, tc.objs...)
+			if tc.before != nil {
+				if _, err := w.r.AllocateAtAdmission(context.Background(), tc.before, until); err != nil {
+					t.Fatal(err)
+				}
+			}
 			w.armed.Store(true)
 			var bs []v1alpha1.PortBinding
 			var err error
@@ -129,6 +150,14 @@ func TestAllocateAtAdmission(t *testing.T) {
 			}
 		})
 	}
+}
+
+// namedPort is pod("") asking for its port http of pool web, container
+// port port.
+func namedPort(port int32) *corev1.Pod {
+	p := pod("", podannotation.AnnotationPorts, "http web")
+	p.Spec.Containers[0].Ports[0].Name, p.Spec.Containers[0].Ports[0].ContainerPort = "http", port
+	return p
 }
 
 // TestAdmittedNeverCreated: a PodAddress made at admission waits for its

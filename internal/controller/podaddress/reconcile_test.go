@@ -25,6 +25,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
@@ -138,6 +139,8 @@ type world struct {
 	cloud  *fake.Cloud
 	events *eventLog
 	now    time.Time
+	// stop stops the Reconciler's binder.
+	stop func()
 	// armed turns on the failures a case injects, once its setup is done.
 	armed atomic.Bool
 }
@@ -150,27 +153,58 @@ func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...
 		f = funcs(&w.armed)
 	}
 	kube := kfake.NewClientBuilder().WithScheme(kubeScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}).
+		WithStatusSubresource(&v1alpha1.PodAddress{}, &corev1.Pod{}, &clbv1alpha1.PortPool{}, &v1alpha1.RemotePod{}).
 		WithIndex(&v1alpha1.PodAddress{}, v1alpha1.PoolIndex, v1alpha1.PoolsOf).
-		WithInterceptorFuncs(withUIDs(f)).Build()
+		WithInterceptorFuncs(withPodStatusMetadata(withUIDs(f))).Build()
 	w.kube = kube
-	reads := &sealedReads{Client: kube}
+	w.start(t)
+	return w
+}
+
+// sealKey is the records' key of every world: a restarted provider loads
+// the same key again (seal.Load), so it trusts what it sealed before.
+var sealKey = []byte("unit-test-seal-key-0123456789abc")
+
+// start runs a new Reconciler on w's API server and region: a fresh
+// allocator and binder, as a provider that just started has.
+func (w *world) start(t *testing.T) {
+	t.Helper()
+	reads := &sealedReads{Client: w.kube}
 	w.r = NewReconciler(reads, nil, logging.NewNopLogger(), w.events)
 	reads.r = w.r
+	w.r.records.seal = seal.New(sealKey, true)
 	w.r.clock = func() time.Time { return w.now }
-	w.now = now
+	if w.now.IsZero() {
+		w.now = now
+	}
 	w.r.out.podEvents = PodEventsAll
-	w.r.cloud.binder = targets.NewBinderWith(kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
+	// As in a provider given no RemotePods option: served at once.
+	if err := w.r.remote.served.Served(); err != nil {
+		t.Fatal(err)
+	}
+	w.r.cloud.binder = targets.NewBinderWith(w.kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.r.cloud.binder.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			t.Error(err)
-		}
-	})
-	return w
+	var once sync.Once
+	w.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-stopped; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(w.stop)
+}
+
+// restart stops w's Reconciler and starts a new one over the same API
+// objects and region: whatever the old one held in memory (allocator,
+// binder answers, memos) is lost, as in a provider restart.
+func (w *world) restart(t *testing.T) {
+	t.Helper()
+	w.stop()
+	w.start(t)
 }
 
 // sealedReads reads PodAddresses as the manager's cache holds them: with
@@ -225,6 +259,30 @@ func withUIDs(funcs interceptor.Funcs) interceptor.Funcs {
 			return next(ctx, c, obj, opts...)
 		}
 		return c.Create(ctx, obj, opts...)
+	}
+	return funcs
+}
+
+// withPodStatusMetadata makes a patch of a Pod's status subresource change
+// its metadata too, as the API server's pods/status does and the fake
+// client's does not: tellPod writes a condition and the annotations that
+// go with it in one such patch.
+func withPodStatusMetadata(funcs interceptor.Funcs) interceptor.Funcs {
+	next := funcs.SubResourcePatch
+	funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		before, _ := obj.DeepCopyObject().(client.Object)
+		var err error
+		if next != nil {
+			err = next(ctx, c, sub, obj, p, opts...)
+		} else {
+			err = c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		}
+		if _, ok := obj.(*corev1.Pod); !ok || sub != "status" || err != nil {
+			return err
+		}
+		// The same patch, computed from the object as it was, on the main
+		// resource: its metadata is applied, its status ignored.
+		return c.Patch(ctx, before, p)
 	}
 	return funcs
 }
@@ -329,6 +387,82 @@ func failStatus(armed *atomic.Bool) interceptor.Funcs {
 	}}
 }
 
+// openPool is PortPool shared/web serving every namespace.
+func openPool() *clbv1alpha1.PortPool {
+	pp := sharedPool()
+	pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	return pp
+}
+
+// youngPod is pod(podIP) created a minute ago, not on a node (no host IP).
+func youngPod(annotations ...string) *corev1.Pod {
+	p := pod(podIP, annotations...)
+	p.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+	return p
+}
+
+// onNode is p running on its node (a host IP): a Pod that holds ports in
+// pools of other namespaces for good (see pendingForeign).
+func onNode(p *corev1.Pod) *corev1.Pod {
+	p.Status.HostIP = "192.168.0.9"
+	return p
+}
+
+// eipPod is pod(podIP) asking for an EIP of attributes instead of ports.
+func eipPod(attributes string) *corev1.Pod {
+	p := pod(podIP, podannotation.AnnotationEIP, attributes)
+	delete(p.Annotations, podannotation.AnnotationPorts)
+	return p
+}
+
+// grant is EIPGrant g, covering namespace team-a.
+func grant() *v1alpha1.EIPGrant {
+	g := &v1alpha1.EIPGrant{ObjectMeta: metav1.ObjectMeta{Name: "g"}}
+	g.Spec.Namespaces.Names = []string{ns}
+	g.Spec.MaxBandwidth, g.Spec.MaxEIPs = 10, 5
+	g.Spec.ProviderConfigRef = xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
+	return g
+}
+
+// closePool makes PortPool shared/web serve its own namespace only.
+func (w *world) closePool(t *testing.T) {
+	t.Helper()
+	pp := &clbv1alpha1.PortPool{}
+	if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: "shared", Name: "web"}, pp); err != nil {
+		t.Fatal(err)
+	}
+	pp.Spec.Consumers = nil
+	if err := w.kube.Update(context.Background(), pp); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// annotatePod sets annotations on Pod team-a/pod-0.
+func (w *world) annotatePod(t *testing.T, kv ...string) {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := w.kube.Get(context.Background(), key, p); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Annotations[kv[i]] = kv[i+1]
+	}
+	if err := w.kube.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// admit allocates pod(podIP)'s ports at its admission, as the webhook
+// does, the Pod waited for until until.
+func (w *world) admit(t *testing.T, until time.Time) {
+	t.Helper()
+	p := pod(podIP)
+	bs, err := w.r.AllocateAtAdmission(context.Background(), p, until)
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("AllocateAtAdmission: %v, %v", bs, err)
+	}
+}
+
 var errBoom = fmt.Errorf("boom")
 
 // TestReconcile drives one Pod and its PodAddress through the reconcile,
@@ -340,6 +474,7 @@ func TestReconcile(t *testing.T) {
 		res       reconcile.Result
 		err       string
 		state     string // of the PodAddress; "" for none
+		message   string // a part of its message
 		deleting  bool
 		bound     []string
 		writes    []string
@@ -411,6 +546,19 @@ func TestReconcile(t *testing.T) {
 			},
 			rounds: 2,
 			want:   want{},
+		},
+		"KeepDurationRunning": {
+			reason: "Held ports are looked at again when the keep duration ends, not before.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.now = now.Add(time.Minute)
+			},
+			want: want{res: reconcile.Result{RequeueAfter: 4 * time.Minute}, state: v1alpha1.StateHeld, allocated: 1},
 		},
 		"Isolated": {
 			reason: "An isolated Pod keeps its ports and registers no target.",
@@ -555,6 +703,25 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"TakeOverWriteFails": {
+			reason: "A new Pod of the same name whose PodAddress cannot be updated is an error; the old record, target and slot stay for the next try.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					if _, ok := obj.(*v1alpha1.PodAddress); ok && armed.Load() {
+						return errBoom
+					}
+					return c.Update(ctx, obj, opts...)
+				}}
+			},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				w.createPod(t, "uid-new", "10.0.0.6")
+			},
+			want: want{err: "cannot update PodAddress for the new Pod: boom", state: v1alpha1.StateBound,
+				bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1},
+		},
 		"HeldTakenOver": {
 			reason: "A held binding is taken over by a new Pod of the same name, which is bound to the same port.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
@@ -655,6 +822,149 @@ func TestReconcile(t *testing.T) {
 			// Looked at again after a while, besides the grants' watch.
 			want: want{res: reconcile.Result{RequeueAfter: time.Minute}, state: v1alpha1.StateNotGranted, events: []string{"Warning EIPNotGranted *v1.Pod/pod-0"}},
 		},
+		"PendingGivenBack": {
+			reason: "A Pod that has not run on a node past --pending-hold gives its ports in pools of other namespaces back: targets deregistered, Pending.",
+			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.now = now.Add(DefaultPendingHold)
+			},
+			want: want{state: v1alpha1.StatePending, message: "pools of other namespaces (shared/web) are given back",
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"PendingHeldWhileYoung": {
+			reason: "Within --pending-hold the ports stay, and the reconcile comes back when it ends.",
+			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
+			setup:  bindFirst,
+			want: want{res: reconcile.Result{RequeueAfter: DefaultPendingHold - time.Minute}, state: v1alpha1.StateBound,
+				bound: []string{"lbl-100 10.0.0.5:80"}},
+		},
+		"HeldPoolNoLongerServes": {
+			reason: "Held ports in a pool that no longer serves the namespace are released at once, not kept for a Pod that could not use them.",
+			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web", podannotation.AnnotationKeepDuration, "5m"))},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateHeld {
+					t.Fatalf("setup: the PodAddress is not Held: %+v", pa)
+				}
+				w.closePool(t)
+			},
+			rounds: 2,
+			want:   want{},
+		},
+		"LoadBalancerDraining": {
+			reason: "A binding on a load balancer that left its pool (draining) is deregistered and moves; with no other, the Pod waits for a port.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				pp := &clbv1alpha1.PortPool{}
+				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: ns.Name, Name: "web"}, pp); err != nil {
+					t.Fatal(err)
+				}
+				pp.Status.AtProvider.LoadBalancers[0].State = clbv1alpha1.PoolLBDraining
+				if err := w.kube.Status().Update(context.Background(), pp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StateNoPortAvailable,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressMoved *v1.Pod/pod-0", "Warning NoPortAvailable *v1.Pod/pod-0"}},
+		},
+		"IsolatedOnceBound": {
+			reason: "A bound Pod isolated: its target is deregistered, its port kept.",
+			objs:   []client.Object{ns, portPool(), pod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.annotatePod(t, podannotation.AnnotationIsolated, "true")
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateIsolated, allocated: 1, writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressIsolated *v1.Pod/pod-0"}},
+		},
+		"AdmittedThenCreated": {
+			reason: "The Pod admitted is created: it takes its PodAddress over and is bound to the port allocated at admission.",
+			objs:   []client.Object{ns, portPool()},
+			setup: func(t *testing.T, w *world) {
+				w.admit(t, now.Add(30*time.Second))
+				w.createPod(t, podUID, podIP)
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"EIPWithoutVPC": {
+			reason: "An EIP a grant covers, on a provider without a VPC client, waits Pending and says why; nothing is allocated.",
+			objs:   []client.Object{ns, portPool(), grant(), eipPod("true")},
+			want: want{res: reconcile.Result{RequeueAfter: waitForPorts}, state: v1alpha1.StatePending,
+				message: "runs without a VPC client"},
+		},
+		"EIPFellBack": {
+			reason: "A PodAddress recorded as fallen back from an EIP binds ports of its fallback pool instead, and says so.",
+			objs:   []client.Object{ns, portPool(), eipPod("fallbackPool=web")},
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				pa := w.podAddress(t)
+				pa.Status.EIP = &v1alpha1.EIPBinding{State: v1alpha1.EIPFallback, Reason: "quota"}
+				if err := w.r.writeStatus(context.Background(), pa); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{state: v1alpha1.StateFallbackPort, message: "no EIP (quota)", bound: []string{"lbl-100 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"EIPNeverReleasedNoneHad": {
+			reason: "A Pod gone that asked for an EIP kept for ever but never had one holds nothing: its PodAddress goes.",
+			objs:   []client.Object{ns, portPool(), eipPod("releasePolicy=Never")},
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.deletePod(t)
+			},
+			rounds: 2,
+			want:   want{},
+		},
+		"PoolNotAllowedOnceBound": {
+			reason: "A pool of another namespace that stops serving it: the binding's target is deregistered, its port returned, and the Pod told why.",
+			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web"))},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				w.closePool(t)
+			},
+			want: want{state: v1alpha1.StatePoolNotAllowed, message: "shared/web",
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events: []string{"Warning PoolNotAllowed *v1.Pod/pod-0"}},
+		},
+		"ProtocolNotServed": {
+			reason: "A port whose protocol the pool has no listener for is Invalid before anything is allocated.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP)
+				p.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolUDP
+				return p
+			}()},
+			want: want{state: v1alpha1.StateInvalid, message: "UDP", events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"EIPGrantsUnreadable": {
+			reason: "EIPGrants that cannot be listed are an error; nothing is allocated.",
+			objs:   []client.Object{ns, portPool(), grant(), eipPod("true")},
+			funcs: func(armed *atomic.Bool) interceptor.Funcs {
+				return interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+					if _, ok := l.(*v1alpha1.EIPGrantList); ok && armed.Load() {
+						return errBoom
+					}
+					return c.List(ctx, l, opts...)
+				}}
+			},
+			want: want{err: "cannot list EIPGrants: boom"},
+		},
 		"HostPort": {
 			reason: "The HostPort backend registers the node's IP and the container's hostPort.",
 			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
@@ -688,9 +998,9 @@ func TestReconcile(t *testing.T) {
 			if res != tc.want.res {
 				t.Errorf("\n%s\nReconcile(...): %+v, want %+v", tc.reason, res, tc.want.res)
 			}
-			state, deleting := "", false
+			state, deleting, message := "", false, ""
 			if pa := w.podAddress(t); pa != nil {
-				state, deleting = pa.Status.State, pa.DeletionTimestamp != nil
+				state, deleting, message = pa.Status.State, pa.DeletionTimestamp != nil, pa.Status.Message
 				if pa.Status.State != "" {
 					if err := w.r.records.seal.Check(pa); err != nil {
 						t.Errorf("\n%s\nthe status written is not sealed: %v", tc.reason, err)
@@ -699,6 +1009,9 @@ func TestReconcile(t *testing.T) {
 			}
 			if state != tc.want.state || deleting != tc.want.deleting {
 				t.Errorf("\n%s\nPodAddress state %q (deleting %v), want %q (deleting %v)", tc.reason, state, deleting, tc.want.state, tc.want.deleting)
+			}
+			if !strings.Contains(message, tc.want.message) {
+				t.Errorf("\n%s\nPodAddress message %q, want it to say %q", tc.reason, message, tc.want.message)
 			}
 			if diff := cmp.Diff(tc.want.bound, w.bound(t)); diff != "" {
 				t.Errorf("\n%s\ntargets: -want, +got:\n%s", tc.reason, diff)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
 
@@ -32,6 +33,21 @@ func TestWatchMaps(t *testing.T) {
 	}
 	policyPA := pa("by-policy", v1alpha1.StateBound, "team-a/web")
 	policyPA.Spec.Source = v1alpha1.PolicySource("games")
+	// held is a PodAddress bound in pool.
+	held := func(name, pool string) *v1alpha1.PodAddress {
+		p := pa(name, v1alpha1.StateBound, pool)
+		p.Status.Bindings = []v1alpha1.PortBinding{{Pool: pool, Protocol: "TCP", ContainerPort: 80, LoadBalancerID: lb1, Port: 100,
+			ListenerIDs: map[string]string{"TCP": listenerOf(100)}}}
+		return p
+	}
+	openPool := sharedPool()
+	openPool.Name = "open"
+	openPool.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	remote := func(name, cluster string) *v1alpha1.RemotePod {
+		rp := &v1alpha1.RemotePod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		rp.Spec.Cluster = cluster
+		return rp
+	}
 	labelled := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{"app": "game"}}}
 	objs := []client.Object{
 		pa("bound", v1alpha1.StateBound, "team-a/web"),
@@ -40,6 +56,8 @@ func TestWatchMaps(t *testing.T) {
 		pa("shared-user", v1alpha1.StatePoolNotAllowed, "shared/web"),
 		pa("not-granted", v1alpha1.StateNotGranted),
 		pa("quota", v1alpha1.StateQuotaExceeded),
+		held("in-shared", "shared/web"), held("in-open", "shared/open"),
+		remote("of-wc", "wc"), remote("of-other", "other"),
 		policyPA, labelled,
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unlabelled"}},
 	}
@@ -60,10 +78,24 @@ func TestWatchMaps(t *testing.T) {
 			got:    r.waitersOfPool(ctx, portPool()),
 			want:   []string{"waiting"},
 		},
+		"PortPoolOfAnotherNamespace": {
+			reason: "A pool of another namespace wakes the PodAddresses it holds bindings of but no longer serves, bound or not.",
+			got:    r.waitersOfPool(ctx, sharedPool()),
+			want:   []string{"in-shared", "shared-user"},
+		},
+		"PortPoolSharedWithAll": {
+			reason: "A pool shared with every namespace wakes none of those bound in it.",
+			got:    r.waitersOfPool(ctx, openPool),
+		},
+		"WorkloadCluster": {
+			reason: "A WorkloadCluster's change wakes its RemotePods, not those of other clusters.",
+			got:    r.remotePodsOfCluster(ctx, &v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wc"}}),
+			want:   []string{"of-wc"},
+		},
 		"Namespace": {
 			reason: "A namespace's labels wake its PodAddresses that use a pool of another namespace.",
 			got:    r.usersOfOtherPools(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}),
-			want:   []string{"shared-user"},
+			want:   []string{"in-open", "in-shared", "shared-user"},
 		},
 		"EIPGrant": {
 			reason: "A grant's change wakes the PodAddresses refused an EIP.",
