@@ -53,44 +53,73 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	return res, err
 }
 
-// bindSteps runs bind's steps for the wants ws nothing refused.
+// bindSteps runs bind's steps for the wants ws nothing refused; each step
+// either lets the next one run or ends the reconcile (outcome).
 func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want) (reconcile.Result, error) {
-	if done, err := r.dropUnwanted(ctx, pa, pod, ws); !done || err != nil {
-		return reconcile.Result{}, err
+	if o := r.dropUnwanted(ctx, pa, pod, ws); o.end {
+		return o.res, o.err
 	}
-	if wait := r.quietWait(ctx, pa, pod, ws); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
+	if o := r.quietWait(ctx, pa, pod, ws); o.end {
+		return o.res, o.err
 	}
 	// New slots are recorded before any cloud call; those a failed write
 	// did not record go back when the bind ends.
 	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
-	if stop, res, err := r.allocateMissing(ctx, pa, pod, a, ws, rsv); stop {
-		return res, err
+	if o := r.allocateMissing(ctx, pa, pod, a, ws, rsv); o.end {
+		return o.res, o.err
 	}
 	if pa.Spec.Isolated {
 		return reconcile.Result{}, r.isolate(ctx, pa, pod, a, rsv)
 	}
-	if stop, res, err := r.recordTargets(ctx, pa, pod, a, ws, rsv); stop {
-		return res, err
+	if o := r.recordTargets(ctx, pa, pod, a, ws, rsv); o.end {
+		return o.res, o.err
 	}
-	if done, err := r.registerTargets(ctx, pa); !done || err != nil {
-		return reconcile.Result{}, err
+	if o := r.registerTargets(ctx, pa); o.end {
+		return o.res, o.err
 	}
 	// Targets the audit found missing are registered again, through the
 	// binder as any registration.
-	if done, err := r.repair(ctx, pa); !done || err != nil {
-		return reconcile.Result{}, err
+	if o := r.repair(ctx, pa); o.end {
+		return o.res, o.err
 	}
 	return reconcile.Result{}, r.bound(ctx, pa, pod, a)
+}
+
+// An outcome is what one step of bind says: go on to the next step, or
+// end the reconcile here with res and err (a wait, a state recorded, a
+// failure, or a cloud call still running, whose answer brings the
+// PodAddress back).
+type outcome struct {
+	end bool
+	res reconcile.Result
+	err error
+}
+
+// goOn lets the next step run.
+func goOn() outcome { return outcome{} }
+
+// endWith ends the reconcile with res and err.
+func endWith(res reconcile.Result, err error) outcome {
+	return outcome{end: true, res: res, err: err}
+}
+
+// afterCloud is the outcome of a step that ran cloud calls through the
+// binder: it goes on once they are done, and ends the reconcile with
+// their error, or with nothing while they run.
+func afterCloud(done bool, err error) outcome {
+	if !done || err != nil {
+		return endWith(reconcile.Result{}, err)
+	}
+	return goOn()
 }
 
 // dropUnwanted lets go of the bindings pa no longer asks for once their
 // targets are gone: ports no longer asked for, those whose slot the
 // allocator gives to someone else, and those on a load balancer that left
-// their pool (allocateMissing gives them a new address). done is false
-// while their deregistration runs.
-func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []want) (bool, error) {
+// their pool (allocateMissing gives them a new address). It ends the
+// reconcile while their deregistration runs.
+func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []want) outcome {
 	key := client.ObjectKeyFromObject(pa)
 	var keep, drop, moved []v1alpha1.PortBinding
 	for _, b := range pa.Status.Bindings {
@@ -106,11 +135,10 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 		}
 	}
 	if len(drop) == 0 {
-		return true, nil
+		return goOn()
 	}
-	done, err := r.cloud.binder.Run(ctx, pa, targets.Deregister(drop))
-	if !done || err != nil {
-		return false, err
+	if o := afterCloud(r.cloud.binder.Run(ctx, pa, targets.Deregister(drop))); o.end {
+		return o
 	}
 	for _, b := range moved {
 		r.podEvent(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
@@ -118,7 +146,7 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 	}
 	r.alloc.pools.ReleaseBindings(pa, drop)
 	pa.Status.Bindings = keep
-	return true, nil
+	return goOn()
 }
 
 // quietWait is how long a new PodAddress whose Pod has no IP (or node) yet
@@ -127,21 +155,24 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 // instead of two. Nothing is allocated meanwhile, so nothing is held that
 // the status does not say. The moment counts from the Pod's creation:
 // create waited for the IP already.
-func (r *Reconciler) quietWait(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []want) time.Duration {
+func (r *Reconciler) quietWait(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []want) outcome {
 	if pa.Status.State != "" || len(pa.Status.Bindings) > 0 || pa.Spec.Isolated {
-		return 0
+		return goOn()
 	}
 	if _, ready, err := r.dests(ctx, pod, ws); err != nil || ready {
-		return 0
+		return goOn()
 	}
-	return max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
+	if wait := waitBackendQuiet - r.clock().Sub(pod.GetCreationTimestamp().Time); wait > 0 {
+		return endWith(reconcile.Result{RequeueAfter: wait}, nil)
+	}
+	return goOn()
 }
 
 // allocateMissing allocates a slot for every want without a binding; the
 // caller records them before any cloud call; rsv holds them until then.
 // A want that gets none (no free port, no pool) stops the bind with that
 // state recorded and told.
-func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) (stop bool, res reconcile.Result, err error) {
+func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) outcome {
 	for _, w := range ws {
 		if w.In(pa.Status.Bindings) {
 			continue
@@ -153,14 +184,14 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 			}
 			res, uerr := r.setState(ctx, pa, state, err.Error(), reconcile.Result{RequeueAfter: waitForPorts})
 			if uerr != nil {
-				return true, res, uerr
+				return endWith(res, uerr)
 			}
 			rsv.Commit()
-			return true, res, r.tellPod(ctx, pod, a, pa, state, err.Error())
+			return endWith(res, r.tellPod(ctx, pod, a, pa, state, err.Error()))
 		}
 		pa.Status.Bindings = append(pa.Status.Bindings, b)
 	}
-	return false, reconcile.Result{}, nil
+	return goOn()
 }
 
 // recordTargets records where each binding forwards to, with new
@@ -171,7 +202,7 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 // that recorded, before the new ones are. It stops the bind while the
 // Pod has no IP (or node) yet, and after a deregistration of changed
 // targets (the next reconcile records and registers the new ones).
-func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) (bool, reconcile.Result, error) {
+func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) outcome {
 	allocated := rsv.Fresh() || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
 	ds, ready, err := r.dests(ctx, pod, ws)
 	if err != nil || !ready {
@@ -181,10 +212,10 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 		}
 		res, uerr := r.setState(ctx, pa, v1alpha1.StateWaitBackend, msg, wait)
 		if uerr != nil {
-			return true, res, uerr
+			return endWith(res, uerr)
 		}
 		rsv.Commit()
-		return true, res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg)
+		return endWith(res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg))
 	}
 	stale, record := setTargets(pa, ws, ds)
 	if allocated || record {
@@ -193,19 +224,18 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 			msg = "the Pod's targets changed; deregistering the old ones"
 		}
 		if _, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{}); err != nil {
-			return true, reconcile.Result{}, err
+			return endWith(reconcile.Result{}, err)
 		}
 		rsv.Commit()
 		if err := r.tellPod(ctx, pod, a, pa, v1alpha1.StateAllocated, msg); err != nil {
-			return true, reconcile.Result{}, err
+			return endWith(reconcile.Result{}, err)
 		}
 	}
 	if len(stale) == 0 {
-		return false, reconcile.Result{}, nil
+		return goOn()
 	}
-	done, err := r.cloud.binder.Run(ctx, pa, targets.Deregister(stale))
-	if !done || err != nil {
-		return true, reconcile.Result{}, err
+	if o := afterCloud(r.cloud.binder.Run(ctx, pa, targets.Deregister(stale))); o.end {
+		return o
 	}
 	for i := range pa.Status.Bindings {
 		b := &pa.Status.Bindings[i]
@@ -216,12 +246,12 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 		}
 	}
 	_, err = r.setState(ctx, pa, v1alpha1.StateAllocated, "the Pod's targets changed; registering the new ones", reconcile.Result{})
-	return true, reconcile.Result{}, err
+	return endWith(reconcile.Result{}, err)
 }
 
 // registerTargets registers the recorded targets that have no address
-// yet; done is false while the registration runs.
-func (r *Reconciler) registerTargets(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+// yet; it ends the reconcile while the registration runs.
+func (r *Reconciler) registerTargets(ctx context.Context, pa *v1alpha1.PodAddress) outcome {
 	var toRegister []v1alpha1.PortBinding
 	for _, b := range pa.Status.Bindings {
 		if b.Address == "" {
@@ -229,19 +259,19 @@ func (r *Reconciler) registerTargets(ctx context.Context, pa *v1alpha1.PodAddres
 		}
 	}
 	if len(toRegister) == 0 {
-		return true, nil
+		return goOn()
 	}
 	done, err := r.cloud.binder.Run(ctx, pa, targets.Register(toRegister))
 	if !done || err != nil {
 		if _, notYet := clb.NotYet(err); err != nil && !notYet {
 			_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
 		}
-		return false, err
+		return afterCloud(done, err)
 	}
 	for i := range pa.Status.Bindings {
 		pa.Status.Bindings[i].Address = address(pa.Status.Bindings[i])
 	}
-	return true, nil
+	return goOn()
 }
 
 // bound records that every address forwards to the Pod, and tells it. A

@@ -78,8 +78,8 @@ func (r *Reconciler) notAllowed(ctx context.Context, pa *v1alpha1.PodAddress, po
 	allowed := slices.DeleteFunc(slices.Clone(ws), func(w want) bool {
 		return slices.ContainsFunc(denied, func(na *allocation.NotAllowed) bool { return na.Pool == w.Pool })
 	})
-	if done, err := r.dropUnwanted(ctx, pa, pod, allowed); !done || err != nil {
-		return reconcile.Result{}, err
+	if o := r.dropUnwanted(ctx, pa, pod, allowed); o.end {
+		return o.res, o.err
 	}
 	msg := denied[0].Error()
 	if pa.Status.State != v1alpha1.StatePoolNotAllowed || pa.Status.Message != msg {

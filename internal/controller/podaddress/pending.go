@@ -56,8 +56,8 @@ func (l limits) pendingForeign(pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []wa
 // back (pods.Changed), and it binds again.
 func (r *Reconciler) givePendingBack(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, foreign []string) error {
 	kept := slices.DeleteFunc(slices.Clone(ws), func(w want) bool { return slices.Contains(foreign, w.Pool) })
-	if done, err := r.dropUnwanted(ctx, pa, pod, kept); !done || err != nil {
-		return err
+	if o := r.dropUnwanted(ctx, pa, pod, kept); o.end {
+		return o.err
 	}
 	msg := fmt.Sprintf("the Pod has not run on a node for %s: its ports in pools of other namespaces (%s) are given back until it does (--pending-hold)",
 		r.alloc.limits.pendingHold, strings.Join(foreign, ", "))

@@ -14,26 +14,25 @@ import (
 )
 
 // repair re-registers the targets the audit found missing from a Bound
-// PodAddress, as one more operation of its binder; done is false while it
-// runs.
-func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool, error) {
+// PodAddress, as one more operation of its binder; it ends the reconcile
+// while that runs.
+func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) outcome {
 	key := client.ObjectKeyFromObject(pa)
 	rp, ok := r.cloud.repairs.Get(key)
 	if !ok {
-		return true, nil
+		return goOn()
 	}
 	if !v1alpha1.Serving(pa.Status.State) || !pa.Status.BoundAt.Equal(&rp.BoundAt) {
 		r.cloud.repairs.Drop(key) // bound anew since, or on its way out
-		return true, nil
+		return goOn()
 	}
 	ops := targets.Missing(pa.Status.Bindings, rp.Targets)
 	if len(ops) == 0 {
 		r.cloud.repairs.Drop(key)
-		return true, nil
+		return goOn()
 	}
-	done, err := r.cloud.binder.Run(ctx, pa, ops)
-	if !done || err != nil {
-		return false, err
+	if o := afterCloud(r.cloud.binder.Run(ctx, pa, ops)); o.end {
+		return o
 	}
 	r.cloud.binder.Forget(key)
 	var ts []string
@@ -45,5 +44,5 @@ func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) (bool,
 	r.cloud.repairs.Finish(key, len(ts))
 	r.out.record.Event(pa, event.Normal(audit.ReasonTargetRepaired,
 		"re-registered targets removed behind the provider's back: "+strings.Join(ts, ", ")))
-	return true, nil
+	return goOn()
 }
