@@ -28,10 +28,13 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	providerv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
@@ -60,7 +63,7 @@ func listenerOf(port int32) string { return fmt.Sprintf("lbl-%d", port) }
 func kubeScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.AddToScheme, clbv1alpha1.AddToScheme, providerv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1alpha1.AddToScheme, clbv1alpha1.AddToScheme, providerv1alpha1.AddToScheme, clusterv1alpha1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}
@@ -134,9 +137,12 @@ func (l *eventLog) take() []string {
 
 // world is a Reconciler on a fake API server and a fake region.
 type world struct {
-	kube   client.WithWatch
-	r      *Reconciler
-	cloud  *fake.Cloud
+	kube  client.WithWatch
+	r     *Reconciler
+	cloud *fake.Cloud
+	// vpc is the fake VPC region of EIPs; nil for a provider without a
+	// VPC client.
+	vpc    *eipRegion
 	events *eventLog
 	now    time.Time
 	// stop stops the Reconciler's binder.
@@ -147,7 +153,13 @@ type world struct {
 
 func newWorld(t *testing.T, funcs func(*atomic.Bool) interceptor.Funcs, objs ...client.Object) *world {
 	t.Helper()
-	w := &world{cloud: region(), events: &eventLog{}}
+	return newWorldWith(t, nil, funcs, objs...)
+}
+
+// newWorldWith is newWorld whose Reconciler moves EIPs in vpc.
+func newWorldWith(t *testing.T, vpc *eipRegion, funcs func(*atomic.Bool) interceptor.Funcs, objs ...client.Object) *world {
+	t.Helper()
+	w := &world{cloud: region(), vpc: vpc, events: &eventLog{}}
 	var f interceptor.Funcs
 	if funcs != nil {
 		f = funcs(&w.armed)
@@ -183,6 +195,11 @@ func (w *world) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.r.cloud.binder = targets.NewBinderWith(w.kube, func(context.Context, string, string) (targets.API, error) { return w.cloud, nil })
+	if w.vpc != nil {
+		// As setup wires a provider given a VPC client, without a warmer.
+		w.r.eips.machine = eip.NewMachineWith(w.r.kube, func(clients.Config) (eip.API, error) { return w.vpc, nil },
+			nil, w.r.eips.grants, w.r.now, w.r.writeStatus)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.r.cloud.binder.Start(ctx) }()

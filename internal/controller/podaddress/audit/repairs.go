@@ -69,6 +69,13 @@ func (rs *Repairs) add(ctx context.Context, key types.NamespacedName, rp Repair)
 	targets.Notify(ctx, rs.wake, key)
 }
 
+// Record records, as a round of the Auditor does, that a read of the cloud
+// at seenAt found targets ts missing from key, Bound since boundAt: the
+// unit tests of the reconciles that repair them have no Auditor.
+func (rs *Repairs) Record(ctx context.Context, key types.NamespacedName, boundAt metav1.Time, ts []clb.Target, seenAt time.Time) {
+	rs.add(ctx, key, Repair{BoundAt: boundAt, seenAt: seenAt, Targets: ts})
+}
+
 // Get returns the repair waiting for key.
 func (rs *Repairs) Get(key types.NamespacedName) (Repair, bool) {
 	rs.mu.Lock()

@@ -117,11 +117,12 @@ func TestRepairs(t *testing.T) {
 		t.Errorf("drift missing = %v, want 2", got)
 	}
 
-	rs.add(ctx, key, Repair{BoundAt: boundAt, seenAt: seenBefore, Targets: ts})
+	// Record, the tests' way in, goes the same way as the Auditor's add.
+	rs.Record(ctx, key, boundAt, ts, seenBefore)
 	if _, ok := rs.Get(key); ok || len(rs.Wake()) != 0 {
 		t.Error("a finding read before the last repair ended was kept")
 	}
-	rs.add(ctx, key, Repair{BoundAt: boundAt, seenAt: time.Now(), Targets: ts})
+	rs.Record(ctx, key, boundAt, ts, time.Now())
 	if _, ok := rs.Get(key); !ok {
 		t.Error("a finding read after the last repair was dropped")
 	}

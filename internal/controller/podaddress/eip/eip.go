@@ -56,13 +56,13 @@ type API interface {
 	TaskDone(ctx context.Context, taskID string) (bool, error)
 }
 
-// clientsOf hands out the API of a provider config's credentials and
+// Clients hands out the API of a provider config's credentials and
 // region. A func rather than *vpc.Pool, whose Client returns the concrete
 // type, so that tests hand out a fake region.
-type clientsOf func(clients.Config) (API, error)
+type Clients func(clients.Config) (API, error)
 
 // poolClients is the clients of pool; nil for no pool.
-func poolClients(pool *vpc.Pool) clientsOf {
+func poolClients(pool *vpc.Pool) Clients {
 	if pool == nil {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (e *WaitError) Error() string { return e.Msg }
 // status: every step is recorded through it before the next cloud call.
 type Machine struct {
 	kube   client.Reader
-	vpc    clientsOf
+	vpc    Clients
 	warm   *Warmer
 	grants *Grants
 	clock  func() time.Time
@@ -143,7 +143,13 @@ type Machine struct {
 // none), counts EIPs against grants and allocates through the clients of
 // vpc.
 func NewMachine(kube client.Reader, pool *vpc.Pool, warm *Warmer, grants *Grants, clock func() time.Time, record func(context.Context, *v1alpha1.PodAddress) error) *Machine {
-	return &Machine{kube: kube, vpc: poolClients(pool), warm: warm, grants: grants, clock: clock, record: record}
+	return NewMachineWith(kube, poolClients(pool), warm, grants, clock, record)
+}
+
+// NewMachineWith returns a Machine that allocates through the clients
+// cloud hands out (nil for none): the unit tests' fake regions.
+func NewMachineWith(kube client.Reader, cloud Clients, warm *Warmer, grants *Grants, clock func() time.Time, record func(context.Context, *v1alpha1.PodAddress) error) *Machine {
+	return &Machine{kube: kube, vpc: cloud, warm: warm, grants: grants, clock: clock, record: record}
 }
 
 // Progress says what an EIP waits for.

@@ -95,7 +95,7 @@ func sameKind(a, b client.ObjectList) bool {
 
 // regions hands out one fake region for every provider config and
 // remembers the region of each config asked for.
-func regions(r API, err error, asked *[]string) clientsOf {
+func regions(r API, err error, asked *[]string) Clients {
 	return func(cfg clients.Config) (API, error) {
 		if asked != nil {
 			*asked = append(*asked, cfg.Region)
@@ -361,7 +361,7 @@ func TestReleaseDetach(t *testing.T) {
 		reason  string
 		pa      *v1alpha1.PodAddress
 		detach  bool
-		vpc     clientsOf
+		vpc     Clients
 		done    bool
 		wait    time.Duration
 		err     string

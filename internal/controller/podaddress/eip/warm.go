@@ -41,7 +41,7 @@ type Warmer struct {
 	kube     client.Reader
 	grants   *Grants
 	api      client.Reader
-	vpc      clientsOf
+	vpc      Clients
 	log      logging.Logger
 	interval time.Duration
 
