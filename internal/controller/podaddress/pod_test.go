@@ -68,6 +68,15 @@ func TestTellPod(t *testing.T) {
 			pod:    gated(),
 			want:   want{status: podannotation.StatusReady, condition: "True Bound"},
 		},
+		"BoundSpecGate": {
+			reason: "A bound Pod whose spec lists the address condition as a readiness gate gets it True, without our annotation.",
+			pod: func() *corev1.Pod {
+				p := pod(podIP)
+				p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: conditionAddressReady}}
+				return p
+			}(),
+			want: want{status: podannotation.StatusReady, condition: "True Bound"},
+		},
 		"NoFreePortGated": {
 			reason: "A gated Pod waiting for a port is told so in its condition, with the state as reason.",
 			pod:    gated(podannotation.AnnotationPorts, "80 web; 81 web; 82 web"),
