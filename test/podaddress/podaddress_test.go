@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -104,99 +103,6 @@ func podCond(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-func TestOrdinal(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "seg", []string{"lb"}, 32000, 32049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.SegmentLength = clb.Ptr(int64(5))
-	})
-	for _, i := range []int{3, 0, 7} {
-		pod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.2.0.%d", i+1), map[string]string{
-			ourPorts: "7777/TCP seg",
-			strategy: "Ordinal",
-		})
-	}
-	for _, i := range []int{3, 0, 7} {
-		pa := bound(t, ns, fmt.Sprintf("room-%d", i))
-		b := pa.Status.Bindings[0]
-		if want := int32(32000 + i*5); b.Port != want || b.EndPort != want+4 {
-			t.Errorf("room-%d: ports %d-%d, want %d-%d (startPort + ordinal × segmentLength)", i, b.Port, b.EndPort, want, want+4)
-		}
-		l, ok := listener(b.LoadBalancerID, b.ListenerIDs["TCP"])
-		if !ok || l.Port != int(b.Port) || l.EndPort != int(b.EndPort) {
-			t.Errorf("room-%d: cloud listener %+v, want the range %d-%d", i, l, b.Port, b.EndPort)
-		}
-	}
-}
-
-func TestKeepDuration(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	l := lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 33000, 33009)
-	ann := map[string]string{ourPorts: "game pool", keep: "4s"}
-
-	p := pod(t, ns, "gs-0", "10.3.0.1", ann)
-	first := bound(t, ns, "gs-0").Status.Bindings[0]
-
-	// Recreated within the window: the same address, now for the new IP.
-	deletePod(t, p)
-	held := state(t, ns, "gs-0", v1alpha1.StateHeld)
-	if got := cloudTargets(lbID(l), first.ListenerIDs["TCP"]); len(got) != 0 {
-		t.Errorf("held binding still has targets %v", got)
-	}
-	if held.Status.ReleaseAt == nil {
-		t.Fatal("held binding has no releaseAt")
-	}
-	pod(t, ns, "gs-0", "10.3.0.2", ann)
-	again := bound(t, ns, "gs-0").Status.Bindings[0]
-	if again.Port != first.Port || again.LoadBalancerID != first.LoadBalancerID {
-		t.Errorf("recreated Pod got %s:%d, want its old %s:%d", again.LoadBalancerID, again.Port, first.LoadBalancerID, first.Port)
-	}
-	if got := cloudTargets(lbID(l), again.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.3.0.2:7777"}) {
-		t.Errorf("targets %v, want only the new Pod", got)
-	}
-
-	// Gone for longer than the window: the port returns to the pool.
-	p2 := &corev1.Pod{}
-	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gs-0"}, p2); err != nil {
-		t.Fatal(err)
-	}
-	deletePod(t, p2)
-	eventually(t, "PodAddress released after the window", func() error {
-		err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gs-0"}, &v1alpha1.PodAddress{})
-		if kerrors.IsNotFound(err) {
-			return nil
-		}
-		return errors.Errorf("still exists (%v)", err)
-	})
-	if got := cloudTargets(lbID(l), first.ListenerIDs["TCP"]); len(got) != 0 {
-		t.Errorf("released binding left targets %v", got)
-	}
-}
-
-func TestTCPUDP(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	l := lb(t, ns, "lb", "BGP")
-	pool(t, ns, "both", []string{"lb"}, 34000, 34004, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.Protocols = []string{"TCP", "UDP"}
-	})
-	pod(t, ns, "relay", "10.4.0.1", map[string]string{bcsEnabled: "true", bcsPorts: "both TCP_UDP 7777"},
-		corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolTCP}, corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolUDP})
-	b := bound(t, ns, "relay").Status.Bindings[0]
-	for _, proto := range []string{"TCP", "UDP"} {
-		l2, ok := listener(lbID(l), b.ListenerIDs[proto])
-		if !ok || l2.Protocol != proto || l2.Port != int(b.Port) {
-			t.Errorf("%s listener %q: %+v, want %s on port %d", proto, b.ListenerIDs[proto], l2, proto, b.Port)
-		}
-		if got := cloudTargets(lbID(l), b.ListenerIDs[proto]); !slices.Equal(got, []string{"10.4.0.1:7777"}) {
-			t.Errorf("%s targets %v", proto, got)
-		}
-	}
-}
-
 // TestTwoISPs gives one Pod port an address on two load balancers of
 // different ISPs, one pool each.
 func TestTwoISPs(t *testing.T) {
@@ -230,46 +136,6 @@ func TestTwoISPs(t *testing.T) {
 	}
 }
 
-// TestMalformedAnnotation tells the Pod with the bad annotation, and only
-// it, and leaves its neighbours bound.
-func TestMalformedAnnotation(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 36000, 36004)
-	good := pod(t, ns, "good", "10.6.0.1", map[string]string{bcsEnabled: "true", bcsPorts: "pool TCP 7777"})
-	bad := pod(t, ns, "bad", "10.6.0.2", map[string]string{bcsEnabled: "true", bcsPorts: "pool SCTP 7777"})
-	bound(t, ns, good.Name)
-	eventually(t, "condition on the bad Pod", func() error {
-		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(bad), bad); err != nil {
-			return err
-		}
-		c := podCond(bad)
-		if c == nil || c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "SCTP") {
-			return errors.Errorf("condition %+v", c)
-		}
-		return nil
-	})
-	eventually(t, "warning event on the bad Pod", func() error {
-		l := &corev1.EventList{}
-		if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range l.Items {
-			if e.InvolvedObject.Name == "bad" && e.Type == corev1.EventTypeWarning {
-				return nil
-			}
-			if e.InvolvedObject.Name == "good" && e.Type == corev1.EventTypeWarning {
-				t.Errorf("the good Pod got a warning: %s", e.Message)
-			}
-		}
-		return errors.New("no warning event for the bad Pod")
-	})
-	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(bad), &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
-		t.Errorf("a PodAddress was made for the malformed request (err %v)", err)
-	}
-}
-
 // TestExhaustion lets a third Pod wait for a port of a two-port pool and
 // get one as soon as another Pod leaves.
 func TestExhaustion(t *testing.T) {
@@ -289,64 +155,6 @@ func TestExhaustion(t *testing.T) {
 	}
 	deletePod(t, a)
 	bound(t, ns, "c")
-}
-
-// TestPolicy binds Pods selected by a PodAddressPolicy, without annotations.
-func TestPolicy(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 38000, 38004)
-	pol := &v1alpha1.PodAddressPolicy{}
-	pol.SetNamespace(ns)
-	pol.SetName("battle")
-	pol.Spec.Selector.MatchLabels = map[string]string{"app": "battle"}
-	pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intOrName("game"), Pools: []v1alpha1.PoolRef{{Name: "pool"}}}}
-	if err := kube.Create(context.Background(), pol); err != nil {
-		t.Fatal(err)
-	}
-	pod(t, ns, "p-0", "10.8.0.1", nil)
-	pa := bound(t, ns, "p-0")
-	if pa.Spec.Source != "policy/battle" || pa.Status.Bindings[0].ContainerPort != 7777 {
-		t.Errorf("PodAddress %+v, want the policy's port 7777", pa.Spec)
-	}
-}
-
-// TestReadinessGate sets the address condition of a Pod that lists it as a
-// readiness gate, and writes no condition for a Pod that does not.
-func TestReadinessGate(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 39000, 39004)
-	gated := &corev1.Pod{}
-	gated.SetNamespace(ns)
-	gated.SetName("gated")
-	gated.SetAnnotations(map[string]string{ourPorts: "7777 pool"})
-	gated.Spec.Containers = []corev1.Container{{Name: "s", Image: "example/server", Ports: []corev1.ContainerPort{{ContainerPort: 7777}}}}
-	gated.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: condition}}
-	if err := kube.Create(context.Background(), gated); err != nil {
-		t.Fatal(err)
-	}
-	setIP(t, gated, "10.10.0.1")
-	plain := pod(t, ns, "plain", "10.10.0.2", map[string]string{ourPorts: "7777 pool"})
-	bound(t, ns, "gated")
-	bound(t, ns, "plain")
-	eventually(t, "condition of the gated Pod", func() error {
-		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(gated), gated); err != nil {
-			return err
-		}
-		if c := podCond(gated); c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "TCP/7777") {
-			return errors.Errorf("condition %+v", c)
-		}
-		return nil
-	})
-	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(plain), plain); err != nil {
-		t.Fatal(err)
-	}
-	if c := podCond(plain); c != nil {
-		t.Errorf("a Pod without the readiness gate got the condition %+v", c)
-	}
 }
 
 // TestAutoCreateGrows lets a full pool with autoCreate create a load

@@ -20,7 +20,6 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
@@ -254,27 +253,6 @@ func TestRemotePodPolicy(t *testing.T) {
 		t.Errorf("targets %v, want none", got)
 	}
 	policyStatus(t, pol, 1, 1, corev1.ConditionTrue)
-}
-
-// TestRemotePodOrdinal: the Ordinal strategy reads the StatefulSet ordinal
-// off the RemotePod's name, "<podns>.<podname>", as off a Pod's.
-func TestRemotePodOrdinal(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "seg", []string{"lb"}, 48000, 48049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.SegmentLength = clb.Ptr(int64(5))
-	})
-	sts := func(rp *v1alpha1.RemotePod) { rp.Spec.Owner = &v1alpha1.RemoteOwner{Kind: "StatefulSet", Name: "room"} }
-	for _, i := range []int{3, 0} {
-		remotePod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.48.0.%d", i+1), map[string]string{ourPorts: "7777/TCP seg", strategy: "Ordinal"}, sts)
-	}
-	for _, i := range []int{3, 0} {
-		b := bound(t, ns, fmt.Sprintf("game.room-%d", i)).Status.Bindings[0]
-		if want := int32(48000 + 5*i); b.Port != want || b.EndPort != want+4 {
-			t.Errorf("room-%d: ports %d-%d, want %d-%d", i, b.Port, b.EndPort, want, want+4)
-		}
-	}
 }
 
 // TestRemotePodNodeBackends: backends that forward to the node take it
