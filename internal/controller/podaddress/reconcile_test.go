@@ -1001,6 +1001,19 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"HostPortOnePort": {
+			reason: "A bcs /hostport line marks its port only: that port registers the node's IP and hostPort, the Pod's other port its IP.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP, podannotation.BCSAnnotationEnabled, "true", podannotation.BCSAnnotationPorts, "web TCP 80/hostport;web TCP 81")
+				delete(p.Annotations, podannotation.AnnotationPorts)
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 7000, Protocol: corev1.ProtocolTCP}, {ContainerPort: 81, Protocol: corev1.ProtocolTCP}}
+				p.Status.HostIP = "192.168.0.9"
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 192.168.0.9:7000", "lbl-101 10.0.0.5:81"}, allocated: 2,
+				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000 lbl-101//10.0.0.5:81"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
