@@ -249,3 +249,22 @@ func podConditionIs(t *testing.T, p *corev1.Pod, status corev1.ConditionStatus, 
 		return nil
 	})
 }
+
+// podWarning waits for a warning Event on the Pod with reason whose
+// message contains text.
+func podWarning(t *testing.T, ns, podName, reason, text string) {
+	t.Helper()
+	eventually(t, "a "+reason+" warning on "+podName, func() error {
+		l := &corev1.EventList{}
+		if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == podName && e.Type == corev1.EventTypeWarning &&
+				e.Reason == reason && strings.Contains(e.Message, text) {
+				return nil
+			}
+		}
+		return errors.Errorf("none among %d events", len(l.Items))
+	})
+}
