@@ -1001,6 +1001,22 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"TwoPools": {
+			reason: "A port asked of two pools (two load balancers, say of two ISPs) gets a binding in each, both registered.",
+			objs: func() []client.Object {
+				// web serves lb-1's port 100, web2 its port 101.
+				web, web2 := portPool(), portPool()
+				web.Spec.ForProvider.EndPort = 100
+				delete(web.Status.AtProvider.LoadBalancers[0].Listeners, clbv1alpha1.ListenerKey{Protocol: "TCP", Port: 101}.String())
+				web2.Name, web2.UID = "web2", "uid-pool-2"
+				web2.Spec.ForProvider.StartPort = 101
+				delete(web2.Status.AtProvider.LoadBalancers[0].Listeners, clbv1alpha1.ListenerKey{Protocol: "TCP", Port: 100}.String())
+				return []client.Object{ns, web, web2, pod(podIP, podannotation.AnnotationPorts, "80 web,web2")}
+			}(),
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80", "lbl-101 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-101//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
 		"HostPortOnePort": {
 			reason: "A bcs /hostport line marks its port only: that port registers the node's IP and hostPort, the Pod's other port its IP.",
 			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
