@@ -103,39 +103,6 @@ func podCond(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-// TestTwoISPs gives one Pod port an address on two load balancers of
-// different ISPs, one pool each.
-func TestTwoISPs(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	cmcc, ctcc := lb(t, ns, "lb-cmcc", "CMCC"), lb(t, ns, "lb-ctcc", "CTCC")
-	pool(t, ns, "cmcc", []string{"lb-cmcc"}, 35000, 35004)
-	pool(t, ns, "ctcc", []string{"lb-ctcc"}, 35000, 35004)
-	pod(t, ns, "match-0", "10.5.0.1", map[string]string{ourPorts: "7777/TCP cmcc,ctcc"})
-	pa := bound(t, ns, "match-0")
-	got := map[string]string{}
-	for _, b := range pa.Status.Bindings {
-		got[b.ISP] = b.LoadBalancerID
-	}
-	if got["CMCC"] != lbID(cmcc) || got["CTCC"] != lbID(ctcc) || len(pa.Status.Bindings) != 2 {
-		t.Errorf("bindings by ISP %v, want CMCC→%s and CTCC→%s", got, lbID(cmcc), lbID(ctcc))
-	}
-	p := &corev1.Pod{}
-	eventually(t, "our result annotation", func() error {
-		if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "match-0"}, p); err != nil {
-			return err
-		}
-		if p.Annotations[ourStatus] != "Ready" {
-			return errors.Errorf("%s = %q", ourStatus, p.Annotations[ourStatus])
-		}
-		return nil
-	})
-	var res []map[string]any
-	if err := json.Unmarshal([]byte(p.Annotations[ourResult]), &res); err != nil || len(res) != 2 {
-		t.Errorf("%s = %q (%v), want two addresses", ourResult, p.Annotations[ourResult], err)
-	}
-}
-
 // TestExhaustion lets a third Pod wait for a port of a two-port pool and
 // get one as soon as another Pod leaves.
 func TestExhaustion(t *testing.T) {
