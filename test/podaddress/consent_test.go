@@ -191,43 +191,6 @@ func TestMaxBindingsPerNamespace(t *testing.T) {
 	bound(t, tenant, "gs-2")
 }
 
-// TestMaxPortsPerPod: a Pod that asks for more addresses than
-// --max-ports-per-pod is Invalid and nothing is allocated for it; one at
-// the limit binds.
-func TestMaxPortsPerPod(t *testing.T) {
-	startProvider(t, func(p *suite.ProviderSettings) { p.PodAddress.MaxPortsPerPod = clb.Ptr(2) })
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pp := pool(t, ns, "pool", []string{"lb"}, 31300, 31309)
-	ports := []corev1.ContainerPort{{ContainerPort: 7000}, {ContainerPort: 7001}, {ContainerPort: 7002}}
-	pod(t, ns, "greedy", "10.63.0.1", map[string]string{ourPorts: "7000 pool; 7001 pool; 7002 pool"}, ports...)
-	pod(t, ns, "greedy-bcs", "10.63.0.2", map[string]string{bcsEnabled: "true", bcsPorts: "pool TCP 7000; pool TCP 7001; pool TCP 7002"}, ports...)
-	for _, name := range []string{"greedy", "greedy-bcs"} {
-		pa := state(t, ns, name, v1alpha1.StateInvalid)
-		if !strings.Contains(pa.Status.Message, "asks for 3 addresses") || !strings.Contains(pa.Status.Message, "at most 2 per Pod (--max-ports-per-pod)") {
-			t.Errorf("%s: message %q", name, pa.Status.Message)
-		}
-		if len(pa.Status.Bindings) != 0 {
-			t.Errorf("%s: bindings %+v", name, pa.Status.Bindings)
-		}
-		podEvent(t, ns, name, "InvalidAddressRequest")
-	}
-	pod(t, ns, "fair", "10.63.0.3", map[string]string{ourPorts: "7000 pool; 7001 pool"}, ports...)
-	bound(t, ns, "fair")
-	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pp), pp); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "two ports allocated", func() error {
-		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pp), pp); err != nil {
-			return err
-		}
-		if pp.Status.AtProvider.Allocated != 2 {
-			return errors.Errorf("%d allocated", pp.Status.AtProvider.Allocated)
-		}
-		return nil
-	})
-}
-
 // setConsumers replaces a pool's spec.consumers.
 func setConsumers(t *testing.T, pp *clbv1alpha1.PortPool, c *clbv1alpha1.PoolConsumers) {
 	t.Helper()

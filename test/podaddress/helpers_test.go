@@ -3,6 +3,7 @@ package podaddress
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,3 +232,39 @@ func listener(lbID, listenerID string) (emulator.InventoryListener, bool) {
 func lbID(cr *clbv1alpha1.LoadBalancer) string { return meta.GetExternalName(cr) }
 
 func intOrName(s string) intstr.IntOrString { return intstr.FromString(s) }
+
+// podConditionIs waits until the Pod's address condition has status and a
+// reason and message that contain reason and text.
+func podConditionIs(t *testing.T, p *corev1.Pod, status corev1.ConditionStatus, reason, text string) {
+	t.Helper()
+	eventually(t, p.Name+" condition "+string(status)+" "+reason, func() error {
+		got := &corev1.Pod{}
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		c := podCond(got)
+		if c == nil || c.Status != status || !strings.Contains(c.Reason, reason) || !strings.Contains(c.Message, text) {
+			return errors.Errorf("condition %+v", c)
+		}
+		return nil
+	})
+}
+
+// podWarning waits for a warning Event on the Pod with reason whose
+// message contains text.
+func podWarning(t *testing.T, ns, podName, reason, text string) {
+	t.Helper()
+	eventually(t, "a "+reason+" warning on "+podName, func() error {
+		l := &corev1.EventList{}
+		if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range l.Items {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == podName && e.Type == corev1.EventTypeWarning &&
+				e.Reason == reason && strings.Contains(e.Message, text) {
+				return nil
+			}
+		}
+		return errors.Errorf("none among %d events", len(l.Items))
+	})
+}

@@ -20,11 +20,9 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/dataplane"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
@@ -256,27 +254,6 @@ func TestRemotePodPolicy(t *testing.T) {
 	policyStatus(t, pol, 1, 1, corev1.ConditionTrue)
 }
 
-// TestRemotePodOrdinal: the Ordinal strategy reads the StatefulSet ordinal
-// off the RemotePod's name, "<podns>.<podname>", as off a Pod's.
-func TestRemotePodOrdinal(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "seg", []string{"lb"}, 48000, 48049, func(pp *clbv1alpha1.PortPool) {
-		pp.Spec.ForProvider.SegmentLength = clb.Ptr(int64(5))
-	})
-	sts := func(rp *v1alpha1.RemotePod) { rp.Spec.Owner = &v1alpha1.RemoteOwner{Kind: "StatefulSet", Name: "room"} }
-	for _, i := range []int{3, 0} {
-		remotePod(t, ns, fmt.Sprintf("room-%d", i), fmt.Sprintf("10.48.0.%d", i+1), map[string]string{ourPorts: "7777/TCP seg", strategy: "Ordinal"}, sts)
-	}
-	for _, i := range []int{3, 0} {
-		b := bound(t, ns, fmt.Sprintf("game.room-%d", i)).Status.Bindings[0]
-		if want := int32(48000 + 5*i); b.Port != want || b.EndPort != want+4 {
-			t.Errorf("room-%d: ports %d-%d, want %d-%d", i, b.Port, b.EndPort, want, want+4)
-		}
-	}
-}
-
 // TestRemotePodNodeBackends: backends that forward to the node take it
 // from the RemotePod's spec.node: HostPort its internal IP, NodePort its
 // CVM instance (there is no Node object of a workload cluster here).
@@ -308,100 +285,6 @@ func TestRemotePodNodeBackends(t *testing.T) {
 	if len(li.Targets) != 1 || li.Targets[0].InstanceID != "ins-idc00001" || li.Targets[0].Port != int(nodePort) {
 		t.Errorf("NodePort targets %+v, want the remote node's instance ins-idc00001 on port %d", li.Targets, nodePort)
 	}
-}
-
-// TestRemotePodKeepDuration: a remote Pod with a keep duration that is
-// deleted (its RemotePod goes) keeps its port, with no target; a new Pod
-// of the same name (another UID) takes the port over.
-func TestRemotePodKeepDuration(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	l := lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 50000, 50009)
-	ann := map[string]string{ourPorts: "7777 pool", keep: "1h"}
-	rp := remotePod(t, ns, "keep-0", "10.50.0.1", ann)
-	b := bound(t, ns, rp.Name).Status.Bindings[0]
-
-	if err := kube.Delete(context.Background(), rp); err != nil {
-		t.Fatal(err)
-	}
-	held := state(t, ns, rp.Name, v1alpha1.StateHeld)
-	if held.Status.ReleaseAt == nil || held.Status.Bindings[0].Port != b.Port {
-		t.Errorf("held %+v, want port %d kept with a release time", held.Status, b.Port)
-	}
-	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); len(got) != 0 {
-		t.Errorf("targets %v of a held address, want none", got)
-	}
-
-	again := remotePod(t, ns, "keep-0", "10.50.0.2", ann)
-	pa := bound(t, ns, again.Name)
-	if pa.Status.Bindings[0].Port != b.Port || pa.Spec.PodUID != again.Spec.PodUID {
-		t.Errorf("the new Pod got port %d (uid %s), want the kept %d (uid %s)", pa.Status.Bindings[0].Port, pa.Spec.PodUID, b.Port, again.Spec.PodUID)
-	}
-	if got := cloudTargets(lbID(l), b.ListenerIDs["TCP"]); !slices.Equal(got, []string{"10.50.0.2:7777"}) {
-		t.Errorf("targets %v, want the new Pod 10.50.0.2:7777", got)
-	}
-}
-
-// TestRemotePodInvalid: requests that cannot be served are told to the
-// agent (state Invalid, the condition, status.warning), never as Events
-// about Pods this cluster does not have: a HostPort port without a
-// hostPort, an EIP (not served for remote Pods) and a malformed annotation.
-func TestRemotePodInvalid(t *testing.T) {
-	startProvider(t)
-	ns := namespace(t)
-	lb(t, ns, "lb", "BGP")
-	pool(t, ns, "pool", []string{"lb"}, 51000, 51004)
-
-	gated := func(rp *v1alpha1.RemotePod) { rp.Spec.ReadinessGates = []string{string(condition)} }
-	noHostPort := remotePod(t, ns, "nohp", "10.51.0.1", map[string]string{ourPorts: "7777 pool", podannotation.AnnotationBackend: v1alpha1.BackendHostPort}, gated)
-	eipPod := remotePod(t, ns, "eip", "10.51.0.2", map[string]string{podannotation.AnnotationEIP: "true"}, gated)
-	malformed := remotePod(t, ns, "bad", "10.51.0.3", map[string]string{ourPorts: "7777 pool", keep: "forever"})
-
-	for rp, text := range map[*v1alpha1.RemotePod]string{noHostPort: "hostPort", eipPod: "not served for Pods of other clusters"} {
-		pa := state(t, ns, rp.Name, v1alpha1.StateInvalid)
-		if !strings.Contains(pa.Status.Message, text) {
-			t.Errorf("%s: message %q, want it to say %q", rp.Name, pa.Status.Message, text)
-		}
-		remoteTold(t, rp, "the warning", func(st v1alpha1.RemotePodStatus) error {
-			if st.Warning == nil || st.Warning.Reason != "InvalidAddressRequest" || !strings.Contains(st.Warning.Message, text) {
-				return errors.Errorf("warning %+v", st.Warning)
-			}
-			if c := remoteCond(st); c == nil || c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.StateInvalid {
-				return errors.Errorf("condition %+v, want False Invalid", c)
-			}
-			if st.Annotations[ourStatus] != "NotReady" {
-				return errors.Errorf("status annotation %q, want NotReady", st.Annotations[ourStatus])
-			}
-			return nil
-		})
-	}
-	remoteTold(t, malformed, "the malformed request", func(st v1alpha1.RemotePodStatus) error {
-		if st.Warning == nil || st.Warning.Reason != "InvalidAddressRequest" {
-			return errors.Errorf("warning %+v", st.Warning)
-		}
-		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionFalse {
-			return errors.Errorf("condition %+v, want False", c)
-		}
-		return nil
-	})
-	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(malformed), &v1alpha1.PodAddress{}); !kerrors.IsNotFound(err) {
-		t.Errorf("a PodAddress for a malformed request (%v)", err)
-	}
-
-	// Corrected, the Pod binds and its condition follows.
-	updateRemote(t, noHostPort, func(rp *v1alpha1.RemotePod) { delete(rp.Spec.Annotations, podannotation.AnnotationBackend) })
-	bound(t, ns, noHostPort.Name)
-	remoteTold(t, noHostPort, "Bound", func(st v1alpha1.RemotePodStatus) error {
-		if c := remoteCond(st); c == nil || c.Status != corev1.ConditionTrue {
-			return errors.Errorf("condition %+v, want True", c)
-		}
-		if st.Warning != nil {
-			return errors.Errorf("warning %+v kept once the request is served", st.Warning)
-		}
-		return nil
-	})
-	noPodEvents(t, ns)
 }
 
 // TestRemotePodStatusWrites: a RemotePod's status is written once per

@@ -129,31 +129,6 @@ func TestTKEExtendAnnotations(t *testing.T) {
 	}
 }
 
-// TestTKEWaitingPodToldNothing: a tke-extend Pod whose pool does not exist
-// waits (PoolNotFound): ours says NotReady with the reason, and
-// tke-extend's annotations are not written, as tke-extend writes them only
-// once the ports are bound.
-func TestTKEWaitingPodToldNothing(t *testing.T) {
-	startProvider(t)
-	ctx := context.Background()
-	ns := namespace(t)
-	p := pod(t, ns, "gameserver-0", "10.26.0.2", map[string]string{
-		podannotation.TKEAnnotationEnableMapping: "true",
-		podannotation.TKEAnnotationPortMapping:   "8000 UDP no-such-pool-" + ns,
-	}, corev1.ContainerPort{ContainerPort: 8000, Protocol: corev1.ProtocolUDP})
-	state(t, ns, p.Name, v1alpha1.StatePoolNotFound)
-	podAnnotation(t, p, podannotation.AnnotationStatus, podannotation.StatusNotReady)
-	got := &corev1.Pod{}
-	if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationMappingResult} {
-		if v, ok := got.Annotations[k]; ok {
-			t.Errorf("a waiting Pod got %s %q; tke-extend writes nothing before the ports are bound", k, v)
-		}
-	}
-}
-
 // TestTKEHostname: a Pod bound on a domain-based load balancer (created
 // with DynamicVip, so DescribeLoadBalancers gives its Domain) is told, as
 // tke-extend tells it, the hostname and "hostname:port", without ips.

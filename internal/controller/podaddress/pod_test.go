@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
@@ -25,6 +27,8 @@ func TestTellPod(t *testing.T) {
 		// condition is the address condition's status and reason; "" for
 		// none.
 		condition string
+		// addresses is the addresses annotation; unchecked when "".
+		addresses string
 	}
 	gated := func(annotations ...string) *corev1.Pod {
 		return pod(podIP, append([]string{podannotation.AnnotationReadinessGate, "true"}, annotations...)...)
@@ -64,10 +68,55 @@ func TestTellPod(t *testing.T) {
 			pod:    gated(),
 			want:   want{status: podannotation.StatusReady, condition: "True Bound"},
 		},
+		"BoundSpecGate": {
+			reason: "A bound Pod whose spec lists the address condition as a readiness gate gets it True, without our annotation.",
+			pod: func() *corev1.Pod {
+				p := pod(podIP)
+				p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: conditionAddressReady}}
+				return p
+			}(),
+			want: want{status: podannotation.StatusReady, condition: "True Bound"},
+		},
 		"NoFreePortGated": {
 			reason: "A gated Pod waiting for a port is told so in its condition, with the state as reason.",
 			pod:    gated(podannotation.AnnotationPorts, "80 web; 81 web; 82 web"),
 			want:   want{status: podannotation.StatusNotReady, condition: "False " + v1alpha1.StateNoPortAvailable},
+		},
+		"NoPortAtAll": {
+			reason: "A gated Pod that got no port of a full pool is told NotReady, its condition False, and no address listed.",
+			pod:    gated(),
+			setup: func(t *testing.T, w *world) {
+				pp := &clbv1alpha1.PortPool{}
+				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "web"}, pp); err != nil {
+					t.Fatal(err)
+				}
+				pp.Status.AtProvider.LoadBalancers[0].Listeners = map[string]string{}
+				if err := w.kube.Status().Update(context.Background(), pp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: want{status: podannotation.StatusNotReady, condition: "False " + v1alpha1.StateNoPortAvailable, addresses: "[]"},
+		},
+		"Invalid": {
+			reason: "A Pod whose request is malformed is told so in its condition, even without a readiness gate.",
+			pod:    pod(podIP, podannotation.AnnotationStrategy, "sideways"),
+			want:   want{condition: "False " + string(reasonInvalidRequest)},
+		},
+		"CorrectedOnceInvalid": {
+			reason: "A Pod told its request is malformed, then corrected, is bound and told so: Ready, its condition True.",
+			pod:    pod(podIP, podannotation.AnnotationStrategy, "sideways"),
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.annotatePod(t, podannotation.AnnotationStrategy, "Dynamic")
+			},
+			want: want{status: podannotation.StatusReady, condition: "True Bound"},
+		},
+		"UnknownPortName": {
+			reason: "A Pod asking for a port name it does not declare is told NotReady; without a readiness gate no condition is written.",
+			pod:    pod(podIP, podannotation.AnnotationPorts, "voice web"),
+			want:   want{status: podannotation.StatusNotReady},
 		},
 		"IsolatedOnceBoundGated": {
 			reason: "A gated Pod told Bound, then isolated: its condition follows, False.",
@@ -126,6 +175,9 @@ func TestTellPod(t *testing.T) {
 			}
 			if got := p.Annotations[podannotation.AnnotationStatus]; got != tc.want.status {
 				t.Errorf("\n%s\nstatus annotation %q, want %q", tc.reason, got, tc.want.status)
+			}
+			if got := p.Annotations[podannotation.AnnotationAddresses]; tc.want.addresses != "" && got != tc.want.addresses {
+				t.Errorf("\n%s\naddresses annotation %q, want %q", tc.reason, got, tc.want.addresses)
 			}
 			condition := ""
 			if c := podCondition(p, conditionAddressReady); c != nil {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -492,6 +493,7 @@ func TestReconcile(t *testing.T) {
 		err       string
 		state     string // of the PodAddress; "" for none
 		message   string // a part of its message
+		source    string // its spec.source; unchecked when ""
 		deleting  bool
 		bound     []string
 		writes    []string
@@ -680,6 +682,28 @@ func TestReconcile(t *testing.T) {
 			reason: "A pool of another namespace that does not serve the Pod's is refused before anything is allocated.",
 			objs:   []client.Object{ns, portPool(), sharedPool(), pod(podIP, podannotation.AnnotationPorts, "80 shared/web")},
 			want:   want{state: v1alpha1.StatePoolNotAllowed, events: []string{"Warning PoolNotAllowed *v1.Pod/pod-0"}},
+		},
+		"UnknownPortName": {
+			reason: "A request for a container port name the Pod does not declare is Invalid, naming the port, and said on the Pod; nothing is allocated.",
+			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationPorts, "voice web")},
+			want:   want{state: v1alpha1.StateInvalid, message: "voice", events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
+		},
+		"Policy": {
+			reason: "A Pod without annotations that a PodAddressPolicy selects gets the policy's ports, the PodAddress naming the policy.",
+			objs: []client.Object{ns, portPool(), func() *v1alpha1.PodAddressPolicy {
+				pol := &v1alpha1.PodAddressPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "battle"}}
+				pol.Spec.Selector = metav1.LabelSelector{MatchLabels: map[string]string{"app": "battle"}}
+				pol.Spec.Ports = []v1alpha1.PortRequest{{Port: intstr.FromInt32(80), Pools: []v1alpha1.PoolRef{{Name: "web"}}}}
+				return pol
+			}(), func() *corev1.Pod {
+				p := pod(podIP)
+				p.Annotations, p.Labels = nil, map[string]string{"app": "battle"}
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, source: v1alpha1.PolicySource("battle"), bound: []string{"lbl-100 10.0.0.5:80"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
 		},
 		"HostPortWithoutHostPort": {
 			reason: "A request the Pod cannot serve (HostPort without a hostPort) is Invalid, and said on the Pod.",
@@ -994,6 +1018,35 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"TwoPools": {
+			reason: "A port asked of two pools (two load balancers, say of two ISPs) gets a binding in each, both registered.",
+			objs: func() []client.Object {
+				// web serves lb-1's port 100, web2 its port 101.
+				web, web2 := portPool(), portPool()
+				web.Spec.ForProvider.EndPort = 100
+				delete(web.Status.AtProvider.LoadBalancers[0].Listeners, clbv1alpha1.ListenerKey{Protocol: "TCP", Port: 101}.String())
+				web2.Name, web2.UID = "web2", "uid-pool-2"
+				web2.Spec.ForProvider.StartPort = 101
+				delete(web2.Status.AtProvider.LoadBalancers[0].Listeners, clbv1alpha1.ListenerKey{Protocol: "TCP", Port: 100}.String())
+				return []client.Object{ns, web, web2, pod(podIP, podannotation.AnnotationPorts, "80 web,web2")}
+			}(),
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80", "lbl-101 10.0.0.5:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80", "RegisterTargets lb-1 lbl-101//10.0.0.5:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"HostPortOnePort": {
+			reason: "A bcs /hostport line marks its port only: that port registers the node's IP and hostPort, the Pod's other port its IP.",
+			objs: []client.Object{ns, portPool(), func() *corev1.Pod {
+				p := pod(podIP, podannotation.BCSAnnotationEnabled, "true", podannotation.BCSAnnotationPorts, "web TCP 80/hostport;web TCP 81")
+				delete(p.Annotations, podannotation.AnnotationPorts)
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 7000, Protocol: corev1.ProtocolTCP}, {ContainerPort: 81, Protocol: corev1.ProtocolTCP}}
+				p.Status.HostIP = "192.168.0.9"
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 192.168.0.9:7000", "lbl-101 10.0.0.5:81"}, allocated: 2,
+				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000 lbl-101//10.0.0.5:81"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -1015,9 +1068,14 @@ func TestReconcile(t *testing.T) {
 			if res != tc.want.res {
 				t.Errorf("\n%s\nReconcile(...): %+v, want %+v", tc.reason, res, tc.want.res)
 			}
-			state, deleting, message := "", false, ""
+			state, deleting, message, source := "", false, "", ""
 			if pa := w.podAddress(t); pa != nil {
-				state, deleting, message = pa.Status.State, pa.DeletionTimestamp != nil, pa.Status.Message
+				state, deleting, message, source = pa.Status.State, pa.DeletionTimestamp != nil, pa.Status.Message, pa.Spec.Source
+				// Only a held PodAddress is released at a time: one taken
+				// over, or never held, carries no releaseAt.
+				if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt != nil {
+					t.Errorf("\n%s\nPodAddress %s carries releaseAt %s", tc.reason, pa.Status.State, pa.Status.ReleaseAt)
+				}
 				if pa.Status.State != "" {
 					if err := w.r.records.seal.Check(pa); err != nil {
 						t.Errorf("\n%s\nthe status written is not sealed: %v", tc.reason, err)
@@ -1026,6 +1084,9 @@ func TestReconcile(t *testing.T) {
 			}
 			if state != tc.want.state || deleting != tc.want.deleting {
 				t.Errorf("\n%s\nPodAddress state %q (deleting %v), want %q (deleting %v)", tc.reason, state, deleting, tc.want.state, tc.want.deleting)
+			}
+			if tc.want.source != "" && source != tc.want.source {
+				t.Errorf("\n%s\nPodAddress source %q, want %q", tc.reason, source, tc.want.source)
 			}
 			if !strings.Contains(message, tc.want.message) {
 				t.Errorf("\n%s\nPodAddress message %q, want it to say %q", tc.reason, message, tc.want.message)

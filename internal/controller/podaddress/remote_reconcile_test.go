@@ -97,6 +97,7 @@ func TestReconcileRemotePod(t *testing.T) {
 		healthy   corev1.ConditionStatus // the RemotePod's; "" for none
 		told      string                 // its status annotation told; "" for none
 		warning   string                 // reason, ": ", and a part of the message; "" for none
+		condition string                 // its address condition, "Status Reason"; unchecked when ""
 		allocated int
 	}
 	bindFirst := func(t *testing.T, w *world) {
@@ -207,6 +208,62 @@ func TestReconcileRemotePod(t *testing.T) {
 			want: want{state: v1alpha1.StateNoPortAvailable, allocated: 2, healthy: corev1.ConditionFalse, told: podannotation.StatusNotReady,
 				warning: "NoPortAvailable: "},
 		},
+		"HostPortWithoutHostPort": {
+			reason: "A HostPort port without a hostPort is Invalid, said in the RemotePod's status and the address condition it waits on.",
+			objs: []client.Object{portPool(), workloadCluster(), func() client.Object {
+				rp := remotePod(podannotation.AnnotationBackend, v1alpha1.BackendHostPort)
+				rp.Spec.ReadinessGates = []string{podannotation.ConditionAddressReady}
+				return rp
+			}()},
+			want: want{state: v1alpha1.StateInvalid, healthy: corev1.ConditionFalse, told: podannotation.StatusNotReady,
+				warning: "InvalidAddressRequest: hostPort", condition: "False " + v1alpha1.StateInvalid},
+		},
+		"CorrectedOnceInvalid": {
+			reason: "A RemotePod whose request is corrected binds: its condition turns True and the warning goes.",
+			objs: []client.Object{portPool(), workloadCluster(), func() client.Object {
+				rp := remotePod(podannotation.AnnotationBackend, v1alpha1.BackendHostPort)
+				rp.Spec.ReadinessGates = []string{podannotation.ConditionAddressReady}
+				return rp
+			}()},
+			setup: func(t *testing.T, w *world) {
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.changeRemote(t, func(rp *v1alpha1.RemotePod) { delete(rp.Spec.Annotations, podannotation.AnnotationBackend) })
+			},
+			rounds: 2,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 172.16.0.5:80"}, allocated: 1,
+				writes:  []string{"RegisterTargets lb-1 lbl-100//172.16.0.5:80"},
+				healthy: corev1.ConditionTrue, told: podannotation.StatusReady, condition: "True Bound"},
+		},
+		"HeldTakenOver": {
+			reason: "A RemotePod with a keep duration that goes keeps its port with no target; the next RemotePod of the name (another Pod) takes it over.",
+			objs:   []client.Object{portPool(), workloadCluster(), remotePod(podannotation.AnnotationKeepDuration, "1h")},
+			setup: func(t *testing.T, w *world) {
+				bindFirst(t, w)
+				if err := w.kube.Delete(context.Background(), w.remotePod(t)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateHeld || pa.Status.ReleaseAt == nil {
+					t.Fatalf("setup: the PodAddress is not Held: %+v", pa)
+				}
+				if got := w.bound(t); len(got) != 0 {
+					t.Fatalf("setup: a held PodAddress keeps targets %v", got)
+				}
+				rp := remotePod(podannotation.AnnotationKeepDuration, "1h")
+				rp.Spec.PodUID, rp.Spec.PodIP = "uid-remote-new", "172.16.0.6"
+				if err := w.kube.Create(context.Background(), rp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 172.16.0.6:80"}, allocated: 1,
+				writes:  []string{"RegisterTargets lb-1 lbl-100//172.16.0.6:80"},
+				healthy: corev1.ConditionTrue, told: podannotation.StatusReady},
+		},
 		"ClusterUnreadable": {
 			reason: "A WorkloadCluster that cannot be read is an error; nothing is allocated.",
 			objs:   []client.Object{portPool(), workloadCluster(), remotePod()},
@@ -261,10 +318,17 @@ func TestReconcileRemotePod(t *testing.T) {
 			}
 			st := w.remotePod(t).Status
 			var healthy corev1.ConditionStatus
+			condition := ""
 			for _, c := range st.Conditions {
-				if c.Type == v1alpha1.RemotePodHealthy {
+				switch c.Type {
+				case v1alpha1.RemotePodHealthy:
 					healthy = c.Status
+				case podannotation.ConditionAddressReady:
+					condition = fmt.Sprintf("%s %s", c.Status, c.Reason)
 				}
+			}
+			if tc.want.condition != "" && condition != tc.want.condition {
+				t.Errorf("\n%s\nRemotePod address condition %q, want %q", tc.reason, condition, tc.want.condition)
 			}
 			if healthy != tc.want.healthy {
 				t.Errorf("\n%s\nRemotePod Healthy %q, want %q; status %+v", tc.reason, healthy, tc.want.healthy, st)

@@ -31,6 +31,19 @@ func TestTKEPodTold(t *testing.T) {
 		len(a.spec.Ports) != 2 || a.spec.Ports[0].Backend != "" || a.spec.Ports[1].Backend != v1alpha1.BackendHostPort {
 		t.Fatalf("ask %+v: want the tke-extend syntax, 8000/UDP on the Pod IP and 7654/TCP on HostPort", a)
 	}
+	// Waiting for its ports (a pool not found, none free): ours says
+	// NotReady, tke-extend's are not written, as tke-extend writes them
+	// only once the ports are bound.
+	waiting := pod.DeepCopy()
+	if !annotate(waiting, a, &v1alpha1.PodAddress{Spec: a.spec}, false) || waiting.Annotations[podannotation.AnnotationStatus] != podannotation.StatusNotReady {
+		t.Errorf("waiting: %s = %q, want NotReady", podannotation.AnnotationStatus, waiting.Annotations[podannotation.AnnotationStatus])
+	}
+	for _, k := range []string{podannotation.TKEAnnotationMappingStatus, podannotation.TKEAnnotationMappingResult,
+		podannotation.TKEAnnotationHostPortMappingStatus, podannotation.TKEAnnotationHostPortMappingResult} {
+		if v, ok := waiting.Annotations[k]; ok {
+			t.Errorf("waiting: %s = %q written; tke-extend writes nothing before the ports are bound", k, v)
+		}
+	}
 	pa := &v1alpha1.PodAddress{Spec: a.spec, Status: v1alpha1.PodAddressStatus{Bindings: []v1alpha1.PortBinding{
 		{Pool: "tke-port-pools/pool-a", Protocol: "UDP", ContainerPort: 8000, LoadBalancerID: "lb-a", Region: "ap-chengdu",
 			VIPs: []string{"1.1.1.1"}, Port: 30000, ListenerIDs: map[string]string{"UDP": "lbl-a"}, TargetIP: "10.0.0.5", TargetPort: 8000},

@@ -121,6 +121,13 @@ func TestAllocate(t *testing.T) {
 				return b
 			}(), isNew: true, holds: true, usage: []string{poolKey + " lb-1 1/9"}},
 		},
+		"OrdinalRemotePod": {
+			reason: "A RemotePod's PodAddress, named <podns>.<podname>, takes its ordinal off the Pod's name as a Pod's does.",
+			objs:   []client.Object{readyPool(nil)},
+			pa:     ordinal("game.room-3"),
+			w:      tcpPort,
+			want:   want{b: bound("lb-1", 103), isNew: true, holds: true, usage: []string{poolKey + " lb-1 1/9"}},
+		},
 		"OrdinalWithoutOrdinal": {
 			reason: "The Ordinal strategy refuses a name without an ordinal.",
 			objs:   []client.Object{readyPool(nil)},
