@@ -4,6 +4,10 @@
 # globally, and the Go build cache keeps warm runs fast.
 
 GO          ?= go
+# Builds name files by module path, not by folder: a fresh clone elsewhere
+# (CI's) then reuses the build cache and golangci-lint's, instead of
+# compiling and analysing every package of the module again.
+export GOFLAGS := -trimpath $(GOFLAGS)
 TOOL        := $(GO) tool -modfile=tools/go.mod
 TEST_FLAGS  ?= -count=1 -timeout=50m
 VERSION     ?= v0.1.0

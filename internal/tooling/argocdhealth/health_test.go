@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -15,14 +14,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the argocd-cm snippet in docs/argocd.md and docs/argocd/argocd-cm.yaml")
 
-// root is the repository root, found from this file.
+// root is the repository root: go test runs in the package's folder.
 func root(t *testing.T) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot find the source file")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
+	return filepath.Join("..", "..", "..")
 }
 
 func readObject(t *testing.T, path string) *unstructured.Unstructured {

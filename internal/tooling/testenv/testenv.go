@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -38,11 +37,28 @@ type Env struct {
 	env *envtest.Environment
 }
 
-// RepoRoot is the root of this repository, found from this source file so it
-// works from any package's test directory.
+// modulePath names this repository's go.mod.
+const modulePath = "module github.com/tencentcloud-network/provider-tencentcloud-network\n"
+
+// RepoRoot is the root of this repository: the nearest folder, from the
+// working directory up, whose go.mod is this module's, so that it works
+// from any package's test directory and from the root. Not found from the
+// source file's path: builds are -trimpath (make sets GOFLAGS), so that a
+// fresh clone elsewhere reuses the build cache, and that path is then the
+// module's, not a folder. Failing that, the working directory.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), modulePath) {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
 }
 
 // Assets returns the folder holding etcd and kube-apiserver. It honours
