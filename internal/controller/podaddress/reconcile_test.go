@@ -330,6 +330,30 @@ func (w *world) reconcile(t *testing.T) (reconcile.Result, error) {
 	return reconcile.Result{}, nil
 }
 
+// bindFirst reconciles until the PodAddress is Bound: a case's setup.
+func (w *world) bindFirst(t *testing.T) {
+	t.Helper()
+	if _, err := w.reconcile(t); err != nil {
+		t.Fatal(err)
+	}
+	if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateBound {
+		t.Fatalf("setup: the PodAddress is not Bound: %+v", pa)
+	}
+}
+
+// setPodIP gives the Pod another IP, as its sandbox being recreated does.
+func (w *world) setPodIP(t *testing.T, ip string) {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := w.kube.Get(context.Background(), key, p); err != nil {
+		t.Fatal(err)
+	}
+	p.Status.PodIP = ip
+	if err := w.kube.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (w *world) podAddress(t *testing.T) *v1alpha1.PodAddress {
 	t.Helper()
 	pa := &v1alpha1.PodAddress{}
@@ -501,15 +525,6 @@ func TestReconcile(t *testing.T) {
 		allocated int
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	bindFirst := func(t *testing.T, w *world) {
-		t.Helper()
-		if _, err := w.reconcile(t); err != nil {
-			t.Fatal(err)
-		}
-		if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateBound {
-			t.Fatalf("setup: the PodAddress is not Bound: %+v", pa)
-		}
-	}
 	cases := map[string]struct {
 		reason string
 		objs   []client.Object
@@ -541,14 +556,14 @@ func TestReconcile(t *testing.T) {
 		"PodDeleted": {
 			reason: "A Pod deleted: its PodAddress is deleted, its targets deregistered, its slot returned and its finalizer removed.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
-			setup:  func(t *testing.T, w *world) { bindFirst(t, w); w.deletePod(t) },
+			setup:  func(t *testing.T, w *world) { w.bindFirst(t); w.deletePod(t) },
 			rounds: 2,
 			want:   want{writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
 		},
 		"KeepDuration": {
 			reason: "A Pod deleted with a keep duration: its targets go, its ports are Held until the duration ends.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
-			setup:  func(t *testing.T, w *world) { bindFirst(t, w); w.deletePod(t) },
+			setup:  func(t *testing.T, w *world) { w.bindFirst(t); w.deletePod(t) },
 			want: want{res: reconcile.Result{RequeueAfter: 5 * time.Minute}, state: v1alpha1.StateHeld,
 				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}, allocated: 1},
 		},
@@ -556,7 +571,7 @@ func TestReconcile(t *testing.T) {
 			reason: "Held ports are returned once the keep duration ends.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				if _, err := w.reconcile(t); err != nil {
 					t.Fatal(err)
@@ -570,7 +585,7 @@ func TestReconcile(t *testing.T) {
 			reason: "Held ports are looked at again when the keep duration ends, not before.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				if _, err := w.reconcile(t); err != nil {
 					t.Fatal(err)
@@ -665,7 +680,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A Pod that no longer asks loses its addresses: targets deregistered, PodAddress gone.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				p := &corev1.Pod{}
 				if err := w.kube.Get(context.Background(), key, p); err != nil {
 					t.Fatal(err)
@@ -735,7 +750,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A new Pod of the same name takes the PodAddress over: the old target goes, the new one is registered on the same port.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				w.createPod(t, "uid-new", "10.0.0.6")
 			},
@@ -756,7 +771,7 @@ func TestReconcile(t *testing.T) {
 				}}
 			},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				w.createPod(t, "uid-new", "10.0.0.6")
 			},
@@ -767,7 +782,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A held binding is taken over by a new Pod of the same name, which is bound to the same port.",
 			objs:   []client.Object{ns, portPool(), pod(podIP, podannotation.AnnotationKeepDuration, "5m")},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				if _, err := w.reconcile(t); err != nil {
 					t.Fatal(err)
@@ -783,15 +798,8 @@ func TestReconcile(t *testing.T) {
 			reason: "A Pod whose IP changed: the old target is deregistered before the new one is registered.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
-				p := &corev1.Pod{}
-				if err := w.kube.Get(context.Background(), key, p); err != nil {
-					t.Fatal(err)
-				}
-				p.Status.PodIP = "10.0.0.6"
-				if err := w.kube.Status().Update(context.Background(), p); err != nil {
-					t.Fatal(err)
-				}
+				w.bindFirst(t)
+				w.setPodIP(t, "10.0.0.6")
 			},
 			rounds: 2,
 			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
@@ -802,7 +810,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A deleted PodAddress whose targets cannot be deregistered keeps its finalizer and its slot.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				w.cloud.Errs[lb1] = errBoom
 			},
@@ -819,7 +827,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A status the provider did not seal is ignored and said so: its target is not touched, and the Pod is bound anew.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.cloud.SetTargets(lb1, &clbsdk.ListenerBackend{ListenerId: clb.Ptr("lbl-other"), Protocol: clb.Ptr("TCP"), Port: clb.Ptr(int64(300))})
 				if _, err := w.cloud.RegisterTargets(context.Background(), lb1, []clb.Target{{ListenerID: listenerOf(101), EniIP: "10.9.9.9", Port: 80}}); err != nil {
 					t.Fatal(err)
@@ -867,7 +875,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A Pod that has not run on a node past --pending-hold gives its ports in pools of other namespaces back: targets deregistered, Pending.",
 			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.now = now.Add(DefaultPendingHold)
 			},
 			want: want{state: v1alpha1.StatePending, message: "pools of other namespaces (shared/web) are given back",
@@ -876,7 +884,7 @@ func TestReconcile(t *testing.T) {
 		"PendingHeldWhileYoung": {
 			reason: "Within --pending-hold the ports stay, and the reconcile comes back when it ends.",
 			objs:   []client.Object{ns, portPool(), openPool(), youngPod(podannotation.AnnotationPorts, "80 shared/web")},
-			setup:  bindFirst,
+			setup:  func(t *testing.T, w *world) { w.bindFirst(t) },
 			want: want{res: reconcile.Result{RequeueAfter: DefaultPendingHold - time.Minute}, state: v1alpha1.StateBound,
 				bound: []string{"lbl-100 10.0.0.5:80"}},
 		},
@@ -884,7 +892,7 @@ func TestReconcile(t *testing.T) {
 			reason: "Held ports in a pool that no longer serves the namespace are released at once, not kept for a Pod that could not use them.",
 			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web", podannotation.AnnotationKeepDuration, "5m"))},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.deletePod(t)
 				if _, err := w.reconcile(t); err != nil {
 					t.Fatal(err)
@@ -901,7 +909,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A binding on a load balancer that left its pool (draining) is deregistered and moves; with no other, the Pod waits for a port.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				pp := &clbv1alpha1.PortPool{}
 				if err := w.kube.Get(context.Background(), types.NamespacedName{Namespace: ns.Name, Name: "web"}, pp); err != nil {
 					t.Fatal(err)
@@ -919,7 +927,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A bound Pod isolated: its target is deregistered, its port kept.",
 			objs:   []client.Object{ns, portPool(), pod(podIP)},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.annotatePod(t, podannotation.AnnotationIsolated, "true")
 			},
 			rounds: 2,
@@ -977,7 +985,7 @@ func TestReconcile(t *testing.T) {
 			reason: "A pool of another namespace that stops serving it: the binding's target is deregistered, its port returned, and the Pod told why.",
 			objs:   []client.Object{ns, portPool(), openPool(), onNode(pod(podIP, podannotation.AnnotationPorts, "80 shared/web"))},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.closePool(t)
 			},
 			want: want{state: v1alpha1.StatePoolNotAllowed, message: "shared/web",

@@ -100,15 +100,6 @@ func TestReconcileRemotePod(t *testing.T) {
 		condition string                 // its address condition, "Status Reason"; unchecked when ""
 		allocated int
 	}
-	bindFirst := func(t *testing.T, w *world) {
-		t.Helper()
-		if _, err := w.reconcile(t); err != nil {
-			t.Fatal(err)
-		}
-		if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateBound {
-			t.Fatalf("setup: the PodAddress is not Bound: %+v", pa)
-		}
-	}
 	cases := map[string]struct {
 		reason string
 		objs   []client.Object
@@ -169,7 +160,7 @@ func TestReconcileRemotePod(t *testing.T) {
 			reason: "A bound RemotePod whose cluster is suspended holds nothing any more: its target is deregistered, its PodAddress let go.",
 			objs:   []client.Object{portPool(), workloadCluster(), remotePod()},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.changeCluster(t, func(wc *v1alpha1.WorkloadCluster) { wc.Spec.Suspend = true })
 			},
 			rounds: 2,
@@ -180,7 +171,7 @@ func TestReconcileRemotePod(t *testing.T) {
 			reason: "A RemotePod whose Pod is being deleted lets its addresses go, as a Pod does.",
 			objs:   []client.Object{portPool(), workloadCluster(), remotePod()},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				w.changeRemote(t, func(rp *v1alpha1.RemotePod) { rp.Spec.Deleting = true })
 			},
 			rounds: 2,
@@ -240,7 +231,7 @@ func TestReconcileRemotePod(t *testing.T) {
 			reason: "A RemotePod with a keep duration that goes keeps its port with no target; the next RemotePod of the name (another Pod) takes it over.",
 			objs:   []client.Object{portPool(), workloadCluster(), remotePod(podannotation.AnnotationKeepDuration, "1h")},
 			setup: func(t *testing.T, w *world) {
-				bindFirst(t, w)
+				w.bindFirst(t)
 				if err := w.kube.Delete(context.Background(), w.remotePod(t)); err != nil {
 					t.Fatal(err)
 				}

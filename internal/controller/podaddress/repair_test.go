@@ -91,14 +91,7 @@ func TestRepair(t *testing.T) {
 			reason: "A PodAddress bound anew (its Pod's IP changed) before the repair ran drops it: the new target is registered as any.",
 			found:  missing,
 			then: func(t *testing.T, w *world) {
-				p := &corev1.Pod{}
-				if err := w.kube.Get(context.Background(), key, p); err != nil {
-					t.Fatal(err)
-				}
-				p.Status.PodIP = "10.0.0.6"
-				if err := w.kube.Status().Update(context.Background(), p); err != nil {
-					t.Fatal(err)
-				}
+				w.setPodIP(t, "10.0.0.6")
 			},
 			rounds: 2,
 			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"},
