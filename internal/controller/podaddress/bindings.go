@@ -107,9 +107,9 @@ func endWith(res reconcile.Result, err error) outcome {
 // afterCloud is the outcome of a step that ran cloud calls through the
 // binder: it goes on once they are done, and ends the reconcile with
 // their error, or with nothing while they run.
-func afterCloud(done bool, err error) outcome {
-	if !done || err != nil {
-		return endWith(reconcile.Result{}, err)
+func afterCloud(a targets.Answer) outcome {
+	if a.State != targets.Done {
+		return endWith(reconcile.Result{}, a.Err)
 	}
 	return goOn()
 }
@@ -137,7 +137,7 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 	if len(drop) == 0 {
 		return goOn()
 	}
-	if o := afterCloud(r.cloud.binder.Run(ctx, pa, targets.Deregister(drop))); o.end {
+	if o := afterCloud(r.cloud.binder.Send(ctx, pa, targets.Deregister(drop))); o.end {
 		return o
 	}
 	for _, b := range moved {
@@ -234,7 +234,7 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 	if len(stale) == 0 {
 		return goOn()
 	}
-	if o := afterCloud(r.cloud.binder.Run(ctx, pa, targets.Deregister(stale))); o.end {
+	if o := afterCloud(r.cloud.binder.Send(ctx, pa, targets.Deregister(stale))); o.end {
 		return o
 	}
 	for i := range pa.Status.Bindings {
@@ -261,12 +261,12 @@ func (r *Reconciler) registerTargets(ctx context.Context, pa *v1alpha1.PodAddres
 	if len(toRegister) == 0 {
 		return goOn()
 	}
-	done, err := r.cloud.binder.Run(ctx, pa, targets.Register(toRegister))
-	if !done || err != nil {
-		if _, notYet := clb.NotYet(err); err != nil && !notYet {
-			_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, err.Error(), reconcile.Result{})
-		}
-		return afterCloud(done, err)
+	ans := r.cloud.binder.Send(ctx, pa, targets.Register(toRegister))
+	if _, notYet := clb.NotYet(ans.Err); ans.State == targets.Failed && !notYet {
+		_, _ = r.setState(ctx, pa, v1alpha1.StateAllocated, ans.Err.Error(), reconcile.Result{})
+	}
+	if o := afterCloud(ans); o.end {
+		return o
 	}
 	for i := range pa.Status.Bindings {
 		pa.Status.Bindings[i].Address = address(pa.Status.Bindings[i])
@@ -288,7 +288,6 @@ func (r *Reconciler) bound(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 		if _, err := r.setState(ctx, pa, boundState, boundMsg, reconcile.Result{}); err != nil {
 			return err
 		}
-		r.cloud.binder.Forget(client.ObjectKeyFromObject(pa))
 		r.out.metrics.bound(pa, pod, now.Time)
 		r.podEvent(pod, event.Normal(reasonBound, "public addresses: "+addresses(pa.Status.Bindings)))
 	}
@@ -316,7 +315,6 @@ func (r *Reconciler) invalid(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 // holds the slots this reconcile allocated.
 func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, rsv *allocation.Reservation) error {
 	const msg = "isolated: no target is registered; the ports and addresses are kept"
-	key := client.ObjectKeyFromObject(pa)
 	if ops := targets.Deregister(pa.Status.Bindings); len(ops) > 0 {
 		if rsv.Fresh() {
 			// New slots are recorded before any cloud call.
@@ -325,9 +323,8 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 			}
 			rsv.Commit()
 		}
-		done, err := r.cloud.binder.Run(ctx, pa, ops)
-		if !done || err != nil {
-			return err
+		if ans := r.cloud.binder.Send(ctx, pa, ops); ans.State != targets.Done {
+			return ans.Err
 		}
 	}
 	for i := range pa.Status.Bindings {
@@ -340,8 +337,6 @@ func (r *Reconciler) isolate(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		return err
 	}
 	rsv.Commit()
-	// The deregistration is recorded; its answer is spent.
-	r.cloud.binder.Forget(key)
 	if was != v1alpha1.StateIsolated {
 		r.podEvent(pod, event.Normal(reasonIsolated, "out of service, addresses kept: "+addresses(pa.Status.Bindings)))
 	}

@@ -190,9 +190,10 @@ func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reco
 func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
 	// The deregistration is not recorded: the PodAddress goes with the
 	// finalizer's removal below. Should that fail, the next reconcile
-	// finds the same operation answered in the binder, or deregisters
-	// again, which the cloud confirms.
-	done, err := r.deregister(ctx, pa, false)
+	// finds the same operation answered in the binder (Settle keeps it),
+	// or deregisters again, which the cloud confirms. It is recorded for
+	// a Pod with an EIP, whose release takes reconciles that end well.
+	done, err := r.deregister(ctx, pa, pa.Status.EIP != nil)
 	if !done || err != nil {
 		return reconcile.Result{}, err
 	}
@@ -208,9 +209,5 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	r.out.metrics.forget(pa)
 	r.cloud.repairs.Drop(client.ObjectKeyFromObject(pa))
 	meta.RemoveFinalizer(pa, Finalizer)
-	err = r.write(ctx, pa)
-	if err == nil || kerrors.IsNotFound(err) {
-		r.cloud.binder.Forget(client.ObjectKeyFromObject(pa))
-	}
-	return reconcile.Result{}, client.IgnoreNotFound(err)
+	return reconcile.Result{}, client.IgnoreNotFound(r.write(ctx, pa))
 }

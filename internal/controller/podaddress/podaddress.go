@@ -267,6 +267,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 			res, err = reconcile.Result{RequeueAfter: after}, nil
 		}
 	}()
+	defer func() {
+		// Runs first: a reconcile that failed, or was told to wait, keeps
+		// the binder's answer it read for the next one.
+		if err == nil {
+			r.cloud.binder.Settle(req.NamespacedName)
+		}
+	}()
 	if !r.records.seal.SealedAll() {
 		// Upgraded from a version without seals: the leader seals the
 		// records written before (seal.Migrator); nothing acts until then.

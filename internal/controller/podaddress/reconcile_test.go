@@ -1116,3 +1116,37 @@ func TestReconcile(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerOutlivesAFailedWrite: the binder's answer that a reconcile
+// read stands until a reconcile ends well. When recording Bound fails,
+// the next reconcile reads the same answer: the registration is sent
+// once, not again.
+func TestAnswerOutlivesAFailedWrite(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	var failed atomic.Int32
+	failBound := func(*atomic.Bool) interceptor.Funcs {
+		return interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if pa, ok := obj.(*v1alpha1.PodAddress); ok && pa.Status.State == v1alpha1.StateBound && failed.Add(1) == 1 {
+				return errBoom
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		}}
+	}
+	w := newWorld(t, failBound, ns, portPool(), pod(podIP))
+	if _, err := w.reconcile(t); err == nil || !strings.Contains(err.Error(), errBoom.Error()) {
+		t.Fatalf("first reconcile: %v, want the failed write (%v)", err, errBoom)
+	}
+	if !w.r.cloud.binder.Idle(key) {
+		t.Fatal("an operation still runs after the answer was read")
+	}
+	if _, err := w.reconcile(t); err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	if pa := w.podAddress(t); pa == nil || pa.Status.State != v1alpha1.StateBound {
+		t.Fatalf("the PodAddress is not Bound after the retry: %+v", pa)
+	}
+	want := []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"}
+	if diff := cmp.Diff(want, w.cloud.Writes()); diff != "" {
+		t.Errorf("cloud writes: -want, +got:\n%s", diff)
+	}
+}

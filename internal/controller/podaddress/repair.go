@@ -31,10 +31,9 @@ func (r *Reconciler) repair(ctx context.Context, pa *v1alpha1.PodAddress) outcom
 		r.cloud.repairs.Drop(key)
 		return goOn()
 	}
-	if o := afterCloud(r.cloud.binder.Run(ctx, pa, ops)); o.end {
+	if o := afterCloud(r.cloud.binder.Send(ctx, pa, ops)); o.end {
 		return o
 	}
-	r.cloud.binder.Forget(key)
 	var ts []string
 	for _, o := range ops {
 		for _, t := range o.Targets() {

@@ -174,8 +174,8 @@ func addresses(bs []v1alpha1.PortBinding) string {
 // deregister removes every recorded target of pa; done is false while
 // the cloud call, or an earlier one for pa (a registration sent before the
 // Pod was deleted), runs in the background. With record, the status then
-// says that nothing is registered; its answer in the binder is kept
-// otherwise, for the caller to forget once its own write is made.
+// says that nothing is registered; otherwise the binder keeps its answer
+// until a reconcile that read it ends well (targets.Binder.Settle).
 func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, record bool) (bool, error) {
 	key := client.ObjectKeyFromObject(pa)
 	ops := targets.Deregister(pa.Status.Bindings)
@@ -184,9 +184,8 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, re
 		// an operation for pa runs.
 		return r.cloud.binder.Idle(key), nil
 	}
-	done, err := r.cloud.binder.Run(ctx, pa, ops)
-	if !done || err != nil {
-		return false, err
+	if ans := r.cloud.binder.Send(ctx, pa, ops); ans.State != targets.Done {
+		return false, ans.Err
 	}
 	if !record {
 		return true, nil
@@ -199,6 +198,5 @@ func (r *Reconciler) deregister(ctx context.Context, pa *v1alpha1.PodAddress, re
 	if err := r.writeStatus(ctx, pa); err != nil {
 		return false, errors.Wrap(err, "cannot record the deregistered targets")
 	}
-	r.cloud.binder.Forget(key)
 	return true, nil
 }

@@ -63,12 +63,39 @@ func naive(c API) bool {
 	return ok && n.Naive()
 }
 
+// An Answer is what Send says of the operations of one PodAddress.
+type Answer struct {
+	State State
+	// Err is why the operations Failed.
+	Err error
+}
+
+// State is where a PodAddress's operations stand.
+type State int
+
+const (
+	// Running: sent, or waiting for an earlier set of the same PodAddress
+	// to end. Their end wakes the PodAddress's reconcile.
+	Running State = iota
+	// Done: the cloud is as the operations ask. The answer stands for the
+	// same operations until a reconcile that read it ends well (Settle), so
+	// a reconcile that fails to record it reads it again instead of sending
+	// the operations again.
+	Done
+	// Failed: Err says why. The answer is given once; the next Send of the
+	// operations sends them again.
+	Failed
+)
+
 // A result is what the cloud answered to the operations of one PodAddress.
 type result struct {
-	// gen identifies the operation set the result answers, so that a stale
-	// result is not taken for a newer request.
-	gen string
+	// ops is the request answered, so that the answer to an older request
+	// is not taken for a newer one.
+	ops []Op
 	err error
+	// read: a reconcile was given the answer; Settle drops it once that
+	// reconcile ends well.
+	read bool
 }
 
 // A Binder runs target registrations in the background, so that no
@@ -96,7 +123,7 @@ type Binder struct {
 	ctx     context.Context // the manager's, once started
 	queued  []func()        // operations asked for before Start
 	stopped bool
-	running map[types.NamespacedName]string // PodAddress → gen running
+	running map[types.NamespacedName][]Op // PodAddress → the ops running
 	results map[types.NamespacedName]result
 	wake    chan event.TypedGenericEvent[*v1alpha1.PodAddress]
 }
@@ -117,7 +144,7 @@ func NewBinderWith(kube client.Reader, cloud Clients) *Binder {
 	return &Binder{
 		kube:    kube,
 		cloud:   cloud,
-		running: map[types.NamespacedName]string{},
+		running: map[types.NamespacedName][]Op{},
 		results: map[types.NamespacedName]result{},
 		// Buffered: a burst of answers must not block the cloud calls'
 		// goroutines while the controller catches up.
@@ -148,13 +175,13 @@ func (b *Binder) Start(ctx context.Context) error {
 // NeedLeaderElection: only the leader binds.
 func (b *Binder) NeedLeaderElection() bool { return true }
 
-// start sends ops for pa unless the same gen is already answered, or an
+// start sends ops for pa unless they are already answered, or an
 // operation for pa is running (the same, or an older one that must end
-// first; its end wakes pa). It returns the answer once there is one.
-func (b *Binder) start(pa types.NamespacedName, gen string, ops []Op) (done bool, err error) {
+// first; its end wakes pa).
+func (b *Binder) start(pa types.NamespacedName, ops []Op) Answer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r, ok := b.results[pa]; ok && r.gen == gen {
+	if r, ok := b.results[pa]; ok && same(r.ops, ops) {
 		if r.err != nil {
 			// Report a failure once; the next call tries again. The
 			// reconcile returns the error, so the controller's per-item
@@ -165,22 +192,25 @@ func (b *Binder) start(pa types.NamespacedName, gen string, ops []Op) (done bool
 			// whole batch in the cloud client (registrations only); the rest
 			// come here, and the Pods of one batch retry together again.
 			delete(b.results, pa)
+			return Answer{State: Failed, Err: r.err}
 		}
-		return true, r.err
+		r.read = true
+		b.results[pa] = r
+		return Answer{State: Done}
 	}
 	if _, ok := b.running[pa]; ok || b.stopped {
-		return false, nil
+		return Answer{State: Running}
 	}
 	delete(b.results, pa) // the answer to an older request
-	b.running[pa] = gen
+	b.running[pa] = ops
 	b.ops.Add(1)
-	run := func() { b.run(pa, gen, ops) }
+	run := func() { b.run(pa, ops) }
 	if b.ctx == nil {
 		b.queued = append(b.queued, run)
-		return false, nil
+		return Answer{State: Running}
 	}
 	go run()
-	return false, nil
+	return Answer{State: Running}
 }
 
 // Idle reports whether no operation for pa is running.
@@ -191,14 +221,19 @@ func (b *Binder) Idle(pa types.NamespacedName) bool {
 	return !ok
 }
 
-// Forget drops the answer for pa once it has been acted on.
-func (b *Binder) Forget(pa types.NamespacedName) {
+// Settle drops the answer for pa that a reconcile read, once that
+// reconcile ended well: what it did with the answer is recorded, and the
+// same operations asked for again (a target the audit found missing) are
+// sent again. An answer not yet read stays for the reconcile it wakes.
+func (b *Binder) Settle(pa types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.results, pa)
+	if r, ok := b.results[pa]; ok && r.read {
+		delete(b.results, pa)
+	}
 }
 
-func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
+func (b *Binder) run(pa types.NamespacedName, ops []Op) {
 	defer b.ops.Done()
 	b.mu.Lock()
 	base := b.ctx
@@ -213,7 +248,7 @@ func (b *Binder) run(pa types.NamespacedName, gen string, ops []Op) {
 	}
 	b.mu.Lock()
 	delete(b.running, pa)
-	b.results[pa] = result{gen: gen, err: err}
+	b.results[pa] = result{ops: ops, err: err}
 	b.mu.Unlock()
 	Notify(base, b.wake, pa)
 }

@@ -132,11 +132,10 @@ func drive(t *testing.T, b *Binder, ops []Op) (wakes int, err error) {
 	t.Helper()
 	pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: paKey.Namespace, Name: paKey.Name}}
 	for range 5 {
-		done, err := b.Run(context.Background(), pa, ops)
-		if done || err != nil {
-			// A client that cannot be built fails Run before anything
-			// is sent: not done, and nothing to wait for.
-			return wakes, err
+		if a := b.Send(context.Background(), pa, ops); a.State != Running {
+			// A client that cannot be built fails Send before anything
+			// is sent: nothing to wait for.
+			return wakes, a.Err
 		}
 		select {
 		case ev := <-b.Wake():
@@ -148,7 +147,7 @@ func drive(t *testing.T, b *Binder, ops []Op) (wakes int, err error) {
 			t.Fatal("the binder never answered")
 		}
 	}
-	t.Fatal("the binder answered but Run never said done")
+	t.Fatal("the binder answered but Send never said done")
 	return 0, nil
 }
 
@@ -374,10 +373,12 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// TestRunRetriesAfterAFailure: a failed answer is reported once; the
-// next Run of the same ops sends them again, and once the cloud accepts
-// them, the answer holds until Forget, after which the ops are sent anew.
-func TestRunRetriesAfterAFailure(t *testing.T) {
+// TestSendRetriesAfterAFailure: a failed answer is reported once; the
+// next Send of the same ops sends them again. Once the cloud accepts
+// them, the answer stands while no reconcile that read it has ended well
+// (a failed status write reads it again), and Settle drops it, after
+// which the same ops (a repair) are sent anew.
+func TestSendRetriesAfterAFailure(t *testing.T) {
 	c := region()
 	c.Errs[lbA] = errBoom
 	b := started(t, func(context.Context, string, string) (API, error) { return c, nil })
@@ -389,19 +390,44 @@ func TestRunRetriesAfterAFailure(t *testing.T) {
 	if wakes, err := drive(t, b, ops); err != nil || wakes != 1 {
 		t.Fatalf("retry: %d wakes, %v; want one wake and success", wakes, err)
 	}
-	// The answer stays until it is acted on: no new call.
+	// Read, not settled: the reconcile that read it failed.
 	if wakes, err := drive(t, b, ops); err != nil || wakes != 0 {
 		t.Fatalf("answered again: %d wakes, %v; want the kept answer", wakes, err)
 	}
 	if got := len(c.Writes()); got != 1 {
-		t.Fatalf("%d writes before Forget, want 1: %v", got, c.Writes())
+		t.Fatalf("%d writes before Settle, want 1: %v", got, c.Writes())
 	}
-	b.Forget(paKey)
+	b.Settle(paKey)
 	if wakes, err := drive(t, b, ops); err != nil || wakes != 1 {
-		t.Fatalf("after Forget: %d wakes, %v; want the ops sent again", wakes, err)
+		t.Fatalf("after Settle: %d wakes, %v; want the ops sent again", wakes, err)
 	}
 	if got := len(c.Writes()); got != 2 {
-		t.Errorf("%d writes after Forget, want 2: %v", got, c.Writes())
+		t.Errorf("%d writes after Settle, want 2: %v", got, c.Writes())
+	}
+}
+
+// TestSettleKeepsAnUnreadAnswer: an answer that arrives while the
+// reconcile that sent the ops is still running is not that reconcile's to
+// settle; the reconcile it wakes reads it, and nothing is sent twice.
+func TestSettleKeepsAnUnreadAnswer(t *testing.T) {
+	c := region()
+	b := started(t, func(context.Context, string, string) (API, error) { return c, nil })
+	pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: paKey.Namespace, Name: paKey.Name}}
+	ops := Register([]v1alpha1.PortBinding{tcp()})
+	if a := b.Send(context.Background(), pa, ops); a.State != Running {
+		t.Fatalf("Send = %+v, want Running", a)
+	}
+	select {
+	case <-b.Wake():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the binder never answered")
+	}
+	b.Settle(paKey) // the sending reconcile ends after the answer came
+	if a := b.Send(context.Background(), pa, ops); a.State != Done {
+		t.Fatalf("Send after an early Settle = %+v; want the unread answer (Done)", a)
+	}
+	if got := len(c.Writes()); got != 1 {
+		t.Errorf("%d writes, want 1: %v", got, c.Writes())
 	}
 }
 
@@ -412,8 +438,8 @@ func TestRunBeforeStart(t *testing.T) {
 	b := NewBinderWith(nil, func(context.Context, string, string) (API, error) { return c, nil })
 	pa := &v1alpha1.PodAddress{ObjectMeta: metav1.ObjectMeta{Namespace: paKey.Namespace, Name: paKey.Name}}
 	ops := Register([]v1alpha1.PortBinding{tcp()})
-	if done, err := b.Run(context.Background(), pa, ops); done || err != nil {
-		t.Fatalf("Run before Start: %v, %v; want to wait", done, err)
+	if a := b.Send(context.Background(), pa, ops); a.State != Running {
+		t.Fatalf("Send before Start: %+v; want to wait", a)
 	}
 	if b.Idle(paKey) {
 		t.Error("the queued op is not counted as running")
@@ -429,17 +455,17 @@ func TestRunBeforeStart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the queued op never ran")
 	}
-	if done, err := b.Run(context.Background(), pa, ops); !done || err != nil {
-		t.Errorf("Run after the answer: %v, %v; want done", done, err)
+	if a := b.Send(context.Background(), pa, ops); a.State != Done {
+		t.Errorf("Send after the answer: %+v; want done", a)
 	}
 	cancel()
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
 	// Once stopped, nothing new starts.
-	b.Forget(paKey)
-	if done, err := b.Run(context.Background(), pa, ops); done || err != nil {
-		t.Errorf("Run after Stop: %v, %v; want to wait (nothing sent)", done, err)
+	b.Settle(paKey)
+	if a := b.Send(context.Background(), pa, ops); a.State != Running {
+		t.Errorf("Send after Stop: %+v; want to wait (nothing sent)", a)
 	}
 	if got := c.Writes(); len(got) != 1 {
 		t.Errorf("writes = %v, want the one registration", got)

@@ -14,7 +14,7 @@ import (
 
 // Of lists the targets of a binding, in the order of the
 // listeners' protocols, so that the same binding always gives the same
-// list (and so the same operation generation).
+// list (and so the same operation).
 func Of(b v1alpha1.PortBinding) []clb.Target {
 	var ts []clb.Target
 	for _, proto := range slices.Sorted(maps.Keys(b.ListenerIDs)) {
@@ -31,7 +31,7 @@ func Of(b v1alpha1.PortBinding) []clb.Target {
 
 // opsFor groups bindings' targets into one operation per pool, region
 // and load balancer. Operations and their targets are sorted: an
-// operation's generation must depend only on what it does, or an unchanged
+// operation must compare by what it does alone, or an unchanged
 // registration would look new and be sent again while the first is in
 // flight.
 func opsFor(bs []v1alpha1.PortBinding, register bool) []Op {

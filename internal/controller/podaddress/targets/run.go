@@ -2,9 +2,7 @@ package targets
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"slices"
 
 	"github.com/pkg/errors"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,11 +14,11 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 )
 
-// Run gives each op the cloud client of its pool's provider config and
-// its load balancer's region, and hands them to the binder under a
-// generation that identifies them. A deregistration from a pool that is
-// gone is dropped: its listeners went with it, and their targets.
-func (b *Binder) Run(ctx context.Context, pa *v1alpha1.PodAddress, ops []Op) (bool, error) {
+// Send gives each op the cloud client of its pool's provider config and
+// its load balancer's region, and hands them to the binder. A
+// deregistration from a pool that is gone is dropped: its listeners went
+// with it, and their targets.
+func (b *Binder) Send(ctx context.Context, pa *v1alpha1.PodAddress, ops []Op) Answer {
 	send := make([]Op, 0, len(ops))
 	for _, o := range ops {
 		c, err := b.cloud(ctx, o.pool, o.region)
@@ -28,31 +26,32 @@ func (b *Binder) Run(ctx context.Context, pa *v1alpha1.PodAddress, ops []Op) (bo
 			continue
 		}
 		if err != nil {
-			return false, err
+			return Answer{State: Failed, Err: err}
 		}
 		o.c = c
 		send = append(send, o)
 	}
 	if len(send) == 0 {
-		return true, nil
+		return Answer{State: Done}
 	}
 	if naive(send[0].c) {
-		return true, runInline(ctx, send)
+		if err := runInline(ctx, send); err != nil {
+			return Answer{State: Failed, Err: err}
+		}
+		return Answer{State: Done}
 	}
-	return b.start(client.ObjectKeyFromObject(pa), generation(send), send)
+	return b.start(client.ObjectKeyFromObject(pa), send)
 }
 
-// generation identifies an op set by what it does, region included: the
-// same targets in another region are another operation.
-func generation(ops []Op) string {
-	h := sha256.New()
-	for _, o := range ops {
-		_, _ = fmt.Fprintf(h, "%v|%s|%s|%s|", o.register, o.pool, o.region, o.lb)
-		for _, t := range o.targets {
-			_, _ = fmt.Fprintf(h, "%s,%s,%s,%s,%d;", t.ListenerID, t.LocationID, t.EniIP, t.InstanceID, t.Port)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+// same reports whether a and b do the same: the same targets on the same
+// load balancers of the same pools and regions (the same targets in
+// another region are another operation). Ops and their targets are
+// sorted (opsFor), so an unchanged request compares equal.
+func same(a, b []Op) bool {
+	return slices.EqualFunc(a, b, func(x, y Op) bool {
+		return x.register == y.register && x.pool == y.pool && x.region == y.region && x.lb == y.lb &&
+			slices.EqualFunc(x.targets, y.targets, func(s, t clb.Target) bool { return Compare(s, t) == 0 })
+	})
 }
 
 // ClientFor returns the cloud client of the provider config of pool, in

@@ -24,17 +24,18 @@ func TestOpsGroupRegisteredTargetsByLoadBalancer(t *testing.T) {
 	if len(ops) != 2 || ops[0].lb != "lb-a" || len(ops[0].targets) != 2 || ops[1].lb != "lb-b" {
 		t.Errorf("deregisterOps: got %+v, want lb-a (2 targets) then lb-b, and nothing for the unregistered binding", ops)
 	}
-	if generation(ops) == generation(Register(bs)) {
-		t.Error("a registration and a deregistration of the same targets share a generation")
+	if same(ops, Register(bs)) {
+		t.Error("a registration and a deregistration of the same targets compare the same")
 	}
 }
 
 func TestBinderRetriesAfterAFailure(t *testing.T) {
 	b := NewBinder(nil, nil)
 	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
-	b.results[key] = result{gen: "g1", err: errors.New("refused")}
-	if done, err := b.start(key, "g1", nil); !done || err == nil {
-		t.Fatalf("start: got %v, %v; want the recorded failure", done, err)
+	g1, g2 := opsOn("lb-1"), opsOn("lb-2")
+	b.results[key] = result{ops: g1, err: errors.New("refused")}
+	if a := b.start(key, g1); a.State != Failed || a.Err == nil {
+		t.Fatalf("start: got %+v; want the recorded failure", a)
 	}
 	b.mu.Lock()
 	_, kept := b.results[key]
@@ -42,10 +43,10 @@ func TestBinderRetriesAfterAFailure(t *testing.T) {
 	if kept {
 		t.Error("a failure was kept: the binding would never be retried")
 	}
-	b.results[key] = result{gen: "old", err: nil}
-	b.running[key] = "g2" // pretend g2 is running, so start does not launch
-	if done, _ := b.start(key, "g2", nil); done {
-		t.Error("the answer to an older request was taken for the current one")
+	b.results[key] = result{ops: opsOn("lb-old"), err: nil}
+	b.running[key] = g2 // pretend g2 is running, so start does not launch
+	if a := b.start(key, g2); a.State != Running {
+		t.Errorf("start = %+v: the answer to an older request was taken for the current one", a)
 	}
 }
 
@@ -64,21 +65,23 @@ func TestBinderRunsOneOperationAtATime(t *testing.T) {
 		}
 	}()
 	key := types.NamespacedName{Namespace: "ns", Name: "pa"}
-	b.running[key] = "register" // a registration in flight
-	if done, err := b.start(key, "deregister", nil); done || err != nil {
-		t.Fatalf("start while another operation runs: %v, %v; want to wait", done, err)
+	register, deregister := opsOn("lb-1"), opsOn("lb-1")
+	deregister[0].register, deregister[0].c = false, region()
+	b.running[key] = register // a registration in flight
+	if a := b.start(key, deregister); a.State != Running {
+		t.Fatalf("start while another operation runs: %+v; want to wait", a)
 	}
-	if b.Idle(key) || b.running[key] != "register" {
-		t.Fatalf("running = %q; the deregistration started beside the registration", b.running[key])
+	if b.Idle(key) || !same(b.running[key], register) {
+		t.Fatalf("running = %+v; the deregistration started beside the registration", b.running[key])
 	}
 	// The registration ends (as run ends it): the deregistration starts,
 	// and its end wakes the PodAddress.
 	b.mu.Lock()
 	delete(b.running, key)
-	b.results[key] = result{gen: "register"}
+	b.results[key] = result{ops: register}
 	b.mu.Unlock()
-	if done, _ := b.start(key, "deregister", nil); done {
-		t.Fatal("the registration's answer was taken for the deregistration")
+	if a := b.start(key, deregister); a.State != Running {
+		t.Fatalf("start = %+v: the registration's answer was taken for the deregistration", a)
 	}
 	select {
 	case ev := <-b.wake:
@@ -88,25 +91,25 @@ func TestBinderRunsOneOperationAtATime(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the deregistration never ended")
 	}
-	if done, err := b.start(key, "deregister", nil); !done || err != nil {
-		t.Fatalf("after it ended: %v, %v; want done", done, err)
+	if a := b.start(key, deregister); a.State != Done {
+		t.Fatalf("after it ended: %+v; want done", a)
 	}
 	if !b.Idle(key) {
 		t.Error("not idle after the operation ended")
 	}
 }
 
-// TestGenerationIsDeterministic: the same bindings give the same
-// operations and generation however the listener map iterates and in
-// whatever order the bindings come (TCP_UDP bindings have two listeners,
-// whose map order used to change the generation on every reconcile).
-func TestGenerationIsDeterministic(t *testing.T) {
+// TestOpsAreDeterministic: the same bindings give the same operations
+// however the listener map iterates and in whatever order the bindings
+// come (TCP_UDP bindings have two listeners, whose map order used to make
+// an unchanged request look new on every reconcile).
+func TestOpsAreDeterministic(t *testing.T) {
 	bs := []v1alpha1.PortBinding{
 		{LoadBalancerID: "lb-b", ListenerIDs: map[string]string{"TCP": "lbl-1", "UDP": "lbl-2"}, TargetIP: "10.0.0.1", TargetPort: 7000},
 		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-3", "UDP": "lbl-4"}, TargetIP: "10.0.0.1", TargetPort: 7001},
 		{LoadBalancerID: "lb-a", ListenerIDs: map[string]string{"TCP": "lbl-5"}, TargetIP: "10.0.0.1", TargetPort: 7002},
 	}
-	want := generation(Register(bs))
+	want := Register(bs)
 	reversed := slices.Clone(bs)
 	slices.Reverse(reversed)
 	for i := range 200 {
@@ -114,8 +117,8 @@ func TestGenerationIsDeterministic(t *testing.T) {
 		if i%2 == 1 {
 			in = reversed
 		}
-		if got := generation(Register(in)); got != want {
-			t.Fatalf("try %d: generation %s, want %s", i, got, want)
+		if got := Register(in); !same(got, want) {
+			t.Fatalf("try %d: ops %+v, want %+v", i, got, want)
 		}
 	}
 	ops := Register(bs)
@@ -125,14 +128,14 @@ func TestGenerationIsDeterministic(t *testing.T) {
 	if !slices.IsSortedFunc(ops[0].targets, Compare) {
 		t.Errorf("targets not sorted: %+v", ops[0].targets)
 	}
-	if generation(Deregister(bs)) == want {
-		t.Error("a registration and a deregistration of the same targets share a generation")
+	if same(Deregister(bs), want) {
+		t.Error("a registration and a deregistration of the same targets compare the same")
 	}
 }
 
 // TestOpsPerRegion: bindings on load balancers of two regions give one op
 // per region, each naming its region and pool, and the region is part of
-// the generation (the same targets in another region are another op).
+// an op's identity (the same targets in another region are another op).
 func TestOpsPerRegion(t *testing.T) {
 	bs := []v1alpha1.PortBinding{
 		{Pool: "ns/p", Region: "ap-chengdu", LoadBalancerID: "lb-far", ListenerIDs: map[string]string{"TCP": "lbl-1"}, TargetIP: "10.0.0.1", TargetPort: 7000},
@@ -149,8 +152,8 @@ func TestOpsPerRegion(t *testing.T) {
 	}
 	moved := slices.Clone(bs)
 	moved[0].Region = "ap-shanghai"
-	if generation(Register(moved)) == generation(ops) {
-		t.Error("the same targets in another region share a generation")
+	if same(Register(moved), ops) {
+		t.Error("the same targets in another region compare the same")
 	}
 }
 
@@ -172,4 +175,9 @@ func TestMissingOps(t *testing.T) {
 	if len(ops) != 1 || ops[0].lb != "lb-1" || !ops[0].register || len(ops[0].targets) != 1 || ops[0].targets[0] != want[0] {
 		t.Errorf("Missing = %+v; want one registration of %+v on lb-1", ops, want[0])
 	}
+}
+
+// opsOn is a registration of one target on lb.
+func opsOn(lb string) []Op {
+	return Register([]v1alpha1.PortBinding{{Pool: "ns/p", LoadBalancerID: lb, ListenerIDs: map[string]string{"TCP": "lbl-1"}, TargetIP: "10.0.0.1", TargetPort: 80}})
 }
