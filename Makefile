@@ -61,9 +61,10 @@ SLOW_FIRST := ./test/podaddress ./test/integration ./test/nat ./test/crossplane 
 ## with 2), so 3 on a 2-core machine.
 UNIT_PARALLEL ?= 3
 
-## test-unit: every package but those of the real node.
+## test-unit: every package but those of the real node and those
+## test-race ran already (the race detector's run is the same tests).
 test-unit:
-	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
+	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' $(foreach p,$(RACE_PKGS),-e '$(patsubst ./%/...,/%,$(p))\(/\|$$\)') $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
 
 ## test-node: the suites on the real node (internal/tooling/node; Linux and root),
 ## one package at a time: they share the machine's one node, and compare
@@ -77,8 +78,9 @@ okg:
 	$(GO) run ./internal/tooling/okg/okgbuild
 
 ## test-race: the packages whose concurrency matters most, under the race detector.
+RACE_PKGS := ./internal/emulator/... ./internal/clients/...
 test-race:
-	$(GO) test $(TEST_FLAGS) -race ./internal/emulator/... ./internal/clients/...
+	$(GO) test $(TEST_FLAGS) -race $(RACE_PKGS)
 
 reviewable: generate lint test-unit test-race
 
