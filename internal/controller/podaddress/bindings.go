@@ -24,28 +24,29 @@ import (
 // register the targets, put back what the audit found missing, tell the
 // Pod. Each step either lets the next one run or ends the reconcile with
 // its result (a wait, a state recorded, an error).
-func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
-	ws, err := wants(pa, pod)
-	if err != nil {
-		return r.invalid(ctx, pa, pod, a, err)
+func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, p *plan) (reconcile.Result, error) {
+	if p == nil {
+		var err error
+		if p, err = r.planFor(ctx, pa, pod); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
-	no, err := r.refused(ctx, pa, ws)
 	switch {
-	case err != nil:
-		return reconcile.Result{}, err
-	case no != nil && no.err != nil:
-		return r.invalid(ctx, pa, pod, a, no.err)
-	case no != nil:
-		return r.notAllowed(ctx, pa, pod, a, ws, no.denied)
+	case p.invalid != nil:
+		return r.invalid(ctx, pa, pod, a, p.invalid)
+	case p.no != nil && p.no.err != nil:
+		return r.invalid(ctx, pa, pod, a, p.no.err)
+	case p.no != nil:
+		return r.notAllowed(ctx, pa, pod, a, p.ws, p.no.denied)
 	}
 	var left time.Duration
 	if r.remote.of(pod) == nil {
 		var foreign []string
-		if foreign, left = r.alloc.limits.pendingForeign(pa, pod, ws, r.clock()); len(foreign) > 0 {
-			return reconcile.Result{}, r.givePendingBack(ctx, pa, pod, a, ws, foreign)
+		if foreign, left = r.alloc.limits.pendingForeign(pa, pod, p.ws, r.clock()); len(foreign) > 0 {
+			return reconcile.Result{}, r.givePendingBack(ctx, pa, pod, a, p.ws, foreign)
 		}
 	}
-	res, err := r.bindSteps(ctx, pa, pod, a, ws)
+	res, err := r.bindSteps(ctx, pa, pod, a, p)
 	// Looked at again when a pending hold ends, if nothing else does.
 	if err == nil && left > 0 && (res.RequeueAfter == 0 || res.RequeueAfter > left) {
 		res.RequeueAfter = left
@@ -53,26 +54,26 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 	return res, err
 }
 
-// bindSteps runs bind's steps for the wants ws nothing refused; each step
+// bindSteps runs bind's steps for a plan nothing refused; each step
 // either lets the next one run or ends the reconcile (outcome).
-func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want) (reconcile.Result, error) {
-	if o := r.dropUnwanted(ctx, pa, pod, ws); o.end {
+func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, p *plan) (reconcile.Result, error) {
+	if o := r.dropUnwanted(ctx, pa, pod, p.ws); o.end {
 		return o.res, o.err
 	}
-	if o := r.quietWait(ctx, pa, pod, ws); o.end {
+	if o := r.quietWait(pa, pod, p); o.end {
 		return o.res, o.err
 	}
 	// New slots are recorded before any cloud call; those a failed write
 	// did not record go back when the bind ends.
 	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
-	if o := r.allocateMissing(ctx, pa, pod, a, ws, rsv); o.end {
+	if o := r.allocateMissing(ctx, pa, pod, a, p.ws, rsv); o.end {
 		return o.res, o.err
 	}
 	if pa.Spec.Isolated {
 		return reconcile.Result{}, r.isolate(ctx, pa, pod, a, rsv)
 	}
-	if o := r.recordTargets(ctx, pa, pod, a, ws, rsv); o.end {
+	if o := r.recordTargets(ctx, pa, pod, a, p, rsv); o.end {
 		return o.res, o.err
 	}
 	if o := r.registerTargets(ctx, pa); o.end {
@@ -155,11 +156,11 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 // instead of two. Nothing is allocated meanwhile, so nothing is held that
 // the status does not say. The moment counts from the Pod's creation:
 // create waited for the IP already.
-func (r *Reconciler) quietWait(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, ws []want) outcome {
+func (r *Reconciler) quietWait(pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan) outcome {
 	if pa.Status.State != "" || len(pa.Status.Bindings) > 0 || pa.Spec.Isolated {
 		return goOn()
 	}
-	if _, ready, err := r.dests(ctx, pod, ws); err != nil || ready {
+	if p.destErr != nil || p.ready {
 		return goOn()
 	}
 	if wait := waitBackendQuiet - r.clock().Sub(pod.GetCreationTimestamp().Time); wait > 0 {
@@ -202,10 +203,9 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 // that recorded, before the new ones are. It stops the bind while the
 // Pod has no IP (or node) yet, and after a deregistration of changed
 // targets (the next reconcile records and registers the new ones).
-func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) outcome {
+func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, p *plan, rsv *allocation.Reservation) outcome {
 	allocated := rsv.Fresh() || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
-	ds, ready, err := r.dests(ctx, pod, ws)
-	if err != nil || !ready {
+	if err := p.destErr; err != nil || !p.ready {
 		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
 		if err != nil {
 			msg, wait = err.Error(), reconcile.Result{RequeueAfter: waitForPorts}
@@ -217,7 +217,7 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 		rsv.Commit()
 		return endWith(res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg))
 	}
-	stale, record := setTargets(pa, ws, ds)
+	stale, record := setTargets(pa, p.ws, p.ds)
 	if allocated || record {
 		msg := "registering the Pod as the target of its ports"
 		if len(stale) > 0 {
@@ -245,7 +245,7 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 			}
 		}
 	}
-	_, err = r.setState(ctx, pa, v1alpha1.StateAllocated, "the Pod's targets changed; registering the new ones", reconcile.Result{})
+	_, err := r.setState(ctx, pa, v1alpha1.StateAllocated, "the Pod's targets changed; registering the new ones", reconcile.Result{})
 	return endWith(reconcile.Result{}, err)
 }
 

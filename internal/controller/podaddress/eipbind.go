@@ -33,7 +33,7 @@ const (
 // it is sent; tasks are checked on later reconciles.
 func (r *Reconciler) bindEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask) (reconcile.Result, error) {
 	if e := pa.Status.EIP; e != nil && e.State == v1alpha1.EIPFallback {
-		return r.bind(ctx, pa, pod, a)
+		return r.bind(ctx, pa, pod, a, nil)
 	}
 	if pa.Status.State == v1alpha1.StateQuotaExceeded || pa.Status.State == v1alpha1.StateInvalid {
 		if d, ok := r.eips.retry.Pending(client.ObjectKeyFromObject(pa), time.Now()); ok {
@@ -194,7 +194,7 @@ func (r *Reconciler) noEIP(ctx context.Context, pa *v1alpha1.PodAddress, pod *co
 			return reconcile.Result{}, err
 		}
 		r.podEvent(pod, event.Warning(reasonEIPFallback, errors.New(msg)))
-		return r.bind(ctx, pa, pod, a)
+		return r.bind(ctx, pa, pod, a, nil)
 	}
 	d := r.eips.retry.Next(client.ObjectKeyFromObject(pa), time.Now())
 	msg := fmt.Sprintf("no EIP: %s; trying again in %s", reason, d)

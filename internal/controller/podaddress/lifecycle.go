@@ -24,7 +24,7 @@ import (
 // when the Pod is a moment old and has no IP yet: the IP follows within a
 // second or so in a burst of Pods, and a PodAddress made then is created
 // with its bindings (see preallocate), which saves a status write.
-func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, time.Duration, error) {
+func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v1alpha1.PodAddress, *plan, time.Duration, error) {
 	pa := &v1alpha1.PodAddress{}
 	pa.SetNamespace(pod.GetNamespace())
 	pa.SetName(pod.GetName())
@@ -37,23 +37,30 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	// AlreadyExists PodAddress holds its own).
 	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
-	if wait := r.preallocate(ctx, pa, pod, rsv); wait > 0 {
-		return nil, wait, nil
+	var p *plan
+	if pa.Spec.EIP == nil && !pa.Spec.Isolated {
+		var err error
+		if p, err = r.planFor(ctx, pa, pod); err != nil {
+			return nil, nil, 0, err
+		}
+		if wait := r.preallocate(ctx, pa, pod, p, rsv); wait > 0 {
+			return nil, nil, wait, nil
+		}
 	}
 	err := r.kube.Create(ctx, pa)
 	if err == nil {
 		rsv.Commit()
 	}
 	if kerrors.IsAlreadyExists(err) {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, errors.Wrap(err, "cannot create PodAddress")
+		return nil, nil, 0, errors.Wrap(err, "cannot create PodAddress")
 	}
 	r.records.wrote.created(client.ObjectKeyFromObject(pa), r.clock())
 	// The API server answers with an empty status.
 	pa.AdoptCreatedBindings()
-	return pa, 0, nil
+	return pa, p, 0, nil
 }
 
 // preallocate allocates the ports of a new PodAddress whose Pod already
@@ -66,30 +73,19 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 // Anything else in the way (an invalid request, a full or missing pool,
 // an EIP) leaves pa without bindings: bind allocates and says why, as it
 // does for every PodAddress.
-func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, rsv *allocation.Reservation) time.Duration {
-	if pa.Spec.EIP != nil || pa.Spec.Isolated {
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan, rsv *allocation.Reservation) time.Duration {
+	if p.invalid != nil || p.no != nil || p.destErr != nil || len(p.ws) == 0 {
 		return 0
 	}
-	ws, err := wants(pa, pod)
-	if err != nil || len(ws) == 0 {
-		return 0
-	}
-	if no, err := r.refused(ctx, pa, ws); no != nil || err != nil {
-		return 0
-	}
-	ds, ready, err := r.dests(ctx, pod, ws)
-	if err != nil {
-		return 0
-	}
-	if !ready {
+	if !p.ready {
 		return max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
 	}
-	bs, err := rsv.AllocateAll(ctx, ports(ws))
+	bs, err := rsv.AllocateAll(ctx, ports(p.ws))
 	if err != nil {
 		return 0
 	}
 	for i := range bs {
-		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = ds[i].ip, ds[i].port, ds[i].instance
+		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = p.ds[i].ip, p.ds[i].port, p.ds[i].instance
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
 		return 0

@@ -336,8 +336,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	}
 	f := facts{pod: pod, pa: pa, want: want, remote: x != nil, outOfBounds: refusal != nil, now: r.clock()}
 	s, wait := decide(f)
+	var p *plan // create's, for bind to go on with
 	if s == stepCreate {
-		if f.pa, wait, err = r.create(ctx, pod, want); err != nil || f.pa == nil {
+		if f.pa, p, wait, err = r.create(ctx, pod, want); err != nil || f.pa == nil {
 			return reconcile.Result{RequeueAfter: wait}, err
 		}
 		// Go on with the object just created rather than wait for its
@@ -363,7 +364,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	case stepBindEIP:
 		return r.bindEIP(ctx, pa, pod, want)
 	}
-	return r.bind(ctx, pa, pod, want)
+	return r.bind(ctx, pa, pod, want, p)
 }
 
 // now is the reconciler's clock, for the parts it hands it to.
