@@ -17,7 +17,7 @@ comma       := ,
 space       := $(subst ,, )
 ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: okg all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
+.PHONY: okg all build generate check-generated check-files lint test test-unit test-packages test-podaddress-1 test-podaddress-2 test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -48,23 +48,40 @@ lint:
 ## emulator and the node far more than they compute, so the node suites run
 ## beside the others, each target's output kept together.
 test: check-files check-generated lint test-race
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-unit test-node
-
-## SLOW_FIRST are the packages that take longest (test/podaddress about
-## 8 minutes on 2 cores, then the rest in order), started first so that
-## none of them starts last and runs alone.
-SLOW_FIRST := ./test/podaddress ./test/integration ./test/nat ./test/crossplane \
-	./test/ingress ./test/argocdhealth ./test/reliability ./test/tenancy ./test/ippool
-
-## UNIT_PARALLEL: test binaries test-unit runs at once. Its packages spend
-## most of their time waiting (the whole make test kept 2 cores 77 % busy
-## with 2), so 3 on a 2-core machine.
-UNIT_PARALLEL ?= 3
+	@$(MAKE) --no-print-directory -j4 --output-sync=target $(UNIT_TARGETS) test-node
 
 ## test-unit: every package but those of the real node and those
 ## test-race ran already (the race detector's run is the same tests).
 test-unit:
-	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' $(foreach p,$(RACE_PKGS),-e '$(patsubst ./%/...,/%,$(p))\(/\|$$\)') $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
+	@$(MAKE) --no-print-directory -j3 --output-sync=target $(UNIT_TARGETS)
+
+UNIT_TARGETS := test-packages test-podaddress-1 test-podaddress-2
+
+## test/podaddress is the longest package (its tests add up to about 6.5
+## minutes alone) and spends that time waiting on its API server, the
+## emulator and its providers, one test after the other. Its tests run as
+## two test binaries at once, each with its own control plane, split by
+## name: the two patterns cover every name (A-L and the rest).
+PODADDRESS_1 := ^Test[A-La-l]
+PODADDRESS_2 := ^Test[^A-La-l]
+test-podaddress-1:
+	$(GO) test $(TEST_FLAGS) ./test/podaddress -run '$(PODADDRESS_1)'
+test-podaddress-2:
+	$(GO) test $(TEST_FLAGS) ./test/podaddress -run '$(PODADDRESS_2)'
+
+## SLOW_FIRST are the packages that take longest, in that order, started
+## first so that none of them starts last and runs alone.
+SLOW_FIRST := ./test/integration ./test/nat ./test/ingress ./test/crossplane \
+	./test/reliability ./test/argocdhealth ./test/tenancy ./test/ippool
+
+## UNIT_PARALLEL: test binaries test-packages runs at once. Its packages
+## spend most of their time waiting, so 3 on a 2-core machine.
+UNIT_PARALLEL ?= 3
+
+## test-packages: every package but test/podaddress, those of the real
+## node and those test-race ran.
+test-packages:
+	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' -e '/test/podaddress$$' $(foreach p,$(RACE_PKGS),-e '$(patsubst ./%/...,/%,$(p))\(/\|$$\)') $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
 
 ## test-node: the suites on the real node (internal/tooling/node; Linux and root),
 ## one package at a time: they share the machine's one node, and compare
