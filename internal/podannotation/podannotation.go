@@ -107,6 +107,8 @@ type Request struct {
 	// KeepDuration, if set, keeps a deleted Pod's addresses for a new Pod
 	// of the same name.
 	KeepDuration *metav1.Duration
+	// Retain keeps them with no time limit (tke-extend syntax only).
+	Retain bool
 	// ReadinessGate asks that the Pod stay NotReady until bound.
 	ReadinessGate bool
 	// Syntax is SyntaxNative or SyntaxBCS.
@@ -199,6 +201,11 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	}
 	if err := parseOptions(req, a); err != nil {
 		return nil, true, err
+	}
+	if req.Syntax == SyntaxTKEExtend {
+		if err := parseTKERetain(req, a); err != nil {
+			return nil, true, err
+		}
 	}
 	if samePort != "" && req.Strategy != v1alpha1.StrategyOrdinal {
 		return nil, true, fmt.Errorf("%q: useSamePortAcrossPools needs %s: Ordinal (every pool gives start port + the Pod's ordinal); with Dynamic each pool picks its own port",

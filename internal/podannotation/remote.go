@@ -10,7 +10,7 @@ func RequestAnnotations() []string {
 		AnnotationReadinessGate, AnnotationEIP, AnnotationIsolated,
 		BCSAnnotationEnabled, BCSAnnotationPorts, BCSAnnotationKeepDuration, BCSAnnotationReadinessGate,
 		TKEAnnotationEIPAttributes, TKEAnnotationEIPClaimDeletePolicy, TKEAnnotationEnableMapping,
-		TKEAnnotationPortMapping, TKEAnnotationEnableHostPortMapping, TKEAnnotationHostPortMapping,
+		TKEAnnotationPortMapping, TKEAnnotationEnableHostPortMapping, TKEAnnotationHostPortMapping, TKEAnnotationRetain,
 	}
 }
 

@@ -30,6 +30,9 @@ const (
 	// TKEAnnotationHostPortMapping lists, in the same lines, the ports
 	// whose target is the node's IP and the container port's hostPort.
 	TKEAnnotationHostPortMapping = "networking.cloud.tencent.com/clb-hostport-mapping"
+	// TKEAnnotationRetain "true" keeps a deleted Pod's ports, with no time
+	// limit, for a Pod of the same name.
+	TKEAnnotationRetain = "networking.cloud.tencent.com/retain"
 
 	// TKEAnnotationMappingStatus is written for Pods that use
 	// TKEAnnotationPortMapping: Ready, with the result, once every port
@@ -242,4 +245,23 @@ func tkePoolName(key string) string {
 		return nn.Name
 	}
 	return key
+}
+
+// parseTKERetain reads TKEAnnotationRetain: "true" keeps the ports of a
+// deleted Pod until its PodAddress is deleted, as tke-extend's binding
+// without an owner. A keep duration beside it would say two things.
+func parseTKERetain(req *Request, a map[string]string) error {
+	v, ok := a[TKEAnnotationRetain]
+	if !ok {
+		return nil
+	}
+	retain, isBool := oneOf(v, "true", "false")
+	if !isBool {
+		return fmt.Errorf("%s %q: must be \"true\" (keep the ports for a Pod of the same name, with no time limit, once this one is deleted) or \"false\"", TKEAnnotationRetain, v)
+	}
+	req.Retain = retain == "true"
+	if req.Retain && req.KeepDuration != nil {
+		return fmt.Errorf("%s \"true\" keeps the ports with no time limit; %s cannot be used with it", TKEAnnotationRetain, AnnotationKeepDuration)
+	}
+	return nil
 }

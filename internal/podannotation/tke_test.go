@@ -134,6 +134,39 @@ func TestParseTKE(t *testing.T) {
 			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")}),
 				func(r *Request) { r.KeepDuration = &metav1.Duration{Duration: 5 * time.Minute}; r.ReadinessGate = true })},
 		},
+		"Retain": {
+			reason:      "retain \"true\" keeps the ports of a deleted Pod for one of the same name, with no time limit",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: "true"}),
+			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")}),
+				func(r *Request) { r.Retain = true })},
+		},
+		"RetainSpaceAndCase": {
+			reason:      "retain is read as the switch is: any case, surrounding space trimmed",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: " True "}),
+			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")}),
+				func(r *Request) { r.Retain = true })},
+		},
+		"RetainFalse": {
+			reason:      "retain \"false\" is the default: the ports go with the Pod",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: "false"}),
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")})},
+		},
+		"RetainHostPort": {
+			reason: "retain applies to the hostPort variant too",
+			annotations: map[string]string{TKEAnnotationEnableHostPortMapping: "true", TKEAnnotationHostPortMapping: "7654 UDP pool-a",
+				TKEAnnotationRetain: "true"},
+			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(7654), Protocol: "UDP", Pools: tkePools("pool-a")}),
+				func(r *Request) {
+					r.Backend = v1alpha1.BackendHostPort
+					r.HostPortFor = map[int]bool{0: true}
+					r.Retain = true
+				})},
+		},
+		"RetainOnOurSyntax": {
+			reason:      "retain is tke-extend's: a Pod asking in our syntax keeps its ports by keep-duration, and the annotation is not read",
+			annotations: map[string]string{AnnotationPorts: "8000/UDP pool-a", TKEAnnotationRetain: "yes"},
+			want:        want{asked: true, req: request(SyntaxNative, v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: pools("pool-a")})},
+		},
 
 		// The hostPort variant.
 		"HostPort": {
@@ -271,6 +304,21 @@ func TestParseTKE(t *testing.T) {
 			reason:      "tke-extend's and bcs's syntaxes",
 			annotations: merge(map[string]string{TKEAnnotationEnableHostPortMapping: "true", TKEAnnotationHostPortMapping: "8000 UDP a"}, bcsOn("a TCP 8000")),
 			want:        want{asked: true, err: TKEAnnotationEnableHostPortMapping + " asks for ports beside " + BCSAnnotationEnabled + "=true: use one syntax"},
+		},
+		"RetainNotABool": {
+			reason:      "retain is \"true\" or \"false\"",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: "yes"}),
+			want:        want{asked: true, err: TKEAnnotationRetain + ` "yes": must be "true" (keep the ports for a Pod of the same name, with no time limit, once this one is deleted) or "false"`},
+		},
+		"RetainEmpty": {
+			reason:      "an empty retain is neither",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: ""}),
+			want:        want{asked: true, err: TKEAnnotationRetain + ` "": must be "true"`},
+		},
+		"RetainWithKeepDuration": {
+			reason:      "retain with no time limit and a keep duration say two things",
+			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationRetain: "true", AnnotationKeepDuration: "5m"}),
+			want:        want{asked: true, err: TKEAnnotationRetain + ` "true" keeps the ports with no time limit; ` + AnnotationKeepDuration + " cannot be used with it"},
 		},
 		"WithTKEEIP": {
 			reason:      "ports and TKE's EIP",

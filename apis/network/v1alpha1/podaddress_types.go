@@ -97,6 +97,12 @@ type PodAddressSpec struct {
 	// +optional
 	KeepDuration *metav1.Duration `json:"keepDuration,omitempty"`
 
+	// Retain keeps the ports of a deleted Pod for a new Pod of the same
+	// name with no time limit: until the PodAddress is deleted. It wins
+	// over keepDuration. Set from tke-extend's retain annotation.
+	// +optional
+	Retain bool `json:"retain,omitempty"`
+
 	// Backend is PodIP (default), HostPort or NodePort.
 	// +kubebuilder:validation:Enum=PodIP;HostPort;NodePort
 	// +optional

@@ -122,11 +122,12 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	return errors.Wrap(r.writeStatus(ctx, pa), "cannot update PodAddress status for the new Pod")
 }
 
-// podGone holds or releases the addresses of a Pod that is gone. An EIP
-// with release policy Never is held until the PodAddress is deleted.
+// podGone holds or releases the addresses of a Pod that is gone. Retained
+// ports (tke-extend's retain) and an EIP with release policy Never are
+// held until the PodAddress is deleted.
 func (r *Reconciler) podGone(ctx context.Context, pa *v1alpha1.PodAddress) (reconcile.Result, error) {
 	keep := pa.Spec.KeepDuration
-	forever := pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
+	forever := pa.Spec.Retain || pa.Spec.EIP != nil && pa.Spec.EIP.ReleasePolicy == v1alpha1.EIPReleaseNever
 	if !forever && (keep == nil || keep.Duration <= 0) {
 		return reconcile.Result{}, r.remove(ctx, pa)
 	}

@@ -104,6 +104,19 @@ func pod(ip string, annotations ...string) *corev1.Pod {
 	return p
 }
 
+// tkeAnnotations ask for 80/TCP of pool team-a/web in tke-extend's
+// syntax, with extra annotations.
+func tkeAnnotations(extra ...string) []string {
+	return append([]string{podannotation.TKEAnnotationEnableMapping, "true", podannotation.TKEAnnotationPortMapping, "80 TCP team-a/web"}, extra...)
+}
+
+// tkePod is pod(ip) asking in tke-extend's syntax instead of ours.
+func tkePod(ip string, extra ...string) *corev1.Pod {
+	p := pod(ip, tkeAnnotations(extra...)...)
+	delete(p.Annotations, podannotation.AnnotationPorts)
+	return p
+}
+
 // region is the fake cloud of lb-1 with the pool's listeners, empty.
 func region() *fake.Cloud {
 	c := fake.New()
@@ -404,7 +417,12 @@ func (w *world) deletePod(t *testing.T) {
 // createPod creates Pod team-a/pod-0 anew, with uid and ip.
 func (w *world) createPod(t *testing.T, uid, ip string, annotations ...string) {
 	t.Helper()
-	p := pod(ip, annotations...)
+	w.recreate(t, uid, pod(ip, annotations...))
+}
+
+// recreate creates p (Pod team-a/pod-0) anew, with uid.
+func (w *world) recreate(t *testing.T, uid string, p *corev1.Pod) {
+	t.Helper()
 	p.UID = types.UID(uid)
 	p.ResourceVersion = ""
 	if err := w.kube.Create(context.Background(), p); err != nil {
@@ -523,6 +541,7 @@ func TestReconcile(t *testing.T) {
 		writes    []string
 		events    []string
 		allocated int
+		forever   bool // Held with no releaseAt
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 	cases := map[string]struct {
@@ -593,6 +612,68 @@ func TestReconcile(t *testing.T) {
 				w.now = now.Add(time.Minute)
 			},
 			want: want{res: reconcile.Result{RequeueAfter: 4 * time.Minute}, state: v1alpha1.StateHeld, allocated: 1},
+		},
+		"Retain": {
+			reason: "A tke-extend Pod deleted with retain \"true\": its targets go, its ports are Held with no releaseAt and no requeue.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP, podannotation.TKEAnnotationRetain, "true")},
+			setup:  func(t *testing.T, w *world) { w.bindFirst(t); w.deletePod(t) },
+			want: want{state: v1alpha1.StateHeld, source: "annotation/tke-extend", message: "kept for a Pod of the same name", forever: true,
+				writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}, allocated: 1},
+		},
+		"RetainHeldAYearOn": {
+			reason: "Retained ports are still Held a year after the Pod went.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP, podannotation.TKEAnnotationRetain, "true")},
+			setup: func(t *testing.T, w *world) {
+				w.bindFirst(t)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.now = now.Add(365 * 24 * time.Hour)
+			},
+			want: want{state: v1alpha1.StateHeld, allocated: 1, forever: true},
+		},
+		"RetainTakenOver": {
+			reason: "A Pod of the same name takes retained ports over, however late, and is bound to the same port.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP, podannotation.TKEAnnotationRetain, "true")},
+			setup: func(t *testing.T, w *world) {
+				w.bindFirst(t)
+				w.deletePod(t)
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.now = now.Add(365 * 24 * time.Hour)
+				w.recreate(t, "uid-new", tkePod("10.0.0.6", podannotation.TKEAnnotationRetain, "true"))
+			},
+			rounds: 3,
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.6:80"}, allocated: 1,
+				writes: []string{"RegisterTargets lb-1 lbl-100//10.0.0.6:80"},
+				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
+		},
+		"RetainSetLater": {
+			reason: "retain set on a running Pod is followed: the Pod deleted afterwards is Held with no releaseAt.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP)},
+			setup: func(t *testing.T, w *world) {
+				w.bindFirst(t)
+				w.annotatePod(t, podannotation.TKEAnnotationRetain, "true")
+				if _, err := w.reconcile(t); err != nil {
+					t.Fatal(err)
+				}
+				w.deletePod(t)
+			},
+			want: want{state: v1alpha1.StateHeld, writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}, allocated: 1, forever: true},
+		},
+		"RetainFalse": {
+			reason: "retain \"false\": the ports go with the Pod, as without it.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP, podannotation.TKEAnnotationRetain, "false")},
+			setup:  func(t *testing.T, w *world) { w.bindFirst(t); w.deletePod(t) },
+			rounds: 2,
+			want:   want{writes: []string{"DeregisterTargets lb-1 lbl-100//10.0.0.5:80"}},
+		},
+		"RetainInvalid": {
+			reason: "A retain that is neither \"true\" nor \"false\" is said on the Pod; no PodAddress is made.",
+			objs:   []client.Object{ns, portPool(), tkePod(podIP, podannotation.TKEAnnotationRetain, "forever")},
+			want:   want{events: []string{"Warning InvalidAddressRequest *v1.Pod/pod-0"}},
 		},
 		"Isolated": {
 			reason: "An isolated Pod keeps its ports and registers no target.",
@@ -1083,6 +1164,9 @@ func TestReconcile(t *testing.T) {
 				// over, or never held, carries no releaseAt.
 				if pa.Status.State != v1alpha1.StateHeld && pa.Status.ReleaseAt != nil {
 					t.Errorf("\n%s\nPodAddress %s carries releaseAt %s", tc.reason, pa.Status.State, pa.Status.ReleaseAt)
+				}
+				if tc.want.forever && pa.Status.ReleaseAt != nil {
+					t.Errorf("\n%s\nPodAddress held until %s, want no time limit", tc.reason, pa.Status.ReleaseAt)
 				}
 				if pa.Status.State != "" {
 					if err := w.r.records.seal.Check(pa); err != nil {

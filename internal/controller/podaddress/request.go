@@ -49,6 +49,7 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 				EIP:          req.EIP,
 				Strategy:     req.Strategy,
 				KeepDuration: req.KeepDuration,
+				Retain:       req.Retain,
 				Backend:      req.Backend,
 				Source:       "annotation/" + req.Syntax,
 			},
