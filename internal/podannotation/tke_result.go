@@ -30,6 +30,10 @@ type TKEPortMapping struct {
 	// LoadbalancerEndPort is the last public port of a segment.
 	LoadbalancerEndPort int32  `json:"loadbalancerEndPort,omitempty"`
 	ListenerID          string `json:"listenerId"`
+	// AddressIPVersion is the load balancer's IP version as the cloud
+	// answered it (ipv4, ipv6), where tke-extend puts it; omitted when
+	// unknown, as there.
+	AddressIPVersion string `json:"addressIPVersion,omitempty"`
 	// EndPort is the last container port a segment forwards to.
 	EndPort int32 `json:"endPort,omitempty"`
 	// Hostname is a domain-based load balancer's name; it has then no
@@ -100,7 +104,7 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 			m := TKEPortMapping{
 				Port: b.ContainerPort, Protocol: proto, Pool: tkePoolName(b.Pool), Region: b.Region,
 				LoadbalancerID: b.LoadBalancerID, LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto],
-				Hostname: b.Hostname,
+				AddressIPVersion: b.AddressIPVersion, Hostname: b.Hostname,
 			}
 			// tke-extend: a load balancer with a hostname is told by it
 			// alone; one without, by its VIPs.

@@ -519,3 +519,43 @@ func TestTKEResultShapes(t *testing.T) {
 		t.Errorf("unbound: %v, want nothing written", got)
 	}
 }
+
+// TestTKEResultAddressIPVersion: the load balancer's IP version is written
+// where tke-extend v2.5.2 writes it (after listenerId, before endPort), as
+// the cloud answered it; it is left out when unknown, and the hostPort
+// result never has it, as there.
+func TestTKEResultAddressIPVersion(t *testing.T) {
+	seg := v1alpha1.PortBinding{Pool: TKEPoolNamespace + "/pool-a", Protocol: "UDP", ContainerPort: 8000, LoadBalancerID: "lb-1", Region: "ap-chengdu",
+		VIPs: []string{"1.1.1.1"}, Port: 30000, EndPort: 30009, ListenerIDs: map[string]string{"UDP": "lbl-1"}}
+	cases := map[string]struct {
+		reason  string
+		version string
+		backend string
+		key     string
+		want    string
+	}{
+		"IPv4": {reason: "ipv4, lower case as DescribeLoadBalancers answers", version: "ipv4", backend: v1alpha1.BackendPodIP, key: TKEAnnotationMappingResult,
+			want: `[{"port":8000,"protocol":"UDP","pool":"pool-a","region":"ap-chengdu","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+				`"loadbalancerEndPort":30009,"listenerId":"lbl-1","addressIPVersion":"ipv4","endPort":8009,"ips":["1.1.1.1"],"address":"1.1.1.1:30000"}]`},
+		"IPv6": {reason: "ipv6 as the cloud spells it", version: "ipv6", backend: v1alpha1.BackendPodIP, key: TKEAnnotationMappingResult,
+			want: `[{"port":8000,"protocol":"UDP","pool":"pool-a","region":"ap-chengdu","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+				`"loadbalancerEndPort":30009,"listenerId":"lbl-1","addressIPVersion":"ipv6","endPort":8009,"ips":["1.1.1.1"],"address":"1.1.1.1:30000"}]`},
+		"Unknown": {reason: "a binding made before the version was known has none", backend: v1alpha1.BackendPodIP, key: TKEAnnotationMappingResult,
+			want: `[{"port":8000,"protocol":"UDP","pool":"pool-a","region":"ap-chengdu","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+				`"loadbalancerEndPort":30009,"listenerId":"lbl-1","endPort":8009,"ips":["1.1.1.1"],"address":"1.1.1.1:30000"}]`},
+		"HostPort": {reason: "tke-extend's hostPort result has no such field", version: "ipv4", backend: v1alpha1.BackendHostPort, key: TKEAnnotationHostPortMappingResult,
+			want: `[{"containerPort":8000,"hostPort":0,"protocol":"UDP","pool":"pool-a","region":"ap-chengdu","loadbalancerId":"lb-1",` +
+				`"loadbalancerPort":30000,"listenerId":"lbl-1","address":"1.1.1.1:30000","ips":["1.1.1.1"]}]`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := seg
+			b.AddressIPVersion = tc.version
+			ports := []v1alpha1.PortRequest{{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")}}
+			got := TKEResultAnnotations(ports, tc.backend, []v1alpha1.PortBinding{b}, true)
+			if diff := cmp.Diff(tc.want, got[tc.key]); diff != "" {
+				t.Errorf("%s\n%s: -want, +got:\n%s", tc.reason, tc.key, diff)
+			}
+		})
+	}
+}

@@ -182,6 +182,14 @@ type PoolLoadBalancerStatus struct {
 	ListenersWanted int64 `json:"listenersWanted"`
 	// Allocated slots (ports or segments) on this load balancer.
 	Allocated int64 `json:"allocated"`
+	// AllocatedListeners counts the listeners the bindings here use: one
+	// per protocol of each binding's port or segment (TCP_UDP two).
+	// +optional
+	AllocatedListeners int64 `json:"allocatedListeners,omitempty"`
+	// AddressIPVersion is the load balancer's IP version as the cloud
+	// answers it (ipv4, ipv6).
+	// +optional
+	AddressIPVersion string `json:"addressIPVersion,omitempty"`
 	// Free slots on this load balancer.
 	Free int64 `json:"free"`
 	// Listeners maps "PROTOCOL/port" to the listener id.

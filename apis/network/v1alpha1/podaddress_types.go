@@ -148,6 +148,10 @@ type PortBinding struct {
 	EndPort int32 `json:"endPort,omitempty"`
 	// ListenerIDs by protocol (TCP, UDP…).
 	ListenerIDs map[string]string `json:"listenerIds,omitempty"`
+	// AddressIPVersion of the load balancer as the cloud answered it
+	// (ipv4, ipv6) when the port was allocated.
+	// +optional
+	AddressIPVersion string `json:"addressIPVersion,omitempty"`
 	// TargetIP and TargetPort are where the load balancer forwards.
 	TargetIP   string `json:"targetIP,omitempty"`
 	TargetPort int32  `json:"targetPort,omitempty"`

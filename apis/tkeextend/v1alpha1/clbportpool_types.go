@@ -278,10 +278,12 @@ type LoadBalancerStatus struct {
 	// Hostname of a domain-name load balancer.
 	// +optional
 	Hostname *string `json:"hostname,omitempty"`
-	// Allocated ports (segments) on this load balancer.
+	// Allocated listeners the Pods' bindings use on this load balancer,
+	// as tke-extend counts them: one per port or segment and protocol
+	// (TCPUDP two).
 	Allocated int64 `json:"allocated"`
-	// AddressIPVersion is kept as tke-extend writes it; the provider does
-	// not set it.
+	// AddressIPVersion of the load balancer as the cloud answers it
+	// (ipv4, ipv6); omitted while unknown.
 	// +optional
 	AddressIPVersion *string `json:"addressIPVersion,omitempty"`
 }

@@ -179,7 +179,11 @@ func observe(st *v1alpha1.CLBPortPoolStatus, pp *clbv1alpha1.PortPool) {
 	}
 	st.Quota = pp.Status.AtProvider.SlotsPerLoadBalancer * int64(len(pp.Spec.ForProvider.Protocols))
 	for _, l := range pp.Status.AtProvider.LoadBalancers {
-		s := v1alpha1.LoadBalancerStatus{LoadbalancerID: l.ID, LoadbalancerName: l.Name, Ips: l.VIPs, Allocated: l.Allocated, State: l.State}
+		// tke-extend's allocated counts listeners, not our slots.
+		s := v1alpha1.LoadBalancerStatus{LoadbalancerID: l.ID, LoadbalancerName: l.Name, Ips: l.VIPs, Allocated: l.AllocatedListeners, State: l.State}
+		if l.AddressIPVersion != "" {
+			s.AddressIPVersion = ptr.To(l.AddressIPVersion)
+		}
 		switch l.State {
 		case clbv1alpha1.PoolLBReady:
 			s.State = v1alpha1.LBStateRunning

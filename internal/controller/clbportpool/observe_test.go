@@ -3,6 +3,9 @@ package clbportpool
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -28,7 +31,45 @@ func TestObserve(t *testing.T) {
 		t.Fatalf("load balancers %+v", st.LoadbalancerStatuses)
 	}
 	lb := st.LoadbalancerStatuses[0]
-	if lb.State != v1alpha1.LBStateRunning || lb.Allocated != 3 || lb.Hostname == nil || *lb.Hostname != "lb-1.example" {
+	if lb.State != v1alpha1.LBStateRunning || lb.Hostname == nil || *lb.Hostname != "lb-1.example" {
 		t.Fatalf("load balancer %+v", lb)
+	}
+}
+
+// TestObserveLoadBalancer: each load balancer's allocated is the
+// listeners its bindings use (tke-extend's count), not our slots, and its
+// IP version is the cloud's answer, left out while unknown.
+func TestObserveLoadBalancer(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		lb     clbv1alpha1.PoolLoadBalancerStatus
+		want   v1alpha1.LoadBalancerStatus
+	}{
+		"TCPUDPSlots": {
+			reason: "three TCP_UDP slots are six listeners",
+			lb:     clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-1", State: clbv1alpha1.PoolLBReady, Allocated: 3, AllocatedListeners: 6, AddressIPVersion: "ipv4", VIPs: []string{"1.1.1.1"}},
+			want:   v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-1", State: v1alpha1.LBStateRunning, Allocated: 6, AddressIPVersion: ptr.To("ipv4"), Ips: []string{"1.1.1.1"}},
+		},
+		"IPv6": {
+			reason: "the IP version as the cloud spells it",
+			lb:     clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-1", State: clbv1alpha1.PoolLBReady, Allocated: 1, AllocatedListeners: 1, AddressIPVersion: "ipv6"},
+			want:   v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-1", State: v1alpha1.LBStateRunning, Allocated: 1, AddressIPVersion: ptr.To("ipv6")},
+		},
+		"NotFound": {
+			reason: "a load balancer not found has no IP version and no listeners",
+			lb:     clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-gone", State: clbv1alpha1.PoolLBNotFound},
+			want:   v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-gone", State: v1alpha1.LBStateNotFound},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pp := &clbv1alpha1.PortPool{}
+			pp.Status.AtProvider.LoadBalancers = []clbv1alpha1.PoolLoadBalancerStatus{tc.lb}
+			var st v1alpha1.CLBPortPoolStatus
+			observe(&st, pp)
+			if diff := cmp.Diff([]v1alpha1.LoadBalancerStatus{tc.want}, st.LoadbalancerStatuses); diff != "" {
+				t.Errorf("%s: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

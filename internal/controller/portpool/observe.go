@@ -50,6 +50,7 @@ type lbObs struct {
 	listeners []*clbsdk.Listener
 	m         lbListeners
 	bound     map[int64]bool // allocated start ports
+	inUse     listenerSet    // the listeners its bindings use
 	status    v1alpha1.PoolLoadBalancerStatus
 }
 
@@ -336,7 +337,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 	}
 	byID := map[string]*lbObs{}
 	for _, l := range o.lbs {
-		l.bound = map[int64]bool{}
+		l.bound, l.inUse = map[int64]bool{}, listenerSet{}
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
@@ -347,6 +348,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 			o.bindings++
 			if l := byID[b.LoadBalancerID]; l != nil {
 				l.bound[int64(b.Port)] = true
+				l.inUse.add(b)
 			}
 		}
 	}
@@ -383,7 +385,7 @@ func (o *observation) fillStatus() {
 		st := v1alpha1.PoolLoadBalancerStatus{
 			ID: l.id, Region: l.region, AutoCreated: l.auto,
 			ListenersWanted: o.shape.wanted(), ListenersReady: l.m.ready(),
-			Allocated: int64(len(l.bound)),
+			Allocated: int64(len(l.bound)), AllocatedListeners: int64(len(l.inUse)),
 		}
 		if len(l.m.ids) > 0 {
 			st.Listeners = l.m.ids
@@ -401,6 +403,7 @@ func (o *observation) fillStatus() {
 			}
 			st.ISP = clb.Deref(lb.VipIsp)
 			st.Name, st.Type = clb.Deref(lb.LoadBalancerName), clb.Deref(lb.LoadBalancerType)
+			st.AddressIPVersion = clb.Deref(lb.AddressIPVersion)
 		}
 		for i := int64(0); i < o.shape.slots; i++ {
 			if l.m.usable[i] && !l.bound[o.shape.port(i)] {

@@ -99,12 +99,13 @@ func reconcile(t *testing.T, e external, cr *v1alpha1.PortPool) error {
 
 func TestObserveStatus(t *testing.T) {
 	home := fake.New("lb-a", "lb-b")
+	home.LBs["lb-a"].AddressIPVersion = clb.Ptr("ipv4")
 	cr := pool(onLBs("lb-a", "lb-b", "lb-gone", "lb-a"), func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.Blacklist = []string{"ap-guangzhou:lb-b"}
 	})
 	meta.SetExternalName(cr, "p")
 	e := newExternal(t, home, nil, podAddress("pod-0",
-		networkv1alpha1.PortBinding{Pool: "ns/p", LoadBalancerID: "lb-a", Port: 101},
+		networkv1alpha1.PortBinding{Pool: "ns/p", Protocol: "TCP", LoadBalancerID: "lb-a", Port: 101},
 		networkv1alpha1.PortBinding{Pool: "ns/other", LoadBalancerID: "lb-a", Port: 102},
 	))
 	for i := range 3 {
@@ -128,7 +129,8 @@ func TestObserveStatus(t *testing.T) {
 	}
 	want := v1alpha1.PortPoolObservation{
 		LoadBalancers: []v1alpha1.PoolLoadBalancerStatus{
-			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: v1alpha1.PoolLBReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, Free: 4, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: v1alpha1.PoolLBReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, AllocatedListeners: 1,
+				AddressIPVersion: "ipv4", Free: 4, Listeners: map[string]string{"count": "5"}},
 			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"10.0.0.2"}, ISP: "BGP", State: v1alpha1.PoolLBBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"}},
 			{ID: "lb-gone", Region: "ap-guangzhou", State: v1alpha1.PoolLBNotFound, ListenersWanted: 5, Listeners: map[string]string{"count": "0"}},
 		},

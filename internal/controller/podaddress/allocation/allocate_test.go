@@ -37,7 +37,7 @@ func TestAllocate(t *testing.T) {
 		lbs := lbStatus(lb, clbv1alpha1.PoolLBReady, tcp, port)
 		return v1alpha1.PortBinding{Pool: poolKey, Protocol: "TCP", ContainerPort: 80, LoadBalancerID: lb, Port: port,
 			Region: lbs.Region, ISP: lbs.ISP, VIPs: lbs.VIPs, Hostname: lbs.Hostname, LoadBalancerName: lbs.Name, LoadBalancerType: lbs.Type,
-			ListenerIDs: map[string]string{"TCP": listenerID(lb, "TCP", port)}}
+			AddressIPVersion: lbs.AddressIPVersion, ListenerIDs: map[string]string{"TCP": listenerID(lb, "TCP", port)}}
 	}
 	type want struct {
 		b     v1alpha1.PortBinding

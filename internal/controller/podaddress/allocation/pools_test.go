@@ -74,7 +74,7 @@ func listenerID(lb, proto string, port int32) string {
 // protocol on each port.
 func lbStatus(id, state string, protocols []string, ports ...int32) clbv1alpha1.PoolLoadBalancerStatus {
 	lb := clbv1alpha1.PoolLoadBalancerStatus{ID: id, State: state, Name: "name-" + id, Type: "OPEN", Region: "ap-guangzhou",
-		ISP: "BGP", VIPs: []string{"203.0.113.1"}, Hostname: id + ".example", Listeners: map[string]string{}}
+		ISP: "BGP", VIPs: []string{"203.0.113.1"}, Hostname: id + ".example", AddressIPVersion: "ipv4", Listeners: map[string]string{}}
 	for _, p := range ports {
 		for _, proto := range protocols {
 			lb.Listeners[clbv1alpha1.ListenerKey{Protocol: proto, Port: p}.String()] = listenerID(id, proto, p)
