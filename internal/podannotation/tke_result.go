@@ -2,6 +2,8 @@ package podannotation
 
 import (
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,4 +155,21 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 		out[TKEAnnotationHostPortMappingStatus] = StatusReady
 	}
 	return out
+}
+
+// TKEResult reads the clb-port-mapping-result that
+// tke-extend-network-controller (or this provider) wrote on a Pod whose
+// clb-port-mapping-status is Ready. ok is false when the Pod has no such
+// result; err when the result is not tke-extend's JSON. A Pod's
+// annotations are written by whoever may edit the Pod: callers check every
+// entry against what the cloud shows before acting on it.
+func TKEResult(annotations map[string]string) (entries []TKEPortMapping, ok bool, err error) {
+	v, has := annotations[TKEAnnotationMappingResult]
+	if !has || annotations[TKEAnnotationMappingStatus] != StatusReady {
+		return nil, false, nil
+	}
+	if err := json.Unmarshal([]byte(v), &entries); err != nil {
+		return nil, false, fmt.Errorf("%s is not a list of port mappings: %w", TKEAnnotationMappingResult, err)
+	}
+	return entries, true, nil
 }

@@ -75,6 +75,33 @@ func (lb *PoolLoadBalancerStatus) ListenerID(k ListenerKey) string {
 	return lb.Listeners[k.String()]
 }
 
+// AnnotationTKESwitch set to TKESwitchDryRun on a CLBPortPool (the
+// provider copies it to the PortPool it makes) runs the switch from
+// tke-extend-network-controller as a dry run: the PortPool only observes
+// (management policy Observe) and the Pods of the pool are only told, by
+// an Event, what would be kept; nothing is written to the cloud, to the
+// Pods or to PodAddresses. Without it the switch is made.
+const (
+	AnnotationTKESwitch = "network.tencentcloud.crossplane.io/tke-extend-switch"
+	TKESwitchDryRun     = "DryRun"
+)
+
+// TKEListenerName is the name tke-extend-network-controller v2 gives
+// every listener it creates for a Pod (and those it pre-creates).
+const TKEListenerName = "TKE-LISTENER"
+
+// TKEListenerAt returns tke-extend's listener k on lb that the pool has
+// not taken over, if the pool found one.
+func (lb *PoolLoadBalancerStatus) TKEListenerAt(k ListenerKey) (TKEListener, bool) {
+	key := k.String()
+	for _, l := range lb.TKEListeners {
+		if l.Key == key {
+			return l, true
+		}
+	}
+	return TKEListener{}, false
+}
+
 // A LoadBalancerRef is a load balancer as the spec names it: lb-… in the
 // provider config's region, or region:lb-… in another.
 // +k8s:deepcopy-gen=false

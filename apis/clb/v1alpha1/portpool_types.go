@@ -194,6 +194,31 @@ type PoolLoadBalancerStatus struct {
 	Free int64 `json:"free"`
 	// Listeners maps "PROTOCOL/port" to the listener id.
 	Listeners map[string]string `json:"listeners,omitempty"`
+	// Adopted maps "PROTOCOL/port" to the listeners of Listeners that
+	// tke-extend-network-controller made for a Pod and the pool took over
+	// when that Pod kept its address (docs/migrate-tke-extend.md): the
+	// pool's own from then on, under tke-extend's name.
+	// +optional
+	Adopted map[string]string `json:"adopted,omitempty"`
+	// TKEListeners are listeners tke-extend-network-controller made on
+	// slots of the pool that the pool has not taken over (yet), with their
+	// targets: a Pod whose clb-port-mapping-result names one, and whose
+	// address is its only target, keeps it. Only pools of tke-port-pools
+	// look for them.
+	// +optional
+	TKEListeners []TKEListener `json:"tkeListeners,omitempty"`
+}
+
+// A TKEListener is a listener tke-extend-network-controller made for a
+// Pod, on a slot of a pool, as the cloud shows it.
+type TKEListener struct {
+	// Key is "PROTOCOL/port", the slot and protocol it serves.
+	Key string `json:"key"`
+	// ID of the listener.
+	ID string `json:"id"`
+	// Targets are its backends, "ip:port".
+	// +optional
+	Targets []string `json:"targets,omitempty"`
 }
 
 // PortPoolObservation is the observed state of a pool.

@@ -48,6 +48,12 @@ const (
 	// AnnotationGameServerSet names the GameServerSet (namespace/name)
 	// the provider made the pool for.
 	AnnotationGameServerSet = "network.tencentcloud.crossplane.io/gameserverset"
+	// AnnotationTKEAutoCreated lists, comma-separated, the load balancers
+	// tke-extend-network-controller created for the pool (autoCreated in
+	// the status it wrote). The provider writes it once, from that status,
+	// before its own status replaces it, and its PortPool uses them as
+	// load balancers it was given (docs/migrate-tke-extend.md).
+	AnnotationTKEAutoCreated = "network.tencentcloud.crossplane.io/tke-extend-auto-created"
 	// LabelMadeFor is "gameserverset" on pools the provider made for a
 	// GameServerSet, so that it finds them.
 	LabelMadeFor = "network.tencentcloud.crossplane.io/made-for"

@@ -67,7 +67,8 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if cpp.DeletionTimestamp != nil {
 		return reconcile.Result{}, r.delete(ctx, cpp, st)
 	}
-	if controllerutil.AddFinalizer(cpp, finalizer) {
+	remembered := rememberAutoCreated(cpp)
+	if controllerutil.AddFinalizer(cpp, finalizer) || remembered {
 		if err := r.kube.Update(ctx, cpp); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot add the CLBPortPool's finalizer")
 		}
@@ -100,7 +101,7 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 	err = r.kube.Get(ctx, key, pp)
 	if kerrors.IsNotFound(err) {
 		pp = &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: m.annotations}}
-		pp.Spec.ForProvider, pp.Spec.Consumers = m.params, &m.consumers
+		pp.Spec.ForProvider, pp.Spec.Consumers, pp.Spec.ManagementPolicies = m.params, &m.consumers, m.policies
 		if err := controllerutil.SetControllerReference(cpp, pp, r.kube.Scheme()); err != nil {
 			return nil, "", err
 		}
@@ -118,16 +119,18 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 	if !metav1.IsControlledBy(pp, cpp) {
 		return nil, "the PortPool " + key.String() + " exists and is not this CLBPortPool's: delete or rename it", nil
 	}
-	actsFor := pp.GetAnnotations()[clbv1alpha1.AnnotationActsFor]
+	same := func(k string) bool { return pp.GetAnnotations()[k] == m.annotations[k] }
 	if equality.Semantic.DeepEqual(pp.Spec.ForProvider, m.params) && equality.Semantic.DeepEqual(pp.Spec.Consumers, &m.consumers) &&
-		actsFor == m.annotations[clbv1alpha1.AnnotationActsFor] {
+		same(clbv1alpha1.AnnotationActsFor) && same(clbv1alpha1.AnnotationTKESwitch) && policiesEqual(pp.Spec.ManagementPolicies, m.policies) {
 		return pp, "", nil
 	}
-	pp.Spec.ForProvider, pp.Spec.Consumers = m.params, &m.consumers
-	if want, ok := m.annotations[clbv1alpha1.AnnotationActsFor]; ok {
-		meta.AddAnnotations(pp, map[string]string{clbv1alpha1.AnnotationActsFor: want})
-	} else {
-		meta.RemoveAnnotations(pp, clbv1alpha1.AnnotationActsFor)
+	pp.Spec.ForProvider, pp.Spec.Consumers, pp.Spec.ManagementPolicies = m.params, &m.consumers, m.policies
+	for _, k := range []string{clbv1alpha1.AnnotationActsFor, clbv1alpha1.AnnotationTKESwitch} {
+		if want, ok := m.annotations[k]; ok {
+			meta.AddAnnotations(pp, map[string]string{k: want})
+		} else {
+			meta.RemoveAnnotations(pp, k)
+		}
 	}
 	if err := r.kube.Update(ctx, pp); err != nil {
 		if kerrors.IsInvalid(err) {
@@ -211,4 +214,13 @@ func (r *reconciler) writeStatus(ctx context.Context, cpp *v1alpha1.CLBPortPool,
 	}
 	cpp.Status = st
 	return errors.Wrap(r.kube.Status().Update(ctx, cpp), "cannot update the CLBPortPool's status")
+}
+
+// policiesEqual compares management policies, none being the default
+// (everything).
+func policiesEqual(have, want xpv2.ManagementPolicies) bool {
+	if len(want) == 0 {
+		return len(have) == 0 || len(have) == 1 && have[0] == xpv2.ManagementActionAll
+	}
+	return equality.Semantic.DeepEqual(have, want)
 }

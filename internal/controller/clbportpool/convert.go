@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 )
@@ -31,7 +33,10 @@ type mapping struct {
 	// annotations of the PortPool: AnnotationActsFor for a
 	// GameServerSet's pool.
 	annotations map[string]string
-	ignored     []string
+	// policies of the PortPool: Observe only in a dry run of the switch
+	// from tke-extend (AnnotationTKESwitch); nil otherwise.
+	policies xpv2.ManagementPolicies
+	ignored  []string
 }
 
 // toPortPool maps a CLBPortPool's spec (and its annotations) to a PortPool's.
@@ -39,6 +44,16 @@ type mapping struct {
 func toPortPool(cpp *v1alpha1.CLBPortPool) (mapping, error) {
 	s := cpp.Spec
 	m := mapping{consumers: consumers(cpp), annotations: actsFor(cpp)}
+	if v, ok := cpp.Annotations[clbv1alpha1.AnnotationTKESwitch]; ok {
+		if v != clbv1alpha1.TKESwitchDryRun {
+			return m, fmt.Errorf("annotation %s: %q is not %s (remove it to make the switch)", clbv1alpha1.AnnotationTKESwitch, v, clbv1alpha1.TKESwitchDryRun)
+		}
+		if m.annotations == nil {
+			m.annotations = map[string]string{}
+		}
+		m.annotations[clbv1alpha1.AnnotationTKESwitch] = v
+		m.policies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	}
 	protocols, err := poolProtocols(cpp, &m.ignored)
 	if err != nil {
 		return m, err
@@ -62,7 +77,7 @@ func toPortPool(cpp *v1alpha1.CLBPortPool) (mapping, error) {
 		p.SegmentLength = ptr.To(seg)
 	}
 	p.Protocols = protocols
-	for _, id := range s.ExsistedLoadBalancerIDs {
+	for _, id := range withAutoCreated(cpp) {
 		if s.Region != nil {
 			id = *s.Region + ":" + id
 		}
@@ -257,4 +272,46 @@ func template(p *v1alpha1.CreateLBParameters, ignored *[]string) clbv1alpha1.Loa
 		ignore("lbChargeType", "only POSTPAID_BY_HOUR load balancers are created")
 	}
 	return t
+}
+
+// rememberAutoCreated records, in AnnotationTKEAutoCreated, the load
+// balancers tke-extend created for the pool, read from the status it
+// wrote: the provider's first status write replaces that status. Only a
+// status the provider never wrote (no portPool) is read, once. It reports
+// whether cpp changed.
+func rememberAutoCreated(cpp *v1alpha1.CLBPortPool) bool {
+	if cpp.Status.PortPool != "" {
+		return false
+	}
+	if _, ok := cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated]; ok {
+		return false
+	}
+	var ids []string
+	for _, lb := range cpp.Status.LoadbalancerStatuses {
+		if ptr.Deref(lb.AutoCreated, false) && lb.LoadbalancerID != "" && !slices.Contains(ids, lb.LoadbalancerID) {
+			ids = append(ids, lb.LoadbalancerID)
+		}
+	}
+	if len(ids) == 0 {
+		return false
+	}
+	if cpp.Annotations == nil {
+		cpp.Annotations = map[string]string{}
+	}
+	cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated] = strings.Join(ids, ",")
+	return true
+}
+
+// withAutoCreated is exsistedLoadBalancerIDs and, after them, the load
+// balancers tke-extend created for the pool (AnnotationTKEAutoCreated),
+// so that the Pods it bound there keep their addresses. The PortPool
+// uses them as load balancers it was given: it never deletes them.
+func withAutoCreated(cpp *v1alpha1.CLBPortPool) []string {
+	ids := slices.Clone(cpp.Spec.ExsistedLoadBalancerIDs)
+	for _, id := range strings.Split(cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated], ",") {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 )
@@ -135,5 +137,54 @@ func TestActsFor(t *testing.T) {
 				t.Errorf("actsFor: -want +got:\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTKEExtendSwitch: what a CLBPortPool left by tke-extend becomes.
+// The load balancers tke-extend created for it, read once from the status
+// it wrote, are remembered in an annotation and used by the PortPool
+// after the pool's own; a status the provider wrote is never read for
+// them. The dry-run annotation makes an Observe-only PortPool that carries
+// it; another value is refused.
+func TestTKEExtendSwitch(t *testing.T) {
+	left := v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30009), ExsistedLoadBalancerIDs: []string{"lb-1"}}}
+	left.Status.LoadbalancerStatuses = []v1alpha1.LoadBalancerStatus{
+		{LoadbalancerID: "lb-1", State: "Running"},
+		{LoadbalancerID: "lb-auto1", State: "Running", AutoCreated: ptr.To(true)},
+		{LoadbalancerID: "lb-auto2", State: "Running", AutoCreated: ptr.To(true)},
+	}
+	cpp := left.DeepCopy()
+	if !rememberAutoCreated(cpp) || cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated] != "lb-auto1,lb-auto2" {
+		t.Fatalf("annotations %v, want tke-extend's auto-created load balancers remembered", cpp.Annotations)
+	}
+	if rememberAutoCreated(cpp) {
+		t.Error("remembered twice")
+	}
+	m, err := toPortPool(cpp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"lb-1", "lb-auto1", "lb-auto2"}; !slices.Equal(m.params.LoadBalancerIDs, want) {
+		t.Errorf("loadBalancerIds %v, want %v", m.params.LoadBalancerIDs, want)
+	}
+	if len(m.policies) != 0 || m.annotations[clbv1alpha1.AnnotationTKESwitch] != "" {
+		t.Errorf("without the dry run: policies %v, annotations %v; want the defaults", m.policies, m.annotations)
+	}
+
+	ours := left.DeepCopy()
+	ours.Status.PortPool = "tke-port-pools/p"
+	if rememberAutoCreated(ours) {
+		t.Error("a status the provider wrote was read for auto-created load balancers")
+	}
+
+	dry := left.DeepCopy()
+	dry.Annotations = map[string]string{clbv1alpha1.AnnotationTKESwitch: clbv1alpha1.TKESwitchDryRun}
+	if m, err := toPortPool(dry); err != nil || !slices.Equal(m.policies, xpv2.ManagementPolicies{xpv2.ManagementActionObserve}) ||
+		m.annotations[clbv1alpha1.AnnotationTKESwitch] != clbv1alpha1.TKESwitchDryRun {
+		t.Errorf("dry run: policies %v, annotations %v, %v; want Observe only, marked", m.policies, m.annotations, err)
+	}
+	dry.Annotations[clbv1alpha1.AnnotationTKESwitch] = "dryrun"
+	if _, err := toPortPool(dry); err == nil || !strings.Contains(err.Error(), `"dryrun" is not DryRun`) {
+		t.Errorf("a bad value: %v", err)
 	}
 }

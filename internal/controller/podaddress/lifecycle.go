@@ -37,19 +37,30 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	// AlreadyExists PodAddress holds its own).
 	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
+	if r.inDryRun(ctx, v1alpha1.PoolsOf(pa)) {
+		// A pool in a dry run of the switch from tke-extend: say what
+		// would be kept, write nothing.
+		r.dryRunReport(ctx, pa, pod)
+		return nil, nil, dryRunAgain, nil
+	}
 	var p *plan
+	var k *kept
 	if pa.Spec.EIP == nil && !pa.Spec.Isolated {
 		var err error
 		if p, err = r.planFor(ctx, pa, pod); err != nil {
 			return nil, nil, 0, err
 		}
-		if wait := r.preallocate(ctx, pa, pod, p, rsv); wait > 0 {
+		var wait time.Duration
+		if wait, k = r.preallocate(ctx, pa, pod, p, rsv); wait > 0 {
 			return nil, nil, wait, nil
 		}
 	}
 	err := r.kube.Create(ctx, pa)
 	if err == nil {
 		rsv.Commit()
+		if k != nil {
+			r.tellKept(pod, p.ws, *k)
+		}
 	}
 	if kerrors.IsAlreadyExists(err) {
 		return nil, nil, 0, nil
@@ -73,26 +84,86 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 // Anything else in the way (an invalid request, a full or missing pool,
 // an EIP) leaves pa without bindings: bind allocates and says why, as it
 // does for every PodAddress.
-func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan, rsv *allocation.Reservation) time.Duration {
-	if p.invalid != nil || p.no != nil || p.destErr != nil || len(p.ws) == 0 {
-		return 0
+//
+// A Pod that tke-extend bound keeps the addresses of its result that are
+// its own (keepTKE): those are recorded in the create whatever becomes of
+// the others, so that bind never gives them new ones. The decision is
+// returned, to be told once the create succeeded.
+func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan, rsv *allocation.Reservation) (time.Duration, *kept) {
+	if !p.servable() {
+		return 0, nil
 	}
 	if !p.ready {
-		return max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0)
+		return max(waitBackendQuiet-r.clock().Sub(pod.GetCreationTimestamp().Time), 0), nil
 	}
-	bs, err := rsv.AllocateAll(ctx, ports(p.ws))
+	k, wait, err := r.keepTKE(ctx, pa, pod, p, rsv)
 	if err != nil {
-		return 0
+		// Not a refusal: the pool could not be read. A PodAddress made
+		// now would get new addresses; look again shortly.
+		r.out.log.Debug("Cannot decide which tke-extend addresses the Pod keeps", "pod", pod.GetNamespace()+"/"+pod.GetName(), "error", err)
+		return waitForPoolStatus, nil
 	}
-	for i := range bs {
-		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = p.ds[i].ip, p.ds[i].port, p.ds[i].instance
+	if wait > 0 {
+		return wait, nil
+	}
+	var bs []v1alpha1.PortBinding
+	var rest []allocation.Port
+	var restDest []dest
+	for i, w := range p.ws {
+		if b := k.bindings[i]; b != nil {
+			bs = append(bs, *b)
+			continue
+		}
+		rest, restDest = append(rest, w.Port), append(restDest, p.ds[i])
+	}
+	if more, err := rsv.AllocateAll(ctx, rest); err == nil {
+		for i := range more {
+			more[i].TargetIP, more[i].TargetPort, more[i].InstanceID = restDest[i].ip, restDest[i].port, restDest[i].instance
+		}
+		bs = append(bs, more...)
+	}
+	if len(bs) == 0 {
+		return 0, &k
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
-		return 0
+		rsv.Drop()
+		return 0, nil
 	}
 	// Wall time: it is checked against the creation time the API server sets.
 	r.records.seal.SealCreated(pa, time.Now())
-	return 0
+	return 0, &k
+}
+
+// servable reports whether the plan may allocate: nothing refused it and
+// it has ports.
+func (p *plan) servable() bool {
+	return p.invalid == nil && p.no == nil && p.destErr == nil && len(p.ws) > 0
+}
+
+// inDryRun reports whether one of the pools is in a dry run of the
+// switch from tke-extend.
+func (r *Reconciler) inDryRun(ctx context.Context, pools []string) bool {
+	for _, key := range pools {
+		if _, pp, err := r.alloc.pools.Get(ctx, key); err == nil && dryRun(pp) {
+			return true
+		}
+	}
+	return false
+}
+
+// dryRunReport tells a Pod of a pool in a dry run what the switch would
+// keep of its tke-extend addresses; it reserves and writes nothing.
+func (r *Reconciler) dryRunReport(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod) {
+	if pa.Spec.EIP != nil || pa.Spec.Isolated {
+		return
+	}
+	p, err := r.planFor(ctx, pa, pod)
+	if err != nil || !p.servable() || !p.ready {
+		return
+	}
+	if k, wait, err := r.keepTKE(ctx, pa, pod, p, nil); err == nil && wait == 0 {
+		r.tellKept(pod, p.ws, k)
+	}
 }
 
 // takeOver points an existing PodAddress at a new Pod of the same name (a

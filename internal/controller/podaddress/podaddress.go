@@ -197,6 +197,9 @@ type allocator struct {
 	consents *allocation.Consents
 	// limits bound what one Pod may hold.
 	limits limits
+	// since is when the reconciler started: Pods switched from
+	// tke-extend wait a moment for their pools (tkeextend.go).
+	since time.Time
 }
 
 // cloudSide runs the cloud calls of bindings in the background.
@@ -252,6 +255,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		out:     reporter{record: rec, log: log, metrics: m},
 		clock:   time.Now,
 	}
+	r.alloc.since = r.clock()
 	r.eips = eipSide{retry: &eip.Retry{}, grants: eip.NewGrants(kube, kube, log)}
 	r.eips.machine = eip.NewMachine(kube, nil, nil, r.eips.grants, r.now, r.writeStatus)
 	return r

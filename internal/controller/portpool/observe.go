@@ -51,7 +51,14 @@ type lbObs struct {
 	m         lbListeners
 	bound     map[int64]bool // allocated start ports
 	inUse     listenerSet    // the listeners its bindings use
-	status    v1alpha1.PoolLoadBalancerStatus
+	// recorded maps "PROTOCOL/port" to the listener id the pool's
+	// bindings record there.
+	recorded map[string]string
+	// adopted: ids of tke-extend's listeners the pool took over; tke:
+	// those on its slots it has not (pools of tke-port-pools only).
+	adopted map[string]bool
+	tke     []v1alpha1.TKEListener
+	status  v1alpha1.PoolLoadBalancerStatus
 }
 
 func (l *lbObs) found() bool { return l.lb != nil }
@@ -209,13 +216,16 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if o.notOwned, stop = o.refuseForeign(ctx, mr.Owners{Kube: e.kube}, cr); stop != nil {
 		return nil, stop
 	}
-	for _, l := range o.lbs {
-		if o.shapeErr == nil {
-			l.m = match(o.shape, o.owner, p.Listener, l.listeners)
-		}
-	}
 	if err := e.countBindings(ctx, cr, o); err != nil {
 		return nil, err
+	}
+	if err := e.takeOver(ctx, cr, o); err != nil {
+		return nil, err
+	}
+	for _, l := range o.lbs {
+		if o.shapeErr == nil {
+			l.m = match(o.shape, o.owner, p.Listener, l.listeners, l.adopted)
+		}
 	}
 	o.fillStatus()
 	if o.shapeErr == nil && !meta.WasDeleted(cr) {
@@ -337,7 +347,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 	}
 	byID := map[string]*lbObs{}
 	for _, l := range o.lbs {
-		l.bound, l.inUse = map[int64]bool{}, listenerSet{}
+		l.bound, l.inUse, l.recorded = map[int64]bool{}, listenerSet{}, map[string]string{}
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
@@ -349,6 +359,9 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 			if l := byID[b.LoadBalancerID]; l != nil {
 				l.bound[int64(b.Port)] = true
 				l.inUse.add(b)
+				for proto, id := range b.ListenerIDs {
+					l.recorded[key(proto, int64(b.Port))] = id
+				}
 			}
 		}
 	}
@@ -390,6 +403,7 @@ func (o *observation) fillStatus() {
 		if len(l.m.ids) > 0 {
 			st.Listeners = l.m.ids
 		}
+		st.Adopted, st.TKEListeners = adoptedStatus(l.m.ids, l.adopted), l.tke
 		if lb := l.lb; lb != nil {
 			for _, v := range lb.LoadBalancerVips {
 				st.VIPs = append(st.VIPs, clb.Deref(v))
@@ -482,11 +496,12 @@ func (o *observation) diff() string {
 	return strings.Join(d, "; ")
 }
 
-// ownListeners returns the ids of every listener of l named by the pool.
+// ownListeners returns the ids of every listener of l named by the pool,
+// or taken over from tke-extend.
 func (o *observation) ownListeners(l *lbObs) []string {
 	var ids []string
 	for _, ls := range l.listeners {
-		if ls != nil && ls.ListenerId != nil && clb.Deref(ls.ListenerName) == o.owner.listenerName(clb.Deref(ls.Port)) {
+		if ls != nil && ls.ListenerId != nil && (clb.Deref(ls.ListenerName) == o.owner.listenerName(clb.Deref(ls.Port)) || l.adopted[*ls.ListenerId]) {
 			ids = append(ids, *ls.ListenerId)
 		}
 	}

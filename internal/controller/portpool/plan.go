@@ -159,10 +159,11 @@ func (s shape) wanted() int64 { return s.slots * int64(len(s.protocols)) }
 
 // match sorts the listeners of one load balancer into the pool's own
 // (wanted or stale), those missing, and conflicts. A listener belongs to the
-// pool when its name is the one the pool gives that port; any other
-// listener overlapping a pool port in the same protocol family is a
-// conflict, never adopted.
-func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listeners []*clbsdk.Listener) lbListeners {
+// pool when its name is the one the pool gives that port, or when the pool
+// took it over from tke-extend (adopted, by id; see tkeextend.go); any
+// other listener overlapping a pool port in the same protocol family is a
+// conflict.
+func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listeners []*clbsdk.Listener, adopted map[string]bool) lbListeners {
 	out := lbListeners{ids: map[string]string{}, missing: map[string][]int64{}, usable: map[int64]bool{}}
 	// blockers[protocol][slot] lists what occupies a wanted slot.
 	blockers := map[string]map[int64][]*clbsdk.Listener{}
@@ -170,7 +171,7 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 		blockers[p] = map[int64][]*clbsdk.Listener{}
 	}
 	ours := func(l *clbsdk.Listener) bool {
-		return clb.Deref(l.ListenerName) == owner.listenerName(clb.Deref(l.Port))
+		return clb.Deref(l.ListenerName) == owner.listenerName(clb.Deref(l.Port)) || adopted[clb.Deref(l.ListenerId)]
 	}
 	for _, l := range listeners {
 		if l == nil || l.ListenerId == nil {
@@ -222,7 +223,13 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 			}
 			foreign := false
 			for _, b := range bs {
-				if !ours(b) {
+				switch {
+				case ours(b):
+				case isTKE(b):
+					foreign = true
+					out.conflicts = append(out.conflicts, fmt.Sprintf("%s is taken by tke-extend's listener %s (%s %s), not taken over: no binding of the pool records it (status tkeListeners)",
+						k, clb.Deref(b.ListenerId), clb.Deref(b.Protocol), portText(b)))
+				default:
 					foreign = true
 					out.conflicts = append(out.conflicts, fmt.Sprintf("%s is taken by listener %s (%s %s, named %q)",
 						k, clb.Deref(b.ListenerId), clb.Deref(b.Protocol), portText(b), clb.Deref(b.ListenerName)))

@@ -388,7 +388,7 @@ func TestMatch(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := summariseMatch(match(tc.shape, owner, tc.settings, tc.listeners))
+			got := summariseMatch(match(tc.shape, owner, tc.settings, tc.listeners, nil))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
 			}

@@ -103,6 +103,9 @@ type api interface {
 	CreateListener(ctx context.Context, req *clbsdk.CreateListenerRequest) ([]string, string, error)
 	ModifyListener(ctx context.Context, req *clbsdk.ModifyListenerRequest) (string, error)
 	DeleteListeners(ctx context.Context, lbID string, listenerIDs []string) (string, error)
+	// DescribeListenersTargets reads the targets of tke-extend's
+	// listeners on the pool's slots (tkeextend.go).
+	DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error)
 }
 
 // shared is what every reconcile of the controller shares: the quota cache

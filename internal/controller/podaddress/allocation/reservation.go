@@ -33,13 +33,16 @@ func (r *Reservation) Allocate(ctx context.Context, w Port) (v1alpha1.PortBindin
 }
 
 // AllocateAll allocates a slot for each of ps, in order, and returns their
-// bindings; on a failure it drops the reservation and returns the error.
+// bindings; on a failure it gives back the slots it took itself (not those
+// the reservation held before) and returns the error.
 func (r *Reservation) AllocateAll(ctx context.Context, ps []Port) ([]v1alpha1.PortBinding, error) {
 	bs := make([]v1alpha1.PortBinding, 0, len(ps))
+	before := len(r.fresh)
 	for _, w := range ps {
 		b, _, err := r.Allocate(ctx, w)
 		if err != nil {
-			r.Drop()
+			r.pools.releasePorts(r.pa, r.fresh[before:])
+			r.fresh = r.fresh[:before]
 			return nil, err
 		}
 		bs = append(bs, b)

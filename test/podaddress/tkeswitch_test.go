@@ -1,0 +1,350 @@
+package podaddress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+)
+
+// tkeStandIn binds Pods as tke-extend-network-controller v2.5 does, from
+// what its source does (pkg/clb/listener.go, pkg/clb/batch-target.go,
+// internal/controller/clbbinding.go), with the console's key so that its
+// calls are not the provider's: per Pod port a listener of the port's
+// protocol on the allocated public port, named TKE-LISTENER, health check
+// off; the Pod's IP and container port registered by BatchRegisterTargets
+// (no weight); then the Pod's clb-port-mapping-result — the binding, the
+// load balancer's hostname or else its VIPs, and "address" — and
+// clb-port-mapping-status Ready, by a merge patch.
+type tkeStandIn struct {
+	c  *clb.Client
+	lb *clbsdk.LoadBalancer
+}
+
+// newTKEStandIn works on load balancer lbID.
+func newTKEStandIn(t *testing.T, lbID string) tkeStandIn {
+	t.Helper()
+	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
+		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := c.DescribeLoadBalancer(context.Background(), lbID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tkeStandIn{c: c, lb: lb}
+}
+
+// bind makes p's port (7777/UDP) forward from public port port of pool
+// and writes the result; it returns the result's entry.
+func (s tkeStandIn) bind(t *testing.T, p *corev1.Pod, pool string, port int64) podannotation.TKEPortMapping {
+	t.Helper()
+	ctx := context.Background()
+	lbID := clb.Deref(s.lb.LoadBalancerId)
+	req := clbsdk.NewCreateListenerRequest()
+	req.LoadBalancerId, req.Protocol = &lbID, clb.Ptr("UDP")
+	req.Ports, req.ListenerNames = []*int64{clb.Ptr(port)}, []*string{clb.Ptr(clbv1alpha1.TKEListenerName)}
+	req.HealthCheck = &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0)), SourceIpType: clb.Ptr(int64(1))}
+	var ids []string
+	eventually(t, fmt.Sprintf("tke-extend's listener on port %d", port), func() error {
+		var task string
+		var err error
+		if ids, task, err = s.c.CreateListener(ctx, req); err != nil {
+			return err
+		}
+		return s.done(ctx, task)
+	})
+	eventually(t, "tke-extend registers "+p.Status.PodIP, func() error {
+		_, err := s.c.RegisterTargets(ctx, lbID, []clb.Target{{ListenerID: ids[0], EniIP: p.Status.PodIP, Port: 7777}})
+		return err
+	})
+	e := podannotation.TKEPortMapping{
+		Port: 7777, Protocol: "UDP", Pool: pool, Region: emulator.DefaultRegion,
+		LoadbalancerID: lbID, LoadbalancerPort: int32(port), ListenerID: ids[0], //nolint:gosec // G115: test ports.
+		AddressIPVersion: clb.Deref(s.lb.AddressIPVersion),
+	}
+	host := clb.Deref(s.lb.Domain)
+	if host == "" {
+		for _, v := range s.lb.LoadBalancerVips {
+			e.IPs = append(e.IPs, clb.Deref(v))
+		}
+		host = e.IPs[0]
+	} else {
+		e.Hostname = host
+	}
+	e.Address = fmt.Sprintf("%s:%d", host, port)
+	s.annotate(t, p, []podannotation.TKEPortMapping{e})
+	return e
+}
+
+// annotate writes a result and the status Ready on p, as tke-extend's
+// patchResult does (or a tenant forging one).
+func (s tkeStandIn) annotate(t *testing.T, p *corev1.Pod, result []podannotation.TKEPortMapping) {
+	t.Helper()
+	v, err := json.Marshal(result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		podannotation.TKEAnnotationMappingResult: string(v), podannotation.TKEAnnotationMappingStatus: "Ready",
+	}}})
+	if err := kube.Patch(context.Background(), p, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s tkeStandIn) done(ctx context.Context, task string) error {
+	st, _, err := s.c.TaskStatus(ctx, task)
+	if err == nil && st == clb.TaskRunning {
+		err = errors.New("task running")
+	}
+	return err
+}
+
+// writeActions are the cloud writes a dry run must not make and, with
+// deletions, a switch must make none of for the Pods it keeps.
+var writeActions = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
+	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight"}
+
+// TestSwitchFromTKEExtend: a cluster as tke-extend-network-controller v2
+// leaves it (listeners per Pod, targets, results), with tke-extend
+// stopped. A dry run (the CLBPortPool's tke-extend-switch: DryRun) writes
+// nothing to the cloud, the Pods or PodAddresses, and tells each Pod what
+// would be kept. The switch then keeps every bound Pod's VIP:port,
+// listener and target, and its result annotation byte for byte; the
+// emulator sees no deregistration and no listener deleted, and every
+// listener keeps its target at every moment; the pool takes the listeners
+// over. A Pod whose result was forged to name another Pod's listener is
+// refused before any write and gets a new address; so does a Pod created
+// after the switch.
+func TestSwitchFromTKEExtend(t *testing.T) {
+	const pods = 6
+	ctx := context.Background()
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: podannotation.TKEPoolNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	poolName := "switch-" + ns
+	lbID := emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "switch-"+ns, wait)
+	s := newTKEStandIn(t, lbID)
+	annotations := map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "7777 UDP " + poolName,
+	}
+	gamePort := corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolUDP}
+
+	// tke-extend at work: each Pod bound on its own port.
+	var gs []*corev1.Pod
+	var results []podannotation.TKEPortMapping
+	for i := range pods {
+		p := pod(t, ns, fmt.Sprintf("gs-%d", i), fmt.Sprintf("10.31.0.%d", i+1), annotations, gamePort)
+		results = append(results, s.bind(t, p, poolName, int64(30000+i)))
+		gs = append(gs, p)
+	}
+	// A load balancer tke-extend created for the pool, and a Pod on it.
+	autoID := emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "auto-"+ns, wait)
+	auto := pod(t, ns, "gs-auto", "10.31.0.40", annotations, gamePort)
+	autoResult := newTKEStandIn(t, autoID).bind(t, auto, poolName, 30000)
+	// A tenant forges a result naming gs-0's listener.
+	forger := pod(t, ns, "forger", "10.31.0.99", annotations, gamePort)
+	forged := results[0]
+	s.annotate(t, forger, []podannotation.TKEPortMapping{forged})
+	before := map[string]*corev1.Pod{}
+	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto) {
+		got := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			t.Fatal(err)
+		}
+		before[p.Name] = got
+	}
+
+	// tke-extend is stopped; its CLBPortPool stays, marked for a dry run
+	// as the example shows.
+	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "tke-extend", "clbportpool-switch.yaml"), func(u *unstructured.Unstructured) {
+		u.SetName(poolName)
+		_ = unstructured.SetNestedStringSlice(u.Object, []string{lbID}, "spec", "exsistedLoadBalancerIDs")
+		_ = unstructured.SetNestedField(u.Object, int64(30009), "spec", "endPort")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cpp := &tkev1alpha1.CLBPortPool{}
+	if err := kube.Get(ctx, client.ObjectKey{Name: poolName}, cpp); err != nil {
+		t.Fatal(err)
+	}
+	// The status tke-extend wrote: the load balancer it created is known
+	// from there only.
+	cpp.Status = tkev1alpha1.CLBPortPoolStatus{State: tkev1alpha1.StateActive, LoadbalancerStatuses: []tkev1alpha1.LoadBalancerStatus{
+		{LoadbalancerID: lbID, State: tkev1alpha1.LBStateRunning, Allocated: pods},
+		{LoadbalancerID: autoID, State: tkev1alpha1.LBStateRunning, Allocated: 1, AutoCreated: ptr.To(true)},
+	}}
+	if err := kube.Status().Update(ctx, cpp); err != nil {
+		t.Fatal(err)
+	}
+	cloud.ResetCounters()
+	startProvider(t)
+	clearAtEnd(t, ns) // before the provider stops
+	t.Cleanup(func() { _ = kube.Delete(context.Background(), cpp) })
+
+	// The dry run.
+	for i, p := range gs {
+		podEvent(t, ns, p.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port %d on %s", poolName, 30000+i, lbID))
+	}
+	podEvent(t, ns, auto.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port 30000 on %s", poolName, autoID))
+	podEvent(t, ns, forger.Name, "TKEExtendSwitchDryRun", "not the Pod's 10.31.0.99:7777 alone")
+	pp := &clbv1alpha1.PortPool{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, pp); err != nil {
+		t.Fatal(err)
+	}
+	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods || len(st[1].TKEListeners) != 1 {
+		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed", st, pods)
+	}
+	for _, a := range writeActions {
+		if n := cloud.CallCount(a); n > 0 {
+			t.Errorf("the dry run called %s %d times", a, n)
+		}
+	}
+	pas := &v1alpha1.PodAddressList{}
+	if err := kube.List(ctx, pas, client.InNamespace(ns)); err != nil || len(pas.Items) > 0 {
+		t.Errorf("the dry run made %d PodAddresses (%v)", len(pas.Items), err)
+	}
+	for name, was := range before {
+		now := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(was), now); err != nil {
+			t.Fatal(err)
+		}
+		if now.ResourceVersion != was.ResourceVersion {
+			t.Errorf("the dry run wrote Pod %s", name)
+		}
+	}
+
+	// Every listener keeps its one target at every moment of the switch.
+	stop := make(chan struct{})
+	var lost []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			for i, r := range results {
+				if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != fmt.Sprintf("10.31.0.%d:7777", i+1) {
+					lost = append(lost, fmt.Sprintf("%s: %v", gs[i].Name, got))
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+
+	// The switch.
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(cpp), cpp); err != nil {
+		t.Fatal(err)
+	}
+	delete(cpp.Annotations, clbv1alpha1.AnnotationTKESwitch)
+	if err := kube.Update(ctx, cpp); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range gs {
+		pa := bound(t, ns, p.Name)
+		if len(pa.Status.Bindings) != 1 {
+			t.Fatalf("%s: bindings %+v", p.Name, pa.Status.Bindings)
+		}
+		b := pa.Status.Bindings[0]
+		if b.LoadBalancerID != lbID || b.Port != int32(30000+i) || b.ListenerIDs["UDP"] != results[i].ListenerID { //nolint:gosec // G115: test ports.
+			t.Errorf("%s: bound to %s:%d listener %v, want tke-extend's %s:%d listener %s", p.Name, b.LoadBalancerID, b.Port, b.ListenerIDs, lbID, 30000+i, results[i].ListenerID)
+		}
+		podAnnotation(t, p, podannotation.TKEAnnotationMappingResult, before[p.Name].Annotations[podannotation.TKEAnnotationMappingResult])
+	}
+	if b := bound(t, ns, auto.Name).Status.Bindings[0]; b.LoadBalancerID != autoID || b.Port != 30000 || b.ListenerIDs["UDP"] != autoResult.ListenerID {
+		t.Errorf("%s: bound to %s:%d listener %v, want tke-extend's %s:30000 listener %s", auto.Name, b.LoadBalancerID, b.Port, b.ListenerIDs, autoID, autoResult.ListenerID)
+	}
+	kept := map[string]bool{fmt.Sprintf("%s:%d", autoID, 30000): true}
+	for i := range pods {
+		kept[fmt.Sprintf("%s:%d", lbID, 30000+i)] = true
+	}
+	fa := bound(t, ns, forger.Name)
+	forgerSlot := fmt.Sprintf("%s:%d", fa.Status.Bindings[0].LoadBalancerID, fa.Status.Bindings[0].Port)
+	if kept[forgerSlot] {
+		t.Errorf("the forger was given %s, a port tke-extend gave another Pod", forgerSlot)
+	}
+	podWarning(t, ns, forger.Name, "TKEExtendAddressNotKept", "not the Pod's 10.31.0.99:7777 alone")
+	late := pod(t, ns, "gs-late", "10.31.0.50", annotations, gamePort)
+	if b := bound(t, ns, late.Name).Status.Bindings[0]; kept[fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port)] || fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port) == forgerSlot {
+		t.Errorf("a Pod created after the switch got %s:%d, a port already held", b.LoadBalancerID, b.Port)
+	}
+	eventually(t, "the pool takes tke-extend's listeners over", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
+			return err
+		}
+		st := pp.Status.AtProvider.LoadBalancers
+		if len(st) != 2 || len(st[0].Adopted) != pods || len(st[0].TKEListeners) != 0 || len(st[1].Adopted) != 1 {
+			return errors.Errorf("load balancers %+v", st)
+		}
+		return nil
+	})
+	close(stop)
+	wg.Wait()
+	if len(lost) > 0 {
+		t.Errorf("%d moments with a listener of tke-extend not forwarding to its Pod alone, e.g. %s", len(lost), strings.Join(lost[:min(3, len(lost))], "; "))
+	}
+	for _, a := range []string{"DeleteListener", "DeleteLoadBalancerListeners", "DeregisterTargets", "BatchDeregisterTargets"} {
+		if n := cloud.CallCount(a); n > 0 {
+			t.Errorf("the switch called %s %d times", a, n)
+		}
+	}
+	for i, r := range results {
+		if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != fmt.Sprintf("10.31.0.%d:7777", i+1) {
+			t.Errorf("%s's listener %s forwards to %v", gs[i].Name, r.ListenerID, got)
+		}
+	}
+}
+
+// podEvent waits for an Event of reason on Pod podName whose message
+// contains text.
+func podEvent(t *testing.T, ns, podName, reason, text string) {
+	t.Helper()
+	eventually(t, "a "+reason+" event on "+podName, func() error {
+		l := &corev1.EventList{}
+		if err := kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range l.Items {
+			if e.InvolvedObject.Kind == "Pod" && e.InvolvedObject.Name == podName && e.Reason == reason {
+				if strings.Contains(e.Message, text) {
+					return nil
+				}
+				seen = append(seen, e.Message)
+			}
+		}
+		return errors.Errorf("none among %q", seen)
+	})
+}
