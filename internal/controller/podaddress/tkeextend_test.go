@@ -76,6 +76,7 @@ func TestKeepTKEAddress(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := tkePod(tc.ip, tkeBoundPod(t, podIP)[4:]...)
 			p.Annotations[podannotation.TKEAnnotationPortMapping] = "80 TCP pool-a"
+			p.Status.HostIP = "10.1.0.1" // running on its node, as every Pod tke-extend bound
 			before := p.Annotations[podannotation.TKEAnnotationMappingResult]
 			w := newWorld(t, nil, p, tkeSwitchPool(tc.pool))
 			if _, err := w.reconcile(t); err != nil {

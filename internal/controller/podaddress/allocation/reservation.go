@@ -42,7 +42,9 @@ func (r *Reservation) AllocateAll(ctx context.Context, ps []Port) ([]v1alpha1.Po
 		b, _, err := r.Allocate(ctx, w)
 		if err != nil {
 			r.pools.releasePorts(r.pa, r.fresh[before:])
-			r.fresh = r.fresh[:before]
+			if r.fresh = r.fresh[:before]; before == 0 {
+				r.fresh = nil
+			}
 			return nil, err
 		}
 		bs = append(bs, b)
