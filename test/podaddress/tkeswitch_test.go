@@ -72,14 +72,13 @@ func (s tkeStandIn) bind(t *testing.T, p *corev1.Pod, pool string, port int64) p
 	req.Ports, req.ListenerNames = []*int64{clb.Ptr(port)}, []*string{clb.Ptr(clbv1alpha1.TKEListenerName)}
 	req.HealthCheck = &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0)), SourceIpType: clb.Ptr(int64(1))}
 	var ids []string
+	var task string
 	eventually(t, fmt.Sprintf("tke-extend's listener on port %d", port), func() error {
-		var task string
 		var err error
-		if ids, task, err = s.c.CreateListener(ctx, req); err != nil {
-			return err
-		}
-		return s.done(ctx, task)
+		ids, task, err = s.c.CreateListener(ctx, req)
+		return err
 	})
+	eventually(t, "the listener's task", func() error { return s.done(ctx, task) })
 	eventually(t, "tke-extend registers "+p.Status.PodIP, func() error {
 		_, err := s.c.RegisterTargets(ctx, lbID, []clb.Target{{ListenerID: ids[0], EniIP: p.Status.PodIP, Port: 7777}})
 		return err
@@ -127,9 +126,9 @@ func (s tkeStandIn) done(ctx context.Context, task string) error {
 	return err
 }
 
-// writeActions are the cloud writes a dry run must not make and, with
+// switchWrites are the cloud writes a dry run must not make and, with
 // deletions, a switch must make none of for the Pods it keeps.
-var writeActions = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
+var switchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
 	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight"}
 
 // TestSwitchFromTKEExtend: a cluster as tke-extend-network-controller v2
@@ -213,10 +212,10 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 
 	// The dry run.
 	for i, p := range gs {
-		podEvent(t, ns, p.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port %d on %s", poolName, 30000+i, lbID))
+		podEventSaying(t, ns, p.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port %d on %s", poolName, 30000+i, lbID))
 	}
-	podEvent(t, ns, auto.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port 30000 on %s", poolName, autoID))
-	podEvent(t, ns, forger.Name, "TKEExtendSwitchDryRun", "not the Pod's 10.31.0.99:7777 alone")
+	podEventSaying(t, ns, auto.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port 30000 on %s", poolName, autoID))
+	podEventSaying(t, ns, forger.Name, "TKEExtendSwitchDryRun", "not the Pod's 10.31.0.99:7777 alone")
 	pp := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, pp); err != nil {
 		t.Fatal(err)
@@ -224,7 +223,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods || len(st[1].TKEListeners) != 1 {
 		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed", st, pods)
 	}
-	for _, a := range writeActions {
+	for _, a := range switchWrites {
 		if n := cloud.CallCount(a); n > 0 {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
@@ -327,9 +326,9 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 }
 
-// podEvent waits for an Event of reason on Pod podName whose message
+// podEventSaying waits for an Event of reason on Pod podName whose message
 // contains text.
-func podEvent(t *testing.T, ns, podName, reason, text string) {
+func podEventSaying(t *testing.T, ns, podName, reason, text string) {
 	t.Helper()
 	eventually(t, "a "+reason+" event on "+podName, func() error {
 		l := &corev1.EventList{}
