@@ -231,7 +231,7 @@ func printed(t *testing.T, ns string) [][]string {
 		t.Fatal(err)
 	}
 	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet,
-		host.String()+"/apis/networking.cloud.tencent.com/v1alpha1/namespaces/"+ns+"/clbpodbindings", nil)
+		host.JoinPath("apis", tkev1alpha1.Group, tkev1alpha1.Version, "namespaces", ns, "clbpodbindings").String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func printed(t *testing.T, ns string) [][]string {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET clbpodbindings as a table: %s", resp.Status)
+		t.Fatalf("GET %s as a table: %s", req.URL, resp.Status)
 	}
 	table := &metav1.Table{}
 	if err := json.NewDecoder(resp.Body).Decode(table); err != nil {
