@@ -25,6 +25,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/vpc"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/address"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbpodbinding"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/clbportpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/config"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/gameserver"
@@ -103,6 +104,10 @@ func controllers(po podaddress.Options) []kindController {
 		// tke-extend's CLBPortPools, each made into a PortPool.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return clbportpool.Setup(m, o) },
 			needs: []schema.GroupVersionKind{tkeextendv1alpha1.CLBPortPoolGroupVersionKind, v1alpha1.PortPoolGroupVersionKind}},
+		// tke-extend's CLBPodBindings, mirrors of the PodAddresses of Pods
+		// that ask in its syntax.
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return clbpodbinding.Setup(m, o) },
+			needs: []schema.GroupVersionKind{tkeextendv1alpha1.CLBPodBindingGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind}},
 		// RemotePods are served within their WorkloadCluster's bounds.
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
 			networkv1alpha1.WorkloadClusterGroupVersionKind}},

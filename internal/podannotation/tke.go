@@ -127,7 +127,7 @@ func parseTKE(req *Request, a map[string]string, ports, hostPorts bool) (samePor
 		for j := range first {
 			if req.Ports[j].Port == pr.Port && req.Ports[j].Protocol == pr.Protocol {
 				return "", fmt.Errorf("port %s/%s is in both %s and %s: map it in one of them",
-					pr.Port.String(), tkeProtocolName(pr.Protocol), TKEAnnotationPortMapping, TKEAnnotationHostPortMapping)
+					pr.Port.String(), TKEProtocolName(pr.Protocol), TKEAnnotationPortMapping, TKEAnnotationHostPortMapping)
 			}
 		}
 		req.Ports = append(req.Ports, pr)
@@ -200,8 +200,8 @@ func parseTKEProtocol(s string) (string, error) {
 	return "", fmt.Errorf("protocol %q: protocol must be TCP, UDP, TCPUDP (TCP and UDP on one public port), TCP_SSL or QUIC", s)
 }
 
-// tkeProtocolName is the inverse of parseTKEProtocol.
-func tkeProtocolName(p string) string {
+// TKEProtocolName is the inverse of parseTKEProtocol.
+func TKEProtocolName(p string) string {
 	if p == v1alpha1.ProtocolTCPUDP {
 		return "TCPUDP"
 	}
@@ -234,9 +234,9 @@ func checkTKEOptions(text, protocol string) (samePort bool, err error) {
 	return samePort, nil
 }
 
-// tkePoolName is a binding's pool as the Pod named it: "name" for a pool
+// TKEPoolName is a binding's pool as the Pod named it: "name" for a pool
 // of TKEPoolNamespace, else "namespace/name".
-func tkePoolName(key string) string {
+func TKEPoolName(key string) string {
 	nn, ok := v1alpha1.ParsePoolKey(key)
 	if !ok {
 		return key

@@ -104,7 +104,7 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 	for _, b := range bindings {
 		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 			m := TKEPortMapping{
-				Port: b.ContainerPort, Protocol: proto, Pool: tkePoolName(b.Pool), Region: b.Region,
+				Port: b.ContainerPort, Protocol: proto, Pool: TKEPoolName(b.Pool), Region: b.Region,
 				LoadbalancerID: b.LoadBalancerID, LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto],
 				AddressIPVersion: b.AddressIPVersion, Hostname: b.Hostname,
 			}

@@ -12,6 +12,7 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
@@ -156,6 +157,16 @@ func init() {
 				wc := &v1alpha1.WorkloadCluster{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: "mine"},
 					Spec: v1alpha1.WorkloadClusterSpec{PodCIDRs: []string{"10.0.0.0/8"}, NodeCIDRs: []string{"10.0.0.0/8"}}}
 				return APIRefusal("create WorkloadCluster", Client(EditorA).Create(ctx, wc))
+			},
+		},
+		Attack{
+			Name: "editor-writes-clbpodbinding", Who: EditorA,
+			What: "create a CLBPodBinding (tke-extend's view of a Pod's ports) for her Pod naming tenant-b's pool",
+			Want: "CLBPodBindings " + recordsNeed,
+			Try: func(ctx context.Context, _ *testing.T) (string, error) {
+				cpb := &tkev1alpha1.CLBPodBinding{ObjectMeta: metav1.ObjectMeta{Namespace: NamespaceA, Name: recordsPod},
+					Spec: tkev1alpha1.CLBBindingSpec{Ports: []tkev1alpha1.PortEntry{{Port: 7000, Protocol: "TCP", Pools: []string{NamespaceB + "/" + PoolB}}}}}
+				return APIRefusal("create CLBPodBinding", Client(EditorA).Create(ctx, cpb))
 			},
 		},
 	)

@@ -69,6 +69,10 @@ var kinds = map[string]kind{
     dynamicVip: false, vpcId: vpc-1, tags: [{tagKey: k, tagValue: v}], projectId: 0, loadBalancerName: test, loadBalancerType: OPEN, masterZoneId: ap-guangzhou-1,
     zoneId: ap-guangzhou-1, slaType: clb.c4.xlarge, lbChargeType: POSTPAID_BY_HOUR,
     internetAccessible: {internetChargeType: TRAFFIC_POSTPAID_BY_HOUR, internetMaxBandwidthOut: 61440, bandwidthpkgSubType: BGP}}}}`},
+	// tke-extend's bindings as its Pod controller writes them.
+	"CLBPodBinding": {apiVersion: "networking.cloud.tencent.com/v1alpha1", spec: `{disabled: false,
+  ports: [{port: 7000, protocol: TCPUDP, pools: [pool-a, pool-b], useSamePortAcrossPools: true}, {port: 443, protocol: TCP_SSL, pools: [pool-a], certSecretName: game-cert}]}`},
+	"CLBNodeBinding":  {apiVersion: "networking.cloud.tencent.com/v1alpha1", cluster: true, spec: `{ports: [{port: 30000, protocol: TCPUDP, pools: [pool-a]}]}`},
 	"WorkloadCluster": {apiVersion: "network.tencentcloud.m.crossplane.io/v1alpha1", spec: `{podCIDRs: [10.244.0.0/16], nodeCIDRs: [10.0.0.0/16], disconnectGracePeriod: 15m}`},
 	"Address": {apiVersion: "vpc.tencentcloud.m.crossplane.io/v1alpha1", spec: `forProvider: {name: eip, isp: BGP, internetChargeType: TRAFFIC_POSTPAID_BY_HOUR,
   bandwidth: 10, tags: {team: a}, association: {networkInterfaceId: eni-1, privateIpAddress: 10.0.0.1}}`},
@@ -495,6 +499,10 @@ func cases() []bad {
 	add(minLength("RemotePod", "spec.cluster"))
 	add(workloadClusterCases()...)
 	add(clbPortPoolCases()...)
+	// tke-extend's bindings: its own enum, nothing of ours added.
+	for _, k := range []string{"CLBPodBinding", "CLBNodeBinding"} {
+		add(enum(k, "spec.ports.0.protocol", "SCTP", `"TCP", "UDP", "TCPUDP", "TCP_SSL", "QUIC"`))
+	}
 	return bs
 }
 

@@ -30,8 +30,21 @@ var (
 	CLBPortPoolGroupVersionKind = SchemeGroupVersion.WithKind(CLBPortPoolKind)
 )
 
+// CLBPodBinding type metadata.
+var (
+	CLBPodBindingKind             = reflect.TypeFor[CLBPodBinding]().Name()
+	CLBPodBindingGroupVersionKind = SchemeGroupVersion.WithKind(CLBPodBindingKind)
+)
+
+// CLBNodeBinding type metadata.
+var (
+	CLBNodeBindingKind             = reflect.TypeFor[CLBNodeBinding]().Name()
+	CLBNodeBindingGroupVersionKind = SchemeGroupVersion.WithKind(CLBNodeBindingKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&CLBPortPool{}, &CLBPortPoolList{})
+	SchemeBuilder.Register(&CLBPodBinding{}, &CLBPodBindingList{}, &CLBNodeBinding{}, &CLBNodeBindingList{})
 }
 
 // Annotations of a CLBPortPool that the provider reads besides the spec.

@@ -81,6 +81,8 @@ func WithoutHealth() map[string]string {
 		"tencentcloud.m.crossplane.io/ProviderConfigUsage": "the provider creates it to track which resources use a config; it has no status and is never in Git",
 		"network.tencentcloud.m.crossplane.io/NetIP":       "the provider creates one per IP of a NetPool; it is never in Git",
 		"network.tencentcloud.m.crossplane.io/EIPGrant":    "an admin's limits, in force as written; its status only counts the EIPs handed out",
+		"networking.cloud.tencent.com/CLBPodBinding":       "the provider writes it from a PodAddress, whose script assesses the same state; it is never in Git",
+		"networking.cloud.tencent.com/CLBNodeBinding":      "served so that tke-extend's objects stay valid; the provider writes none",
 	}
 }
 
