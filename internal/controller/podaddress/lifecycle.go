@@ -85,7 +85,9 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 		return 0
 	}
 	for i := range bs {
-		bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = p.ds[i].ip, p.ds[i].port, p.ds[i].instance
+		if ip := p.ds[i].ipFor(bs[i]); ip != "" {
+			bs[i].TargetIP, bs[i].TargetPort, bs[i].InstanceID = ip, p.ds[i].port, p.ds[i].instance
+		} // else the Pod lacks the family the load balancer forwards to: bind waits and says so
 	}
 	if err := v1alpha1.SetCreatedBindings(pa, bs); err != nil {
 		return 0
