@@ -1167,6 +1167,20 @@ func TestReconcile(t *testing.T) {
 			objs:   []client.Object{ns, ipv6Pool(clb.IPv6ModeFullChain), pod(podIP)},
 			want:   want{state: v1alpha1.StateWaitBackend, message: "forwards to IPv6 addresses only", allocated: 1},
 		},
+		"IPv6FullChainHostPort": {
+			reason: "An IPv6FullChain load balancer and the HostPort backend: the node's IPv6 address (from status.hostIPs) and the hostPort.",
+			objs: []client.Object{ns, ipv6Pool(clb.IPv6ModeFullChain), func() *corev1.Pod {
+				p := pod(podIP, podannotation.AnnotationBackend, v1alpha1.BackendHostPort)
+				p.Spec.Containers[0].Ports[0].HostPort = 7000
+				p.Status.HostIP = "192.168.0.9"
+				p.Status.HostIPs = []corev1.HostIP{{IP: "192.168.0.9"}, {IP: "fd00:20::9"}}
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 fd00:20::9:7000"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//fd00:20::9:7000"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
+		},
 		"IPv6NAT64": {
 			reason: "An IPv6 (NAT64) load balancer translates its IPv6 VIP to the Pod's IPv4 address.",
 			objs:   []client.Object{ns, ipv6Pool(clb.IPv6ModeNAT64), dualStackPod()},
