@@ -34,12 +34,12 @@ func main() {
 
 // options are the command-line flags.
 type options struct {
-	listen, secretID, secretKey, token, region, profile string
-	stateFile, vipBase, camPolicy, vpcLoopback          string
-	latency, taskDuration                               time.Duration
-	rateLimit                                           float64
-	listenerQuota, lbQuota, eipQuota, eipDaily          int
-	dataPlane, verbose, autoENI                         bool
+	listen, secretID, secretKey, token, region, profile  string
+	stateFile, vipBase, vip6Base, camPolicy, vpcLoopback string
+	latency, taskDuration                                time.Duration
+	rateLimit                                            float64
+	listenerQuota, lbQuota, eipQuota, eipDaily           int
+	dataPlane, verbose, autoENI                          bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, error) {
@@ -64,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, map[string]bool, erro
 	fs.BoolVar(&o.dataPlane, "data-plane", false, "forward TCP/UDP traffic from the loopback VIPs to registered targets, and health-check loopback targets")
 	fs.StringVar(&o.vpcLoopback, "vpc-loopback-cidr", "", "reach targets inside this IPv4 CIDR (/8 to /32) at 127.x.y.z with their last three octets, e.g. 10.0.0.0/8 (10.1.2.3 at 127.1.2.3); the API still shows their own address")
 	fs.StringVar(&o.vipBase, "vip-base", emulator.DefaultVIPBase, "first address of the VIP pool")
+	fs.StringVar(&o.vip6Base, "vip6-base", emulator.DefaultVIP6Base, "first address of the IPv6 VIP pool (IPV6 and IPv6FullChain load balancers), in fd00::/8")
 	fs.BoolVar(&o.verbose, "verbose", false, "log diagnostics to stderr")
 	fs.StringVar(&o.camPolicy, "cam-policy", "", "CAM policy document (JSON file) that --secret-id's calls must satisfy, e.g. examples/providerconfig/cam-policy.json; empty allows everything")
 	if err := fs.Parse(args); err != nil {
@@ -85,7 +86,7 @@ func (o options) config(set map[string]bool) (emulator.Config, error) {
 		return cfg, err
 	}
 	cfg.Credentials = []emulator.Credential{{SecretID: o.secretID, SecretKey: o.secretKey, Token: o.token}}
-	cfg.Region, cfg.StateFile, cfg.VIPBase = o.region, o.stateFile, o.vipBase
+	cfg.Region, cfg.StateFile, cfg.VIPBase, cfg.VIP6Base = o.region, o.stateFile, o.vipBase, o.vip6Base
 	if set["latency"] {
 		cfg.Latency = o.latency
 	}

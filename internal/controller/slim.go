@@ -32,7 +32,7 @@ func internPA(t *intern.Table, pa *networkv1alpha1.PodAddress) {
 		b.Pool, b.Protocol = intern.Of(t, b.Pool), intern.Of(t, b.Protocol)
 		b.LoadBalancerID, b.LoadBalancerName = intern.Of(t, b.LoadBalancerID), intern.Of(t, b.LoadBalancerName)
 		b.LoadBalancerType, b.Region, b.ISP = intern.Of(t, b.LoadBalancerType), intern.Of(t, b.Region), intern.Of(t, b.ISP)
-		b.InstanceID, b.AddressIPVersion = intern.Of(t, b.InstanceID), intern.Of(t, b.AddressIPVersion)
+		b.InstanceID, b.AddressIPVersion, b.IPv6Mode = intern.Of(t, b.InstanceID), intern.Of(t, b.AddressIPVersion), intern.Of(t, b.IPv6Mode)
 		t.Strings(b.VIPs)
 		// Listener IDs are one per port: only the protocol keys repeat.
 		t.Keys(b.ListenerIDs, false)

@@ -13,6 +13,9 @@ const (
 	DefaultSecretKey = "localemulatorsecretkey0000000000"
 	DefaultRegion    = "ap-guangzhou"
 	DefaultVIPBase   = "127.1.0.1"
+	// DefaultVIP6Base starts the IPv6 VIP pool in a unique local range
+	// (fd00::/8) apart from any /64 a host commonly uses.
+	DefaultVIP6Base = "fdc1:b000::1"
 )
 
 // Quota defaults follow the documented defaults of a fresh account.
@@ -122,6 +125,13 @@ type Config struct {
 	// length. Loopback addresses let a data plane bind every VIP locally.
 	VIPBase     string
 	VIPPoolSize int
+
+	// VIP6Base is the first address of the IPv6 VIP pool (IPv6 and
+	// IPv6FullChain load balancers) and VIP6PoolSize its length. It must
+	// be a unique local address (fd00::/8): the data plane binds such a
+	// VIP only when the address is on a local device, never routes it.
+	VIP6Base     string
+	VIP6PoolSize int
 
 	// Instances maps CVM instance ids to their primary private IP, used
 	// when a target is registered by InstanceId. Unknown instances get a
@@ -241,6 +251,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.VIPPoolSize <= 0 {
 		c.VIPPoolSize = defaultVIPPoolSize
+	}
+	if c.VIP6Base == "" {
+		c.VIP6Base = DefaultVIP6Base
+	}
+	if c.VIP6PoolSize <= 0 {
+		c.VIP6PoolSize = defaultVIPPoolSize
 	}
 	if c.PersistInterval <= 0 {
 		c.PersistInterval = defaultPersistInterval

@@ -130,6 +130,9 @@ func New(cfg Config) (*Emulator, error) {
 	if _, err := parseIPv4(cfg.VIPBase); err != nil {
 		return nil, fmt.Errorf("emulator: VIPBase: %w", err)
 	}
+	if _, err := parseULA(cfg.VIP6Base); err != nil {
+		return nil, fmt.Errorf("emulator: VIP6Base: %w", err)
+	}
 	if err := checkVPCLoopbackCIDR(cfg.VPCLoopbackCIDR); err != nil {
 		return nil, fmt.Errorf("emulator: VPCLoopbackCIDR: %w", err)
 	}

@@ -125,8 +125,12 @@ func (e *Emulator) createLoadBalancer(c *call) (any, *apiError) {
 		if vip != "" {
 			e.st.vips[vip] = id
 		} else {
+			alloc := e.allocVIP
+			if spec.ipv6Mode != "" {
+				alloc = e.allocVIP6
+			}
 			var err *apiError
-			if vip, err = e.allocVIP(id); err != nil {
+			if vip, err = alloc(id); err != nil {
 				for _, lb := range lbs {
 					e.releaseLB(lb)
 				}
@@ -141,7 +145,7 @@ func (e *Emulator) createLoadBalancer(c *call) (any, *apiError) {
 		lb := &lbState{
 			ID: id, Seq: e.st.lbSeq, Name: name, Type: spec.typ, Region: c.region,
 			VpcID: vpc, NumericalVpcID: numVpc, SubnetID: spec.subnetID, ProjectID: spec.projectID,
-			VIP: vip, VipIsp: spec.isp, Zone: spec.zone, Status: 0, CreateTime: c.now, StatusTime: c.now,
+			VIP: vip, IPv6Mode: spec.ipv6Mode, VipIsp: spec.isp, Zone: spec.zone, Status: 0, CreateTime: c.now, StatusTime: c.now,
 			Tags: spec.tags, ChargeType: spec.chargeType, NetChargeType: spec.netChargeType,
 			BandwidthOut: spec.bandwidth, BandwidthPkgType: spec.pkgType, SlaType: spec.slaType,
 			PassToTarget: spec.passToTarget, SnatPro: spec.snatPro, DynamicVip: spec.dynamicVip,
@@ -166,6 +170,7 @@ func (e *Emulator) createLoadBalancer(c *call) (any, *apiError) {
 // lbSpec is a validated CreateLoadBalancer request.
 type lbSpec struct {
 	typ, name, vpcID, subnetID, isp, zone, vip  string
+	ipv6Mode                                    string // empty for IPv4
 	chargeType, netChargeType, pkgType, slaType string
 	token, fingerprint                          string
 	number                                      int
@@ -200,10 +205,15 @@ func (e *Emulator) validateCreateLB(c *call, req *clb.CreateLoadBalancerRequestP
 	}
 	switch v := strings.ToUpper(str(req.AddressIPVersion)); v {
 	case "", "IPV4":
-	case "IPV6", "IPV6FULLCHAIN":
-		return nil, errorf(codeUnsupportedOp, "The emulator only provides IPv4 load balancers.")
+	case "IPV6":
+		s.ipv6Mode = ipv6ModeNAT64
+	case "IPV6FULLCHAIN":
+		s.ipv6Mode = ipv6ModeFullChain
 	default:
-		return nil, errorf(codeInvalidValue, "AddressIPVersion should be IPV4, IPV6 or IPv6FullChain, got %s.", v)
+		return nil, errorf(codeInvalidValue, "AddressIPVersion should be IPV4, IPV6 or IPv6FullChain, got %s.", str(req.AddressIPVersion))
+	}
+	if s.ipv6Mode != "" && s.typ != "OPEN" {
+		return nil, errorf(codeInvalidValue, "AddressIPVersion %s only applies to OPEN load balancers.", str(req.AddressIPVersion))
 	}
 	s.vpcID, s.subnetID = str(req.VpcId), str(req.SubnetId)
 	if s.vpcID != "" && !strings.HasPrefix(s.vpcID, "vpc-") {
@@ -229,7 +239,10 @@ func (e *Emulator) validateCreateLB(c *call, req *clb.CreateLoadBalancerRequestP
 		}
 	} else {
 		s.dynamicVip = req.DynamicVip != nil && *req.DynamicVip
-		if s.subnetID != "" {
+		switch {
+		case s.ipv6Mode == ipv6ModeFullChain && s.subnetID == "":
+			return nil, missing("SubnetId") // the IPv6 VIP comes from the subnet's IPv6 range
+		case s.ipv6Mode == "" && s.subnetID != "":
 			return nil, errorf(codeInvalidValue, "SubnetId cannot be specified for an OPEN IPv4 load balancer.")
 		}
 		switch s.isp {
@@ -285,8 +298,19 @@ func (e *Emulator) validateCreateLB(c *call, req *clb.CreateLoadBalancerRequestP
 		s.pkgType = "BGP"
 	}
 	if v := str(req.Vip); v != "" {
-		if _, err := parseIPv4(v); err != nil {
-			return nil, errorf(codeInvalidValue, "Vip %s is not a valid IPv4 address.", v)
+		switch s.ipv6Mode {
+		case ipv6ModeNAT64:
+			return nil, errorf(codeInvalidValue, "Vip cannot be specified for an IPv6 NAT64 load balancer.")
+		case ipv6ModeFullChain:
+			a, err := parseULA(v)
+			if err != nil {
+				return nil, errorf(codeInvalidValue, "Vip %s is not an IPv6 address of the emulated subnet (fd00::/8).", v)
+			}
+			v = a.String()
+		default:
+			if _, err := parseIPv4(v); err != nil {
+				return nil, errorf(codeInvalidValue, "Vip %s is not a valid IPv4 address.", v)
+			}
 		}
 		if s.number != 1 {
 			return nil, errorf(codeInvalidValue, "Vip can only be given when Number is 1.")
@@ -643,6 +667,14 @@ func (lb *lbState) toSDK(withTargetCount bool) *clb.LoadBalancer {
 		Egress:                   ptr(""),
 		Exclusive:                ptr(uint64(0)),
 		AssociateEndpoint:        ptr(""),
+	}
+	if lb.IPv6Mode != "" {
+		// An IPv6 load balancer's address is AddressIPv6 alone; the
+		// version is answered in lowercase and the kind in IPv6Mode.
+		out.LoadBalancerVips = []*string{}
+		out.AddressIPv6 = ptr(lb.VIP)
+		out.AddressIPVersion = ptr("ipv6")
+		out.IPv6Mode = ptr(lb.IPv6Mode)
 	}
 	if lb.BandwidthPkgType != "" {
 		out.NetworkAttributes.BandwidthpkgSubType = ptr(lb.BandwidthPkgType)

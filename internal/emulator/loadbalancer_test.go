@@ -115,9 +115,21 @@ func TestCreateLoadBalancerValidation(t *testing.T) {
 		"LongName": {func(r *clb.CreateLoadBalancerRequest) {
 			r.LoadBalancerName = common.StringPtr(string(make([]byte, 81)))
 		}, "InvalidParameterValue.Length"},
-		"LongToken":       {func(r *clb.CreateLoadBalancerRequest) { r.ClientToken = common.StringPtr(fmt.Sprintf("%065d", 1)) }, "InvalidParameterValue.Length"},
-		"MalformedVpc":    {func(r *clb.CreateLoadBalancerRequest) { r.VpcId = common.StringPtr("net-1") }, "InvalidParameter.FormatError"},
-		"IPv6NotEmulated": {func(r *clb.CreateLoadBalancerRequest) { r.AddressIPVersion = common.StringPtr("IPV6") }, "UnsupportedOperation"},
+		"LongToken":    {func(r *clb.CreateLoadBalancerRequest) { r.ClientToken = common.StringPtr(fmt.Sprintf("%065d", 1)) }, "InvalidParameterValue.Length"},
+		"MalformedVpc": {func(r *clb.CreateLoadBalancerRequest) { r.VpcId = common.StringPtr("net-1") }, "InvalidParameter.FormatError"},
+		"BadIPVersion": {func(r *clb.CreateLoadBalancerRequest) { r.AddressIPVersion = common.StringPtr("IPV5") }, "InvalidParameterValue"},
+		"InternalIPv6": {func(r *clb.CreateLoadBalancerRequest) {
+			r.LoadBalancerType, r.AddressIPVersion = common.StringPtr("INTERNAL"), common.StringPtr("IPv6FullChain")
+			r.VpcId, r.SubnetId = common.StringPtr("vpc-abcd1234"), common.StringPtr("subnet-abcd1234")
+		}, "InvalidParameterValue"},
+		"FullChainNeedsSubnet": {func(r *clb.CreateLoadBalancerRequest) { r.AddressIPVersion = common.StringPtr("IPv6FullChain") }, "MissingParameter"},
+		"NAT64WithVip": {func(r *clb.CreateLoadBalancerRequest) {
+			r.AddressIPVersion, r.Vip = common.StringPtr("IPV6"), common.StringPtr("fdc1:b000::9")
+		}, "InvalidParameterValue"},
+		"FullChainGlobalVip": {func(r *clb.CreateLoadBalancerRequest) {
+			r.AddressIPVersion, r.SubnetId, r.Vip = common.StringPtr("IPv6FullChain"), common.StringPtr("subnet-1"), common.StringPtr("2001:db8::1")
+		}, "InvalidParameterValue"},
+		"IPv4WithIPv6Vip": {func(r *clb.CreateLoadBalancerRequest) { r.Vip = common.StringPtr("fdc1:b000::9") }, "InvalidParameterValue"},
 		"TooManyTags":     {func(r *clb.CreateLoadBalancerRequest) { r.Tags = make([]*clb.TagInfo, 21) }, "InvalidParameterValue.Length"},
 		"UnknownZone":     {func(r *clb.CreateLoadBalancerRequest) { r.MasterZoneId = common.StringPtr("ap-shanghai-2") }, "InvalidParameterValue"},
 		"InternalDynamicVip": {func(r *clb.CreateLoadBalancerRequest) {

@@ -24,6 +24,7 @@ type persisted struct {
 	TaskAliases   map[string]string       `json:"taskAliases,omitempty"` // retried CreateLoadBalancer RequestId -> task
 	Tokens        map[string]*tokenRecord `json:"clientTokens,omitempty"`
 	VIPCursor     int                     `json:"vipCursor"`
+	VIP6Cursor    int                     `json:"vip6Cursor,omitempty"`
 	VPCs          map[string]vpcInfo      `json:"defaultVpcs,omitempty"`
 	VPC           *persistedVPC           `json:"vpc,omitempty"`
 }
@@ -83,7 +84,7 @@ func (e *Emulator) save() error {
 	e.mu.RLock()
 	p := persisted{
 		Version: stateFormatVersion, SavedAt: e.cfg.Clock(), LBSeq: e.st.lbSeq,
-		Tokens: e.st.tokens, VIPCursor: e.st.vipCursor, VPCs: e.st.vpcs, TaskAliases: map[string]string{},
+		Tokens: e.st.tokens, VIPCursor: e.st.vipCursor, VIP6Cursor: e.st.vip6Cursor, VPCs: e.st.vpcs, TaskAliases: map[string]string{},
 	}
 	for _, lb := range e.st.lbs {
 		p.LoadBalancers = append(p.LoadBalancers, lb)
@@ -152,7 +153,7 @@ func (e *Emulator) load() error {
 		return fmt.Errorf("emulator: load state %s: unsupported version %d", e.cfg.StateFile, p.Version)
 	}
 	st := newStore()
-	st.lbSeq, st.vipCursor = p.LBSeq, p.VIPCursor
+	st.lbSeq, st.vipCursor, st.vip6Cursor = p.LBSeq, p.VIPCursor, p.VIP6Cursor
 	if p.VPCs != nil {
 		st.vpcs = p.VPCs
 	}

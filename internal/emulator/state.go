@@ -22,7 +22,8 @@ type lbState struct {
 	NumericalVpcID   int64            `json:"numericalVpcId"`
 	SubnetID         string           `json:"subnetId,omitempty"`
 	ProjectID        int64            `json:"projectId"`
-	VIP              string           `json:"vip"`
+	VIP              string           `json:"vip"`                // the IPv6 address (AddressIPv6) for IPv6 versions
+	IPv6Mode         string           `json:"ipv6Mode,omitempty"` // IPv6Nat64 or IPv6FullChain; empty for IPv4
 	VipIsp           string           `json:"vipIsp"`
 	Domain           string           `json:"domain,omitempty"`
 	DynamicVip       bool             `json:"dynamicVip,omitempty"` // domain-based: Domain is also DescribeLoadBalancers' Domain
@@ -285,12 +286,13 @@ type store struct {
 	deals     map[string]string // DealName -> task id
 	tokens    map[string]*tokenRecord
 
-	usedIDs   map[string]struct{}
-	vips      map[string]string // VIP -> load balancer id
-	vipCursor int
-	vpcs      map[string]vpcInfo // default VPC per region
-	health    map[healthKey]bool // targets marked unhealthy by SetTargetHealth
-	deletes   []time.Time        // recent non-forced deletions, for FrequencyCheckRisk
+	usedIDs    map[string]struct{}
+	vips       map[string]string // VIP -> load balancer id
+	vipCursor  int
+	vip6Cursor int
+	vpcs       map[string]vpcInfo // default VPC per region
+	health     map[healthKey]bool // targets marked unhealthy by SetTargetHealth
+	deletes    []time.Time        // recent non-forced deletions, for FrequencyCheckRisk
 
 	vpc vpcStore
 }

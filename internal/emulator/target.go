@@ -58,6 +58,22 @@ func (e *Emulator) newTarget(instanceID, eniIP *string, port, weight *int64, tag
 	return t, nil
 }
 
+// checkFamily refuses a target whose address family lb cannot forward
+// to: an IPv6FullChain load balancer takes IPv6 addresses (given as
+// EniIp: an InstanceId names a primary IPv4), the others IPv4 ones (an
+// IPv6 NAT64 load balancer translates its IPv6 VIP to IPv4 targets).
+func (lb *lbState) checkFamily(t *targetState) *apiError {
+	a, err := netip.ParseAddr(t.IP)
+	v6 := err == nil && a.Is6() && !a.Is4In6()
+	switch {
+	case lb.IPv6Mode == ipv6ModeFullChain && !v6:
+		return errorf(codeInvalidValue, "Target %s is not an IPv6 address: IPv6FullChain load balancer %s takes IPv6 targets (by EniIp).", t, lb.ID)
+	case lb.IPv6Mode != ipv6ModeFullChain && v6:
+		return errorf(codeInvalidValue, "Target %s is an IPv6 address: load balancer %s takes IPv4 targets.", t, lb.ID)
+	}
+	return nil
+}
+
 func (t *targetState) String() string {
 	if t.InstanceID != "" {
 		return fmt.Sprintf("%s:%d", t.InstanceID, t.Port)
@@ -176,6 +192,9 @@ func (e *Emulator) registerTargets(c *call) (any, *apiError) {
 			return nil, errorf(codeDuplicate, "Target %s is already bound to %s.", t, l.ID)
 		}
 		if err := checkRangeTarget(l, t); err != nil {
+			return nil, err
+		}
+		if err := lb.checkFamily(t); err != nil {
 			return nil, err
 		}
 	}
@@ -418,6 +437,9 @@ func (e *Emulator) applyBatchGroup(lb *lbState, g *batchGroup, register bool) st
 		}
 		if register {
 			if err := checkRangeTarget(l, t); err != nil {
+				return err.Message
+			}
+			if err := lb.checkFamily(t); err != nil {
 				return err.Message
 			}
 			added[list]++

@@ -60,7 +60,7 @@ func EnvVars(bindings []v1alpha1.PortBinding) []corev1.EnvVar {
 		for _, p := range v1alpha1.ListenerProtocols(b.Protocol) {
 			n := EnvVarName(p, b.ContainerPort)
 			for _, vip := range b.VIPs {
-				values[n] = append(values[n], formatAddress(vip, b.Port, b.EndPort))
+				values[n] = append(values[n], FormatAddress(vip, b.Port, b.EndPort))
 			}
 		}
 	}

@@ -115,7 +115,7 @@ func Addresses(bindings []v1alpha1.PortBinding) []Address {
 	for _, b := range bindings {
 		addr := b.Address
 		if addr == "" && len(b.VIPs) > 0 {
-			addr = formatAddress(b.VIPs[0], b.Port, b.EndPort)
+			addr = FormatAddress(b.VIPs[0], b.Port, b.EndPort)
 		}
 		out = append(out, Address{
 			Pool: b.Pool, Protocol: b.Protocol, ContainerPort: b.ContainerPort,
@@ -190,8 +190,9 @@ func ParseAddresses(value string) ([]Address, error) {
 	return out, err
 }
 
-// formatAddress writes vip:port or vip:port-end, bracketing IPv6.
-func formatAddress(vip string, port, end int32) string {
+// FormatAddress writes vip:port or vip:port-end, an IPv6 vip in brackets
+// ([vip]:port) as URLs write it.
+func FormatAddress(vip string, port, end int32) string {
 	host := vip
 	if strings.Contains(vip, ":") {
 		host = "[" + vip + "]"

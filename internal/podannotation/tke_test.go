@@ -559,3 +559,28 @@ func TestTKEResultAddressIPVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestIPv6Addresses: a binding on an IPv6 load balancer. tke-extend v2.5.2
+// writes its result's address as "<ip>:<port>" whatever the family (its
+// controller formats "%s:%d"), so an IPv6 VIP is not bracketed there:
+// matched byte for byte. Our own address annotation brackets it, as a URL
+// does ("[ip]:port"), so clients can split host and port.
+func TestIPv6Addresses(t *testing.T) {
+	b := v1alpha1.PortBinding{Pool: TKEPoolNamespace + "/pool-a", Protocol: "TCP", ContainerPort: 80, LoadBalancerID: "lb-1", Region: "ap-guangzhou",
+		VIPs: []string{"fdc1:b000::1"}, Port: 30000, ListenerIDs: map[string]string{"TCP": "lbl-1"}, AddressIPVersion: "ipv6", IPv6Mode: "IPv6FullChain"}
+	ports := []v1alpha1.PortRequest{{Port: num(80), Protocol: "TCP", Pools: tkePools("pool-a")}}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)[TKEAnnotationMappingResult]
+	want := `[{"port":80,"protocol":"TCP","pool":"pool-a","region":"ap-guangzhou","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+		`"listenerId":"lbl-1","addressIPVersion":"ipv6","ips":["fdc1:b000::1"],"address":"fdc1:b000::1:30000"}]`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tke-extend result: -want, +got:\n%s", diff)
+	}
+	ours := Addresses([]v1alpha1.PortBinding{b})
+	if len(ours) != 1 || ours[0].Address != "[fdc1:b000::1]:30000" {
+		t.Errorf("our address annotation: %+v, want [fdc1:b000::1]:30000", ours)
+	}
+	b.EndPort = 30009
+	if got := FormatAddress(b.VIPs[0], b.Port, b.EndPort); got != "[fdc1:b000::1]:30000-30009" {
+		t.Errorf("a segment's address: %q", got)
+	}
+}

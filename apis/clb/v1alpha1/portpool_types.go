@@ -190,6 +190,11 @@ type PoolLoadBalancerStatus struct {
 	// answers it (ipv4, ipv6).
 	// +optional
 	AddressIPVersion string `json:"addressIPVersion,omitempty"`
+	// IPv6Mode of an IPv6 load balancer as the cloud answers it:
+	// IPv6Nat64 (an IPv6 VIP forwarding to IPv4 targets) or IPv6FullChain
+	// (to IPv6 targets: the Pods' IPv6 addresses).
+	// +optional
+	IPv6Mode string `json:"ipv6Mode,omitempty"`
 	// Free slots on this load balancer.
 	Free int64 `json:"free"`
 	// Listeners maps "PROTOCOL/port" to the listener id.

@@ -152,6 +152,11 @@ type PortBinding struct {
 	// (ipv4, ipv6) when the port was allocated.
 	// +optional
 	AddressIPVersion string `json:"addressIPVersion,omitempty"`
+	// IPv6Mode of an IPv6 load balancer (IPv6Nat64 or IPv6FullChain) when
+	// the port was allocated: an IPv6FullChain one forwards to the Pod's
+	// IPv6 address, any other to its IPv4 address.
+	// +optional
+	IPv6Mode string `json:"ipv6Mode,omitempty"`
 	// TargetIP and TargetPort are where the load balancer forwards.
 	TargetIP   string `json:"targetIP,omitempty"`
 	TargetPort int32  `json:"targetPort,omitempty"`

@@ -2,6 +2,7 @@ package clb
 
 import (
 	"fmt"
+	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
@@ -64,9 +65,13 @@ func ObserveListener(task v1alpha1.TaskStatus, lbID string, l *clbsdk.Listener, 
 	if end := Deref(l.EndPort); end > 0 {
 		ports = fmt.Sprintf("%d-%d", Deref(l.Port), end)
 	}
-	for _, v := range lb.LoadBalancerVips {
-		o.VIPs = append(o.VIPs, Deref(v))
-		o.Addresses = append(o.Addresses, Deref(v)+":"+ports)
+	for _, v := range LoadBalancerVIPs(lb) {
+		host := v
+		if strings.Contains(v, ":") {
+			host = "[" + v + "]" // IPv6
+		}
+		o.VIPs = append(o.VIPs, v)
+		o.Addresses = append(o.Addresses, host+":"+ports)
 	}
 	return o
 }

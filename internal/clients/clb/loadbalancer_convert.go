@@ -84,11 +84,35 @@ func ObserveLoadBalancer(lb *clbsdk.LoadBalancer, task v1alpha1.TaskStatus) v1al
 	if Deref(lb.Status) == 1 {
 		o.Status = LoadBalancerNormal
 	}
-	for _, v := range lb.LoadBalancerVips {
-		o.VIPs = append(o.VIPs, Deref(v))
-	}
+	o.VIPs = LoadBalancerVIPs(lb)
 	o.Tags = LoadBalancerTags(lb)
 	return o
+}
+
+// LoadBalancerVIPs are the addresses lb is reached at: LoadBalancerVips,
+// or for an IPv6 load balancer (IPV6 NAT64 or IPv6FullChain), whose
+// LoadBalancerVips the cloud leaves empty, AddressIPv6.
+func LoadBalancerVIPs(lb *clbsdk.LoadBalancer) []string {
+	var out []string
+	for _, v := range lb.LoadBalancerVips {
+		out = append(out, Deref(v))
+	}
+	if len(out) == 0 && Deref(lb.AddressIPv6) != "" {
+		out = []string{*lb.AddressIPv6}
+	}
+	return out
+}
+
+// IPv6Mode values of an IPv6 load balancer as the cloud answers them.
+const (
+	IPv6ModeNAT64     = "IPv6Nat64"
+	IPv6ModeFullChain = "IPv6FullChain"
+)
+
+// IsFullChain reports whether lb is an IPv6FullChain load balancer, the
+// kind that forwards to IPv6 targets (an IPv6 NAT64 one, to IPv4 ones).
+func IsFullChain(lb *clbsdk.LoadBalancer) bool {
+	return strings.EqualFold(Deref(lb.IPv6Mode), IPv6ModeFullChain)
 }
 
 // LoadBalancerTags are the tags of lb; nil when it has none.
@@ -146,7 +170,7 @@ func addressIPVersion(lb *clbsdk.LoadBalancer) *string {
 	switch {
 	case v == "":
 		return nil
-	case v == "IPV6" && strings.EqualFold(Deref(lb.IPv6Mode), "IPv6FullChain"):
+	case v == "IPV6" && IsFullChain(lb):
 		return Ptr("IPv6FullChain")
 	case v == "IPV6FULLCHAIN":
 		return Ptr("IPv6FullChain")

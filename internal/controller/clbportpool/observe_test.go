@@ -51,9 +51,10 @@ func TestObserveLoadBalancer(t *testing.T) {
 			want:   v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-1", State: v1alpha1.LBStateRunning, Allocated: 6, AddressIPVersion: ptr.To("ipv4"), Ips: []string{"1.1.1.1"}},
 		},
 		"IPv6": {
-			reason: "the IP version as the cloud spells it",
-			lb:     clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-1", State: clbv1alpha1.PoolLBReady, Allocated: 1, AllocatedListeners: 1, AddressIPVersion: "ipv6"},
-			want:   v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-1", State: v1alpha1.LBStateRunning, Allocated: 1, AddressIPVersion: ptr.To("ipv6")},
+			reason: "the IP version as the cloud spells it, and the IPv6 address (the PortPool's VIP, from AddressIPv6) in ips",
+			lb: clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-1", State: clbv1alpha1.PoolLBReady, Allocated: 1, AllocatedListeners: 1, AddressIPVersion: "ipv6",
+				IPv6Mode: "IPv6FullChain", VIPs: []string{"fdc1:b000::1"}},
+			want: v1alpha1.LoadBalancerStatus{LoadbalancerID: "lb-1", State: v1alpha1.LBStateRunning, Allocated: 1, AddressIPVersion: ptr.To("ipv6"), Ips: []string{"fdc1:b000::1"}},
 		},
 		"NotFound": {
 			reason: "a load balancer not found has no IP version and no listeners",

@@ -205,8 +205,12 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 // targets (the next reconcile records and registers the new ones).
 func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, p *plan, rsv *allocation.Reservation) outcome {
 	allocated := rsv.Fresh() || len(pa.Status.Bindings) > 0 && pa.Status.State == v1alpha1.StatePending
-	if err := p.destErr; err != nil || !p.ready {
-		msg, wait := "waiting for the Pod's IP (or its node)", reconcile.Result{}
+	gap := ""
+	if p.destErr == nil && p.ready {
+		gap = familyGap(pa, p.ws, p.ds)
+	}
+	if err := p.destErr; err != nil || !p.ready || gap != "" {
+		msg, wait := cmp.Or(gap, "waiting for the Pod's IP (or its node)"), reconcile.Result{}
 		if err != nil {
 			msg, wait = err.Error(), reconcile.Result{RequeueAfter: waitForPorts}
 		}

@@ -118,7 +118,9 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 	}
 	if more, err := rsv.AllocateAll(ctx, rest); err == nil {
 		for i := range more {
-			more[i].TargetIP, more[i].TargetPort, more[i].InstanceID = restDest[i].ip, restDest[i].port, restDest[i].instance
+			if ip := restDest[i].ipFor(more[i]); ip != "" {
+				more[i].TargetIP, more[i].TargetPort, more[i].InstanceID = ip, restDest[i].port, restDest[i].instance
+			} // else the Pod lacks the family the load balancer forwards to: bind waits and says so
 		}
 		bs = append(bs, more...)
 	}

@@ -56,6 +56,8 @@ var (
 	key     = types.NamespacedName{Namespace: ns, Name: podName}
 	now     = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	vip     = "203.0.113.1"
+	vip6    = "fdc1:b000::1"
+	podIP6  = "fd00:10::5"
 	lbPorts = []int32{100, 101}
 )
 
@@ -85,6 +87,22 @@ func portPool() *clbv1alpha1.PortPool {
 	}
 	pp.Status.AtProvider.LoadBalancers = []clbv1alpha1.PoolLoadBalancerStatus{lb}
 	return pp
+}
+
+// ipv6Pool is portPool with lb-1 an IPv6 load balancer of mode
+// (IPv6Nat64 or IPv6FullChain), reached at an IPv6 VIP.
+func ipv6Pool(mode string) *clbv1alpha1.PortPool {
+	pp := portPool()
+	lb := &pp.Status.AtProvider.LoadBalancers[0]
+	lb.VIPs, lb.AddressIPVersion, lb.IPv6Mode = []string{vip6}, "ipv6", mode
+	return pp
+}
+
+// dualStackPod is pod(podIP) with the IPv6 address podIP6 too.
+func dualStackPod() *corev1.Pod {
+	p := pod(podIP)
+	p.Status.PodIPs = []corev1.PodIP{{IP: podIP}, {IP: podIP6}}
+	return p
 }
 
 // pod is Pod team-a/pod-0, an hour old, asking for 80 of pool web, with
@@ -1136,6 +1154,41 @@ func TestReconcile(t *testing.T) {
 				writes: []string{"RegisterTargets lb-1 lbl-100//192.168.0.9:7000 lbl-101//10.0.0.5:81"},
 				events: []string{"Normal AddressBound *v1.Pod/pod-0"}},
 		},
+		"IPv6FullChain": {
+			reason: "An IPv6FullChain load balancer forwards to the Pod's IPv6 address (from status.podIPs).",
+			objs:   []client.Object{ns, ipv6Pool(clb.IPv6ModeFullChain), dualStackPod()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 fd00:10::5:80"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//fd00:10::5:80"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
+		},
+		"IPv6FullChainPodWithoutIPv6": {
+			reason: "An IPv6FullChain load balancer and a Pod with no IPv6 address: the PodAddress waits in WaitBackend saying why, and nothing is registered.",
+			objs:   []client.Object{ns, ipv6Pool(clb.IPv6ModeFullChain), pod(podIP)},
+			want:   want{state: v1alpha1.StateWaitBackend, message: "forwards to IPv6 addresses only", allocated: 1},
+		},
+		"IPv6FullChainHostPort": {
+			reason: "An IPv6FullChain load balancer and the HostPort backend: the node's IPv6 address (from status.hostIPs) and the hostPort.",
+			objs: []client.Object{ns, ipv6Pool(clb.IPv6ModeFullChain), func() *corev1.Pod {
+				p := pod(podIP, podannotation.AnnotationBackend, v1alpha1.BackendHostPort)
+				p.Spec.Containers[0].Ports[0].HostPort = 7000
+				p.Status.HostIP = "192.168.0.9"
+				p.Status.HostIPs = []corev1.HostIP{{IP: "192.168.0.9"}, {IP: "fd00:20::9"}}
+				return p
+			}()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 fd00:20::9:7000"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//fd00:20::9:7000"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
+		},
+		"IPv6NAT64": {
+			reason: "An IPv6 (NAT64) load balancer translates its IPv6 VIP to the Pod's IPv4 address.",
+			objs:   []client.Object{ns, ipv6Pool(clb.IPv6ModeNAT64), dualStackPod()},
+			want: want{state: v1alpha1.StateBound, bound: []string{"lbl-100 10.0.0.5:80"},
+				writes:    []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"},
+				events:    []string{"Normal AddressBound *v1.Pod/pod-0"},
+				allocated: 1},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -1232,5 +1285,26 @@ func TestAnswerOutlivesAFailedWrite(t *testing.T) {
 	want := []string{"RegisterTargets lb-1 lbl-100//10.0.0.5:80"}
 	if diff := cmp.Diff(want, w.cloud.Writes()); diff != "" {
 		t.Errorf("cloud writes: -want, +got:\n%s", diff)
+	}
+}
+
+// TestIPv6Binding: a Pod bound through an IPv6FullChain load balancer is
+// told its address with the IPv6 VIP in brackets, and its binding records
+// the load balancer's version and mode and the IPv6 target.
+func TestIPv6Binding(t *testing.T) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	w := newWorld(t, nil, ns, ipv6Pool(clb.IPv6ModeFullChain), dualStackPod())
+	w.bindFirst(t)
+	pa := w.podAddress(t)
+	b := pa.Status.Bindings[0]
+	if b.Address != "[fdc1:b000::1]:100" || b.AddressIPVersion != "ipv6" || b.IPv6Mode != clb.IPv6ModeFullChain || b.TargetIP != podIP6 {
+		t.Errorf("binding %+v", b)
+	}
+	p := &corev1.Pod{}
+	if err := w.kube.Get(context.Background(), key, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Annotations[podannotation.AnnotationAddresses]; !strings.Contains(got, `"address":"[fdc1:b000::1]:100"`) {
+		t.Errorf("the Pod's %s: %s", podannotation.AnnotationAddresses, got)
 	}
 }

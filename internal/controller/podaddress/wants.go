@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
@@ -85,14 +87,15 @@ func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1
 			continue // not asked for any more; bind drops it first
 		}
 		d := ds[j]
-		if b.TargetIP == d.ip && b.TargetPort == d.port && b.InstanceID == d.instance {
+		ip := d.ipFor(*b)
+		if b.TargetIP == ip && b.TargetPort == d.port && b.InstanceID == d.instance {
 			continue
 		}
 		if targets.Recorded(*b) {
 			stale = append(stale, *b)
 			continue
 		}
-		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = d.ip, d.port, d.instance, ""
+		b.TargetIP, b.TargetPort, b.InstanceID, b.Address = ip, d.port, d.instance, ""
 		recorded = true
 	}
 	return stale, recorded
@@ -100,9 +103,54 @@ func setTargets(pa *v1alpha1.PodAddress, ws []want, ds []dest) (stale []v1alpha1
 
 // A dest is where the targets of one want forward to.
 type dest struct {
-	ip       string
+	ip       string // the IPv4 address (the one address the NodePort backend has)
+	ip6      string // the IPv6 address, if the Pod (or its node, for HostPort) has one
 	instance string // the CVM instance, for the NodePort backend
 	port     int32
+}
+
+// ipFor is the address d forwards to from b's load balancer: an
+// IPv6FullChain load balancer takes IPv6 targets only; an IPv4 or IPv6
+// NAT64 one (translating its IPv6 VIP), IPv4 ones. Empty when the Pod has
+// no address of that family.
+func (d dest) ipFor(b v1alpha1.PortBinding) string {
+	if b.IPv6Mode == clb.IPv6ModeFullChain {
+		return d.ip6
+	}
+	return d.ip
+}
+
+// familyGap explains why some binding of pa cannot be given a target yet:
+// its load balancer forwards to an address family its destination lacks
+// (e.g. an IPv6FullChain load balancer and a Pod with no IPv6 address).
+// Empty when every binding has its target.
+func familyGap(pa *v1alpha1.PodAddress, ws []want, ds []dest) string {
+	for _, b := range pa.Status.Bindings {
+		j := slices.IndexFunc(ws, func(w want) bool { return w.Of(b) })
+		if j < 0 || ds[j].ipFor(b) != "" {
+			continue
+		}
+		if b.IPv6Mode == clb.IPv6ModeFullChain {
+			return fmt.Sprintf("load balancer %s is IPv6FullChain and forwards to IPv6 addresses only: waiting for the Pod's IPv6 address (status.podIPs; the %s backend)", b.LoadBalancerID, ws[j].backend)
+		}
+		return fmt.Sprintf("load balancer %s forwards to IPv4 addresses only: waiting for the Pod's IPv4 address (status.podIPs; the %s backend)", b.LoadBalancerID, ws[j].backend)
+	}
+	return ""
+}
+
+// byFamily splits addresses into the first IPv4 and the first IPv6 one.
+func byFamily(ips ...string) (v4, v6 string) {
+	for _, s := range ips {
+		a, err := netip.ParseAddr(s)
+		switch {
+		case err != nil:
+		case a.Is4() || a.Is4In6():
+			v4 = cmp.Or(v4, a.Unmap().String())
+		default:
+			v6 = cmp.Or(v6, a.String())
+		}
+	}
+	return v4, v6
 }
 
 // dests returns where each of ws forwards to, by its own backend, and
@@ -116,7 +164,12 @@ func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]d
 			if pod.Status.HostIP == "" {
 				return nil, false, nil
 			}
-			ds[i] = dest{ip: pod.Status.HostIP, port: w.hostPort}
+			hostIPs := []string{pod.Status.HostIP}
+			for _, h := range pod.Status.HostIPs {
+				hostIPs = append(hostIPs, h.IP)
+			}
+			v4, v6 := byFamily(hostIPs...)
+			ds[i] = dest{ip: v4, ip6: v6, port: w.hostPort}
 		case v1alpha1.BackendNodePort:
 			if pod.Spec.NodeName == "" {
 				return nil, false, nil
@@ -136,7 +189,12 @@ func (r *Reconciler) dests(ctx context.Context, pod *corev1.Pod, ws []want) ([]d
 			if pod.Status.PodIP == "" {
 				return nil, false, nil
 			}
-			ds[i] = dest{ip: pod.Status.PodIP, port: w.ContainerPort}
+			podIPs := []string{pod.Status.PodIP}
+			for _, p := range pod.Status.PodIPs {
+				podIPs = append(podIPs, p.IP)
+			}
+			v4, v6 := byFamily(podIPs...)
+			ds[i] = dest{ip: v4, ip6: v6, port: w.ContainerPort}
 		}
 	}
 	return ds, true, nil
@@ -157,10 +215,7 @@ func address(b v1alpha1.PortBinding) string {
 	if len(b.VIPs) == 0 {
 		return ""
 	}
-	if b.EndPort > 0 {
-		return fmt.Sprintf("%s:%d-%d", b.VIPs[0], b.Port, b.EndPort)
-	}
-	return fmt.Sprintf("%s:%d", b.VIPs[0], b.Port)
+	return podannotation.FormatAddress(b.VIPs[0], b.Port, b.EndPort)
 }
 
 func addresses(bs []v1alpha1.PortBinding) string {

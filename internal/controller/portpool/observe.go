@@ -405,9 +405,7 @@ func (o *observation) fillStatus() {
 		}
 		st.Adopted, st.TKEListeners = adoptedStatus(l.m.ids, l.adopted), l.tke
 		if lb := l.lb; lb != nil {
-			for _, v := range lb.LoadBalancerVips {
-				st.VIPs = append(st.VIPs, clb.Deref(v))
-			}
+			st.VIPs = clb.LoadBalancerVIPs(lb)
 			// Domain is set on domain-based load balancers only, whose
 			// address is the name; LoadBalancerDomain on every public one.
 			st.Hostname = clb.Deref(lb.Domain)
@@ -417,7 +415,7 @@ func (o *observation) fillStatus() {
 			}
 			st.ISP = clb.Deref(lb.VipIsp)
 			st.Name, st.Type = clb.Deref(lb.LoadBalancerName), clb.Deref(lb.LoadBalancerType)
-			st.AddressIPVersion = clb.Deref(lb.AddressIPVersion)
+			st.AddressIPVersion, st.IPv6Mode = clb.Deref(lb.AddressIPVersion), clb.Deref(lb.IPv6Mode)
 		}
 		for i := int64(0); i < o.shape.slots; i++ {
 			if l.m.usable[i] && !l.bound[o.shape.port(i)] {

@@ -100,6 +100,10 @@ func reconcile(t *testing.T, e external, cr *v1alpha1.PortPool) error {
 func TestObserveStatus(t *testing.T) {
 	home := fake.New("lb-a", "lb-b")
 	home.LBs["lb-a"].AddressIPVersion = clb.Ptr("ipv4")
+	// lb-b is IPv6FullChain: its address is AddressIPv6 alone.
+	b := home.LBs["lb-b"]
+	b.LoadBalancerVips, b.AddressIPv6 = []*string{}, clb.Ptr("fdc1:b000::2")
+	b.AddressIPVersion, b.IPv6Mode = clb.Ptr("ipv6"), clb.Ptr("IPv6FullChain")
 	cr := pool(onLBs("lb-a", "lb-b", "lb-gone", "lb-a"), func(p *v1alpha1.PortPool) {
 		p.Spec.ForProvider.Blacklist = []string{"ap-guangzhou:lb-b"}
 	})
@@ -131,7 +135,8 @@ func TestObserveStatus(t *testing.T) {
 		LoadBalancers: []v1alpha1.PoolLoadBalancerStatus{
 			{ID: "lb-a", Region: "ap-guangzhou", VIPs: []string{"10.0.0.1"}, ISP: "BGP", State: v1alpha1.PoolLBReady, ListenersReady: 5, ListenersWanted: 5, Allocated: 1, AllocatedListeners: 1,
 				AddressIPVersion: "ipv4", Free: 4, Listeners: map[string]string{"count": "5"}},
-			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"10.0.0.2"}, ISP: "BGP", State: v1alpha1.PoolLBBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"}},
+			{ID: "lb-b", Region: "ap-guangzhou", VIPs: []string{"fdc1:b000::2"}, ISP: "BGP", State: v1alpha1.PoolLBBlacklisted, ListenersReady: 5, ListenersWanted: 5, Free: 0, Listeners: map[string]string{"count": "5"},
+				AddressIPVersion: "ipv6", IPv6Mode: "IPv6FullChain"},
 			{ID: "lb-gone", Region: "ap-guangzhou", State: v1alpha1.PoolLBNotFound, ListenersWanted: 5, Listeners: map[string]string{"count": "0"}},
 		},
 		Allocated: 1, Free: 4, Bindings: 1, SlotsPerLoadBalancer: 5,

@@ -3,8 +3,13 @@
 // that forwards traffic to the listener's registered targets, so tests can
 // reach a local process through its "public" address.
 //
-// Only loopback VIPs are served because they are the only addresses a test
-// host can bind without setup (Linux routes all of 127.0.0.0/8 to lo).
+// IPv4 VIPs are served on loopback, the only addresses a test host can bind
+// without setup (Linux routes all of 127.0.0.0/8 to lo). IPv6 VIPs are
+// unique local addresses (fd00::/8) served only once they are addresses of
+// a local device (tests put them on lo): the socket binds
+// without IPV6_FREEBIND, so the kernel refuses any other address. IPv6
+// targets are dialled only when they are loopback or addresses of this
+// host, so no packet of an IPv6 route ever leaves the machine.
 package dataplane
 
 import (
@@ -135,6 +140,7 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 	wants := map[string]want{}
 	skipped := map[string]struct{}{}
 	var errs []error
+	var local localAddrs
 	skip := func(r Route, why string) {
 		k := fmt.Sprintf("%s %s:%d-%d", r.Protocol, r.VIP, r.Port, r.EndPort)
 		if _, logged := p.skipped[k]; !logged {
@@ -153,11 +159,11 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 			skip(r, "VIP is not an IP address")
 			continue
 		}
-		if !ip.Unmap().IsLoopback() {
-			skip(r, "VIP is not a loopback address")
+		ip = ip.Unmap()
+		if !ip.IsLoopback() && !isULA(ip) {
+			skip(r, "VIP is neither a loopback nor a unique local IPv6 address")
 			continue
 		}
-		ip = ip.Unmap()
 		end := r.EndPort
 		if end == 0 {
 			end = r.Port
@@ -172,6 +178,11 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 			if t.IP == "" || t.Port < 1 || t.Port+span > 65535 {
 				errs = append(errs, fmt.Errorf("dataplane: %s %s:%d: invalid target %q port %d for a range of %d ports",
 					proto, r.VIP, r.Port, t.IP, t.Port, span+1))
+				continue
+			}
+			if a, err := netip.ParseAddr(t.IP); err == nil && a.Unmap().Is6() && !local.has(a) {
+				errs = append(errs, fmt.Errorf("dataplane: %s %s:%d: target %s is not an address of this host: IPv6 targets are only dialled on local devices",
+					proto, r.VIP, r.Port, t.IP))
 				continue
 			}
 			targets = append(targets, t)
@@ -194,6 +205,37 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 	}
 	p.skipped = skipped
 	return wants, errs
+}
+
+// isULA reports whether a is a unique local IPv6 address (fd00::/8).
+func isULA(a netip.Addr) bool {
+	return a.Is6() && a.As16()[0] == 0xfd
+}
+
+// localAddrs answers whether an address is this host's: loopback, or
+// assigned to one of its interfaces (read once, on first use).
+type localAddrs struct {
+	read  bool
+	addrs map[netip.Addr]bool
+}
+
+func (l *localAddrs) has(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() {
+		return true
+	}
+	if !l.read {
+		l.read, l.addrs = true, map[netip.Addr]bool{}
+		as, _ := net.InterfaceAddrs() // on error nothing but loopback counts as local
+		for _, ia := range as {
+			if n, ok := ia.(*net.IPNet); ok {
+				if x, ok := netip.AddrFromSlice(n.IP); ok {
+					l.addrs[x.Unmap()] = true
+				}
+			}
+		}
+	}
+	return l.addrs[a]
 }
 
 // open binds the socket for w and starts serving it.

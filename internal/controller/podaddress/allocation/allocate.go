@@ -171,7 +171,7 @@ func binding(pp *clbv1alpha1.PortPool, w Port, slot portalloc.Slot) v1alpha1.Por
 		}
 		// pp is the cache's: the binding gets its own VIPs.
 		b.Region, b.ISP, b.VIPs, b.Hostname = lb.Region, lb.ISP, slices.Clone(lb.VIPs), lb.Hostname
-		b.LoadBalancerName, b.LoadBalancerType, b.AddressIPVersion = lb.Name, lb.Type, lb.AddressIPVersion
+		b.LoadBalancerName, b.LoadBalancerType, b.AddressIPVersion, b.IPv6Mode = lb.Name, lb.Type, lb.AddressIPVersion, lb.IPv6Mode
 		for _, proto := range v1alpha1.ListenerProtocols(w.Protocol) {
 			b.ListenerIDs[proto] = lb.ListenerID(clbv1alpha1.ListenerKey{Protocol: proto, Port: slot.Port})
 		}
