@@ -82,6 +82,11 @@ func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		return k, 0, nil
 	}
 	if claims == nil {
+		if k.dryRun { // the report lists the Pods that would get new addresses too
+			for i := range k.why {
+				k.why[i] = "no " + podannotation.TKEAnnotationMappingResult + " with status Ready"
+			}
+		}
 		return k, 0, nil
 	}
 	for i, w := range p.ws {

@@ -139,8 +139,8 @@ func TestDryRunWritesNothing(t *testing.T) {
 		condition bool
 	}{
 		"NoResult": {
-			reason: "A Pod of a pool in dry run with no tke-extend result gets no PodAddress.",
-			lines:  "80 TCP pool-a", pool: dry,
+			reason: "A Pod of a pool in dry run with no tke-extend result gets no PodAddress, and an Event saying it would get a new address.",
+			lines:  "80 TCP pool-a", pool: dry, event: "Normal TKEExtendSwitchDryRun",
 		},
 		"Invalid": {
 			reason: "An invalid request naming a pool in dry run is told by the dry-run Event only.",
