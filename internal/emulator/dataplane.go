@@ -116,15 +116,31 @@ func (e *Emulator) applyRoutes(routes []Route) {
 
 // pushDataPlane recomputes and applies the routes after a synchronous change.
 func (e *Emulator) pushDataPlane() {
-	if e.cfg.DataPlane == nil {
-		return
-	}
 	e.dpMu.Lock()
 	defer e.dpMu.Unlock()
 	e.mu.RLock()
-	routes := e.computeRoutes()
+	routes, push := e.routesLocked()
 	e.mu.RUnlock()
-	e.applyRoutes(routes)
+	if push {
+		e.applyRoutes(routes)
+	}
+}
+
+// SetDataPlane attaches dp to a running emulator, or detaches the data
+// plane (nil), and hands dp the current routes at once: a test of a
+// shared emulator carries traffic only while it needs to, so that the
+// others pay nothing for routes. Config.DataPlane does so from the start.
+func (e *Emulator) SetDataPlane(dp DataPlane) {
+	e.dpMu.Lock()
+	defer e.dpMu.Unlock()
+	e.mu.Lock()
+	e.cfg.DataPlane = dp
+	routes, push := e.routesLocked()
+	e.mu.Unlock()
+	e.lastRoutes = nil
+	if push {
+		e.applyRoutes(routes)
+	}
 }
 
 func routesEqual(a, b []Route) bool {

@@ -151,3 +151,28 @@ func TestDataPlaneRestoredOnStart(t *testing.T) {
 		t.Fatalf("routes on start: %v", got)
 	}
 }
+
+// A data plane attached to a running emulator gets its routes at once and
+// every change after; detached, it gets nothing more.
+func TestSetDataPlane(t *testing.T) {
+	e, _, c := env(t, instant())
+	lb := createLB(t, c, "later")
+	createListeners(t, c, lb, "UDP", 7777)
+	vip := e.Inventory().LoadBalancers[0].VIP
+
+	plane := &fakePlane{}
+	e.SetDataPlane(plane)
+	if got, want := fmt.Sprint(describe(plane.last())), fmt.Sprintf("[%s UDP 7777 ->]", vip); got != want {
+		t.Fatalf("routes on attach %s, want %s", got, want)
+	}
+	createListeners(t, c, lb, "TCP", 80)
+	if got := describe(plane.last()); len(got) != 2 {
+		t.Fatalf("routes after a new listener: %v", got)
+	}
+	e.SetDataPlane(nil)
+	n := plane.applies()
+	createListeners(t, c, lb, "TCP", 81)
+	if plane.applies() != n {
+		t.Fatalf("a detached data plane was applied to")
+	}
+}

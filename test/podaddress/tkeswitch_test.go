@@ -134,12 +134,16 @@ var switchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListe
 // TestSwitchFromTKEExtend: a cluster as tke-extend-network-controller v2
 // leaves it (listeners per Pod, targets, results), with tke-extend
 // stopped. A dry run (the CLBPortPool's tke-extend-switch: DryRun) writes
-// nothing to the cloud, the Pods or PodAddresses, and tells each Pod what
-// would be kept. The switch then keeps every bound Pod's VIP:port,
-// listener and target, and its result annotation byte for byte; the
-// emulator sees no deregistration and no listener deleted, and every
-// listener keeps its target at every moment; the pool takes the listeners
-// over. A Pod whose result was forged to name another Pod's listener is
+// nothing to the cloud, the Pods or PodAddresses, also for a Pod
+// tke-extend has not bound yet, and tells each Pod what would be kept. The
+// switch then keeps every bound Pod's VIP:port, listener and target, and
+// its result annotation byte for byte; the emulator sees no
+// deregistration and no listener deleted, and every listener keeps its
+// target at every moment; the pool takes the listeners over. Through it
+// all, from before the provider starts until the adoption is recorded, a
+// player sends a UDP packet every 10 ms through each kept VIP:port (the
+// emulator's data plane, on loopback) to its game server on the Pod's
+// loopback IP: every packet is answered, by that server. A Pod whose result was forged to name another Pod's listener is
 // refused before any write and gets a new address; so does a Pod created
 // after the switch.
 func TestSwitchFromTKEExtend(t *testing.T) {
@@ -158,24 +162,30 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 	gamePort := corev1.ContainerPort{ContainerPort: 7777, Protocol: corev1.ProtocolUDP}
 
-	// tke-extend at work: each Pod bound on its own port.
+	// tke-extend at work: each Pod bound on its own port. Each game
+	// server answers on its loopback Pod IP.
 	var gs []*corev1.Pod
 	var results []podannotation.TKEPortMapping
 	for i := range pods {
-		p := pod(t, ns, fmt.Sprintf("gs-%d", i), fmt.Sprintf("10.31.0.%d", i+1), annotations, gamePort)
+		p := pod(t, ns, fmt.Sprintf("gs-%d", i), gsIP(i), annotations, gamePort)
+		udpEcho(t, p.Name, gsIP(i)+":7777")
 		results = append(results, s.bind(t, p, poolName, int64(30000+i)))
 		gs = append(gs, p)
 	}
 	// A load balancer tke-extend created for the pool, and a Pod on it.
 	autoID := emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "auto-"+ns, wait)
-	auto := pod(t, ns, "gs-auto", "10.31.0.40", annotations, gamePort)
-	autoResult := newTKEStandIn(t, autoID).bind(t, auto, poolName, 30000)
+	auto := pod(t, ns, "gs-auto", autoIP, annotations, gamePort)
+	udpEcho(t, auto.Name, autoIP+":7777")
+	autoS := newTKEStandIn(t, autoID)
+	autoResult := autoS.bind(t, auto, poolName, 30000)
+	// A Pod tke-extend has not bound yet.
+	fresh := pod(t, ns, "gs-fresh", "10.31.0.60", annotations, gamePort)
 	// A tenant forges a result naming gs-0's listener.
 	forger := pod(t, ns, "forger", "10.31.0.99", annotations, gamePort)
 	forged := results[0]
 	s.annotate(t, forger, []podannotation.TKEPortMapping{forged})
 	before := map[string]*corev1.Pod{}
-	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto) {
+	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto, fresh) {
 		got := &corev1.Pod{}
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 			t.Fatal(err)
@@ -205,6 +215,14 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if err := kube.Status().Update(ctx, cpp); err != nil {
 		t.Fatal(err)
 	}
+	// Players play through every address from before the provider starts
+	// until the switch is done.
+	carryTraffic(t, clb.Deref(s.lb.LoadBalancerVips[0]), clb.Deref(autoS.lb.LoadBalancerVips[0]))
+	var players []*stream
+	for i, p := range gs {
+		players = append(players, startStream(t, p.Name, fmt.Sprintf("%s:%d", clb.Deref(s.lb.LoadBalancerVips[0]), 30000+i)))
+	}
+	players = append(players, startStream(t, auto.Name, clb.Deref(autoS.lb.LoadBalancerVips[0])+":30000"))
 	cloud.ResetCounters()
 	startProvider(t)
 	clearAtEnd(t, ns) // before the provider stops
@@ -216,6 +234,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 	podEventSaying(t, ns, auto.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port 30000 on %s", poolName, autoID))
 	podEventSaying(t, ns, forger.Name, "TKEExtendSwitchDryRun", "not the Pod's 10.31.0.99:7777 alone")
+	podEventSaying(t, ns, fresh.Name, "TKEExtendSwitchDryRun", "would give a new address (not kept): 7777/UDP in tke-port-pools/"+poolName+": no "+podannotation.TKEAnnotationMappingResult)
 	pp := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, pp); err != nil {
 		t.Fatal(err)
@@ -251,7 +270,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		defer wg.Done()
 		for {
 			for i, r := range results {
-				if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != fmt.Sprintf("10.31.0.%d:7777", i+1) {
+				if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != gsIP(i)+":7777" {
 					lost = append(lost, fmt.Sprintf("%s: %v", gs[i].Name, got))
 				}
 			}
@@ -296,8 +315,10 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 	podWarning(t, ns, forger.Name, "TKEExtendAddressNotKept", "not the Pod's 10.31.0.99:7777 alone")
 	late := pod(t, ns, "gs-late", "10.31.0.50", annotations, gamePort)
-	if b := bound(t, ns, late.Name).Status.Bindings[0]; kept[fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port)] || fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port) == forgerSlot {
-		t.Errorf("a Pod created after the switch got %s:%d, a port already held", b.LoadBalancerID, b.Port)
+	for _, p := range []*corev1.Pod{late, fresh} {
+		if b := bound(t, ns, p.Name).Status.Bindings[0]; kept[fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port)] || fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port) == forgerSlot {
+			t.Errorf("%s, with no tke-extend result, got %s:%d, a port already held", p.Name, b.LoadBalancerID, b.Port)
+		}
 	}
 	eventually(t, "the pool takes tke-extend's listeners over", func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
@@ -311,6 +332,13 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	})
 	close(stop)
 	wg.Wait()
+	for _, pl := range players {
+		sent, answered := pl.finish()
+		t.Logf("%s: %d packets sent, %d answered, %d answered by another server", pl, sent, answered, pl.wrong.Load())
+		if answered != sent || pl.wrong.Load() > 0 || sent < 100 {
+			t.Errorf("%s: %d of %d packets lost, %d answered by another server", pl, sent-answered, sent, pl.wrong.Load())
+		}
+	}
 	if len(lost) > 0 {
 		t.Errorf("%d moments with a listener of tke-extend not forwarding to its Pod alone, e.g. %s", len(lost), strings.Join(lost[:min(3, len(lost))], "; "))
 	}
@@ -320,11 +348,16 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		}
 	}
 	for i, r := range results {
-		if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != fmt.Sprintf("10.31.0.%d:7777", i+1) {
+		if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != gsIP(i)+":7777" {
 			t.Errorf("%s's listener %s forwards to %v", gs[i].Name, r.ListenerID, got)
 		}
 	}
 }
+
+// gsIP is the loopback Pod IP of gs-i; autoIP the one of gs-auto.
+func gsIP(i int) string { return fmt.Sprintf("127.31.0.%d", i+1) }
+
+const autoIP = "127.31.0.40"
 
 // podEventSaying waits for an Event of reason on Pod podName whose message
 // contains text.

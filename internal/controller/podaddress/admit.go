@@ -66,6 +66,9 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 	if no, err := r.refused(ctx, pa, ws); no != nil || err != nil {
 		return nil, err // refused: the controller says why once the Pod exists
 	}
+	if dry, err := r.inDryRun(ctx, v1alpha1.PoolsOf(pa)); dry || err != nil {
+		return nil, err // a dry run of the switch from tke-extend writes nothing
+	}
 	if err := r.kube.Create(ctx, pa); err != nil {
 		if kerrors.IsAlreadyExists(err) {
 			return nil, nil

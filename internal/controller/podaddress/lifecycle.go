@@ -6,17 +6,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 // create makes the PodAddress of a Pod that asks for addresses. It returns
@@ -37,11 +41,13 @@ func (r *Reconciler) create(ctx context.Context, pod *corev1.Pod, want *ask) (*v
 	// AlreadyExists PodAddress holds its own).
 	rsv := r.alloc.pools.Reserve(pa)
 	defer rsv.Drop()
-	if r.inDryRun(ctx, v1alpha1.PoolsOf(pa)) {
+	if dry, err := r.inDryRun(ctx, v1alpha1.PoolsOf(pa)); dry || err != nil {
 		// A pool in a dry run of the switch from tke-extend: say what
 		// would be kept, write nothing.
-		r.dryRunReport(ctx, pa, pod)
-		return nil, nil, dryRunAgain, nil
+		if dry {
+			r.dryRunReport(ctx, pa, pod)
+		}
+		return nil, nil, dryRunAgain, err
 	}
 	var p *plan
 	var k *kept
@@ -143,14 +149,35 @@ func (p *plan) servable() bool {
 }
 
 // inDryRun reports whether one of the pools is in a dry run of the
-// switch from tke-extend.
-func (r *Reconciler) inDryRun(ctx context.Context, pools []string) bool {
+// switch from tke-extend. A pool of tke-port-pools not made yet is in dry
+// run when its CLBPortPool asks for one: a Pod seen in the first moments,
+// before the PortPool is, must not be served either.
+func (r *Reconciler) inDryRun(ctx context.Context, pools []string) (bool, error) {
 	for _, key := range pools {
-		if _, pp, err := r.alloc.pools.Get(ctx, key); err == nil && dryRun(pp) {
-			return true
+		_, pp, err := r.alloc.pools.Get(ctx, key)
+		if err == nil {
+			if dryRun(pp) {
+				return true, nil
+			}
+			continue
+		}
+		if !kerrors.IsNotFound(errors.Cause(err)) {
+			return false, err
+		}
+		nn, ok := v1alpha1.ParsePoolKey(key)
+		if !ok || nn.Namespace != podannotation.TKEPoolNamespace {
+			continue
+		}
+		cpp := &tkev1alpha1.CLBPortPool{}
+		err = r.kube.Get(ctx, client.ObjectKey{Name: nn.Name}, cpp)
+		switch {
+		case err == nil && cpp.GetAnnotations()[clbv1alpha1.AnnotationTKESwitch] == clbv1alpha1.TKESwitchDryRun:
+			return true, nil
+		case err != nil && !kerrors.IsNotFound(err) && !meta.IsNoMatchError(err): // NoMatch: the kind is not served
+			return false, errors.Wrapf(err, "cannot get CLBPortPool %s", nn.Name)
 		}
 	}
-	return false
+	return false, nil
 }
 
 // dryRunReport tells a Pod of a pool in a dry run what the switch would
@@ -179,7 +206,7 @@ func (r *Reconciler) takeOver(ctx context.Context, pa *v1alpha1.PodAddress, pod 
 	pa.Spec = want.spec
 	pa.Spec.PodUID = string(pod.GetUID())
 	// A PodAddress made at admission now has its Pod.
-	meta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
+	xpmeta.RemoveAnnotations(pa, AnnotationAdmittedUntil)
 	if err := r.write(ctx, pa); err != nil {
 		return errors.Wrap(err, "cannot update PodAddress for the new Pod")
 	}
@@ -278,6 +305,6 @@ func (r *Reconciler) finalize(ctx context.Context, pa *v1alpha1.PodAddress) (rec
 	r.records.told.forget(types.UID(pa.Spec.PodUID))
 	r.out.metrics.forget(pa)
 	r.cloud.repairs.Drop(client.ObjectKeyFromObject(pa))
-	meta.RemoveFinalizer(pa, Finalizer)
+	xpmeta.RemoveFinalizer(pa, Finalizer)
 	return reconcile.Result{}, client.IgnoreNotFound(r.write(ctx, pa))
 }

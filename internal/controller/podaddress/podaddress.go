@@ -325,7 +325,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		want, err = r.request(ctx, pod)
 		if err != nil {
 			// A malformed request concerns this Pod only: say so on it and
-			// leave any existing binding alone.
+			// leave any existing binding alone; in a dry run, only say so.
+			if dry, derr := r.dryRunInvalid(ctx, pod, err); dry || derr != nil {
+				return reconcile.Result{RequeueAfter: dryRunAgain}, derr
+			}
 			r.reportInvalid(ctx, pod, err)
 			return reconcile.Result{}, nil
 		}

@@ -82,6 +82,11 @@ func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		return k, 0, nil
 	}
 	if claims == nil {
+		if k.dryRun { // the report lists the Pods that would get new addresses too
+			for i := range k.why {
+				k.why[i] = "no " + podannotation.TKEAnnotationMappingResult + " with status Ready"
+			}
+		}
 		return k, 0, nil
 	}
 	for i, w := range p.ws {
@@ -123,6 +128,17 @@ func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 		k.bindings[i] = &b
 	}
 	return k, 0, nil
+}
+
+// dryRunInvalid tells a Pod whose request is invalid and names a pool in
+// a dry run (read from its lines, podannotation.NamedPools) what would be
+// written, and reports whether it did: then nothing else is written.
+func (r *Reconciler) dryRunInvalid(ctx context.Context, pod *corev1.Pod, invalid error) (bool, error) {
+	dry, err := r.inDryRun(ctx, podannotation.NamedPools(pod))
+	if dry {
+		r.out.record.Event(pod, event.Normal(reasonTKEDryRun, "dry run of the switch from tke-extend, nothing written: would report the request invalid: "+invalid.Error()))
+	}
+	return dry, err
 }
 
 // dryRun reports whether pp is in a dry run of the switch from tke-extend:

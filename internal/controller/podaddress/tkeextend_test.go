@@ -6,11 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -113,6 +117,87 @@ func TestKeepTKEAddress(t *testing.T) {
 			}
 			if got := now.Annotations[podannotation.TKEAnnotationMappingResult]; got != before {
 				t.Errorf("%s\nresult rewritten:\n%s\nwas\n%s", tc.reason, got, before)
+			}
+		})
+	}
+}
+
+// TestDryRunWritesNothing: every Pod that names a pool in a dry run of
+// the switch is left unwritten, whatever it asks: with no tke-extend
+// result (no PodAddress, also at admission), with an invalid request (no
+// condition on the Pod, the dry-run Event saying what would be reported),
+// and before the pool's PortPool is made (its CLBPortPool asks for the dry
+// run). Without the dry run the invalid request is reported on the Pod.
+func TestDryRunWritesNothing(t *testing.T) {
+	dry := map[string]string{clbv1alpha1.AnnotationTKESwitch: clbv1alpha1.TKESwitchDryRun}
+	cases := map[string]struct {
+		reason    string
+		lines     string
+		pool      map[string]string // the PortPool's annotations; nil: no PortPool
+		clb       map[string]string // the CLBPortPool's annotations; nil: no CLBPortPool
+		event     string
+		condition bool
+	}{
+		"NoResult": {
+			reason: "A Pod of a pool in dry run with no tke-extend result gets no PodAddress, and an Event saying it would get a new address.",
+			lines:  "80 TCP pool-a", pool: dry, event: "Normal TKEExtendSwitchDryRun",
+		},
+		"Invalid": {
+			reason: "An invalid request naming a pool in dry run is told by the dry-run Event only.",
+			lines:  "80 TCP pool-a bogus", pool: dry, event: "Normal TKEExtendSwitchDryRun",
+		},
+		"PoolNotMadeYet": {
+			reason: "Before its PortPool is made, the CLBPortPool's dry run holds the Pod.",
+			lines:  "80 TCP pool-a", clb: dry,
+		},
+		"InvalidNotDryRun": {
+			reason: "Without a dry run the invalid request is reported on the Pod.",
+			lines:  "80 TCP pool-a bogus", pool: map[string]string{}, event: "Warning InvalidAddressRequest", condition: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := tkePod(podIP)
+			p.Annotations[podannotation.TKEAnnotationPortMapping] = tc.lines
+			p.Status.HostIP = "10.1.0.1"
+			objs := []client.Object{p}
+			if tc.pool != nil {
+				objs = append(objs, tkeSwitchPool(tc.pool))
+			}
+			if tc.clb != nil {
+				objs = append(objs, &tkev1alpha1.CLBPortPool{ObjectMeta: metav1.ObjectMeta{Name: "pool-a", Annotations: tc.clb}})
+			}
+			w := newWorld(t, nil, objs...)
+			before := &corev1.Pod{}
+			if err := w.kube.Get(context.Background(), key, before); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.reconcile(t); err != nil {
+				t.Fatal(err)
+			}
+			if tc.event != "" {
+				if events := strings.Join(w.events.take(), "; "); !strings.Contains(events, tc.event) {
+					t.Errorf("%s\nevents %q, want %s", tc.reason, events, tc.event)
+				}
+			}
+			now := &corev1.Pod{}
+			if err := w.kube.Get(context.Background(), key, now); err != nil {
+				t.Fatal(err)
+			}
+			if tc.condition {
+				if podCondition(now, conditionAddressReady) == nil {
+					t.Errorf("%s\nno address condition on the Pod", tc.reason)
+				}
+				return
+			}
+			if now.ResourceVersion != before.ResourceVersion {
+				t.Errorf("%s\nthe dry run wrote the Pod: conditions %+v, annotations %v", tc.reason, now.Status.Conditions, now.Annotations)
+			}
+			if bs, _ := w.r.AllocateAtAdmission(context.Background(), now, now.CreationTimestamp.Add(2*time.Hour)); len(bs) > 0 {
+				t.Errorf("%s\nadmission allocated %v", tc.reason, bs)
+			}
+			if pa := w.podAddress(t); pa != nil || len(w.cloud.Log()) > 0 {
+				t.Errorf("%s\nthe dry run wrote a PodAddress %v or to the cloud %v", tc.reason, pa != nil, w.cloud.Log())
 			}
 		})
 	}
