@@ -9,6 +9,8 @@ import (
 
 	clb "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 )
 
 func eni(ip string, port int64) *clb.Target {
@@ -412,5 +414,60 @@ func TestRangeListenerTargets(t *testing.T) {
 	r := routes[0]
 	if r.Protocol != "TCP" || r.Port != 30000 || r.EndPort != 30009 || len(r.Targets) != 1 || r.Targets[0].Port != 40000 {
 		t.Fatalf("range route %+v", r)
+	}
+}
+
+// TestLongRangeListeners: port-range listeners as long as the API allows
+// (EndPort up to 65535): tke-extend's segments of 10001 ports and one over
+// every port, each one listener; targets whose range would pass 65535 are
+// refused, as for any range.
+func TestLongRangeListeners(t *testing.T) {
+	e, _, c := env(t, instant())
+	lb := createLB(t, c, "long-ranges")
+	var ids []string
+	for _, start := range []int64{30000, 40001, 50002} {
+		req := newCreateListener(lb, "UDP", start)
+		req.EndPort = common.Uint64Ptr(uint64(start + 10000))
+		resp, err := c.CreateListener(req)
+		must(t, err)
+		ids = append(ids, *resp.Response.ListenerIds[0])
+	}
+	// A segment past 65535 is refused.
+	_, err := c.CreateListener(withEndPort(newCreateListener(lb, "TCP", 60003), 70003))
+	wantCode(t, err, clb.INVALIDPARAMETERVALUE_RANGE)
+	all := newCreateListener(lb, "TCP", 1)
+	all.EndPort = common.Uint64Ptr(65535)
+	resp, err := c.CreateListener(all)
+	must(t, err)
+	every := *resp.Response.ListenerIds[0]
+	if r := describeListener(t, c, lb, every); *r.Port != 1 || *r.EndPort != 65535 {
+		t.Fatalf("listener over every port: %d-%d", *r.Port, *r.EndPort)
+	}
+	// Another TCP listener anywhere now clashes.
+	_, err = c.CreateListener(newCreateListener(lb, "TCP", 8000))
+	wantCode(t, err, clb.INVALIDPARAMETER_PORTCHECKFAILED)
+
+	reg := clb.NewRegisterTargetsRequest()
+	reg.LoadBalancerId, reg.ListenerId = &lb, &ids[1]
+	reg.Targets = []*clb.Target{eni("10.0.0.1", 55536)} // 55536+10000 leaves the port space
+	_, err = c.RegisterTargets(reg)
+	wantCode(t, err, clb.INVALIDPARAMETERVALUE_RANGE)
+	reg.Targets = []*clb.Target{eni("10.0.0.1", 7000)}
+	_, err = c.RegisterTargets(reg)
+	must(t, err)
+	reg.ListenerId = &every
+	reg.Targets = []*clb.Target{eni("10.0.0.2", 1)}
+	_, err = c.RegisterTargets(reg)
+	must(t, err)
+
+	byPort := map[int]emulator.Route{}
+	for _, r := range e.Routes() {
+		byPort[r.Port] = r
+	}
+	if r := byPort[40001]; r.EndPort != 50001 || len(r.Targets) != 1 || r.Targets[0].Port != 7000 {
+		t.Errorf("route of the second segment: %+v", r)
+	}
+	if r := byPort[1]; r.Protocol != "TCP" || r.EndPort != 65535 || len(r.Targets) != 1 || r.Targets[0].Port != 1 {
+		t.Errorf("route over every port: %+v", r)
 	}
 }

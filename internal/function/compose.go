@@ -169,6 +169,10 @@ func validate(s *PodPublicAddressSpec) error {
 	if r.Start < 1 || r.End > 65535 || r.End < r.Start {
 		return fmt.Errorf("spec.portRange: %d-%d is not a range of ports within 1-65535", r.Start, r.End)
 	}
+	if seg := s.SegmentLength; seg != nil && *seg > r.End-r.Start+1 {
+		return fmt.Errorf("spec.segmentLength %d is longer than spec.portRange %d-%d (%d ports): one segment is one port-range listener, whose ports end at 65535",
+			*seg, r.Start, r.End, r.End-r.Start+1)
+	}
 	if seg := s.SegmentLength; seg != nil && *seg > 1 && (r.End-r.Start+1)%*seg != 0 {
 		return fmt.Errorf("spec.portRange %d-%d is not a whole number of segments of %d ports", r.Start, r.End, *seg)
 	}

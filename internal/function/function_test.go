@@ -227,13 +227,14 @@ func TestInvalidSpecsAreFatal(t *testing.T) {
 	base := `{"apiVersion": "workload.tencentcloud.crossplane.io/v1alpha1", "kind": "PodPublicAddress",
 	 "metadata": {"name": "x", "namespace": "games"}, "spec": SPEC}`
 	cases := map[string]struct{ spec, want string }{
-		"count without template": {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"count": 1}, "portRange": {"start": 1, "end": 2}}`, "needs spec.loadBalancers.template"},
-		"no load balancers":      {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {}, "portRange": {"start": 1, "end": 2}}`, "give existingIds"},
-		"region with created":    {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "region": "ap-x", "loadBalancers": {"template": {}, "count": 1}, "portRange": {"start": 1, "end": 2}}`, "existing load balancers only"},
-		"template region":        {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"template": {"region": "ap-shanghai"}, "autoCreate": {"maxLoadBalancers": 1}}, "portRange": {"start": 1, "end": 2}}`, "template.region is not supported"},
-		"partial segment":        {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 25}, "segmentLength": 10}`, "whole number of segments"},
-		"three protocols":        {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP_UDP"}, {"port": 2, "protocol": "QUIC"}], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 2}}`, "at most two"},
-		"no ports":               {`{"selector": {}, "ports": [], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 2}}`, "at least one port"},
+		"count without template":   {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"count": 1}, "portRange": {"start": 1, "end": 2}}`, "needs spec.loadBalancers.template"},
+		"no load balancers":        {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {}, "portRange": {"start": 1, "end": 2}}`, "give existingIds"},
+		"region with created":      {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "region": "ap-x", "loadBalancers": {"template": {}, "count": 1}, "portRange": {"start": 1, "end": 2}}`, "existing load balancers only"},
+		"template region":          {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"template": {"region": "ap-shanghai"}, "autoCreate": {"maxLoadBalancers": 1}}, "portRange": {"start": 1, "end": 2}}`, "template.region is not supported"},
+		"partial segment":          {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP"}], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 25}, "segmentLength": 10}`, "whole number of segments"},
+		"segment beyond the range": {`{"selector": {}, "ports": [{"port": 1, "protocol": "UDP"}], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 60000, "end": 65535}, "segmentLength": 10001}`, "is longer than spec.portRange 60000-65535 (5536 ports)"},
+		"three protocols":          {`{"selector": {}, "ports": [{"port": 1, "protocol": "TCP_UDP"}, {"port": 2, "protocol": "QUIC"}], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 2}}`, "at most two"},
+		"no ports":                 {`{"selector": {}, "ports": [], "loadBalancers": {"existingIds": ["lb-a"]}, "portRange": {"start": 1, "end": 2}}`, "at least one port"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -160,7 +160,6 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	}
 
 	req = &Request{Strategy: v1alpha1.StrategyDynamic, Backend: v1alpha1.BackendPodIP}
-	var samePort string // a tke-extend line with useSamePortAcrossPools
 	switch {
 	case tkeExtend && (nativePorts || bcs || eip || tke):
 		return nil, true, fmt.Errorf("%s asks for ports beside %s: use one syntax", tkeSwitch(tkePorts), otherSyntax(nativePorts, bcs, eip))
@@ -191,7 +190,7 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 		return nil, true, tkeMissingLines(tkeSwitchOnly)
 	case tkeExtend:
 		req.Syntax = SyntaxTKEExtend
-		samePort, err = parseTKE(req, a, tkePorts, tkeHostPorts)
+		err = parseTKE(req, a, tkePorts, tkeHostPorts)
 	default:
 		return nil, true, fmt.Errorf("%s is missing: the other %s annotations need it, e.g. \"8000/TCP my-pool\"",
 			AnnotationPorts, "network.tencentcloud.crossplane.io")
@@ -206,10 +205,6 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 		if err := parseTKERetain(req, a); err != nil {
 			return nil, true, err
 		}
-	}
-	if samePort != "" && req.Strategy != v1alpha1.StrategyOrdinal {
-		return nil, true, fmt.Errorf("%q: useSamePortAcrossPools needs %s: Ordinal (every pool gives start port + the Pod's ordinal); with Dynamic each pool picks its own port",
-			samePort, AnnotationStrategy)
 	}
 	return req, true, nil
 }
@@ -241,6 +236,9 @@ type item struct {
 	protocol string // canonical, or "" for the container port's
 	pools    []v1alpha1.PoolRef
 	hostPort bool
+	// samePort: one public port in every pool (tke-extend's
+	// useSamePortAcrossPools).
+	samePort bool
 }
 
 type itemParser func(text string) (item, error)
@@ -268,7 +266,7 @@ func parseItems(req *Request, key, value, podNS string, parse itemParser) error 
 		i, seen := index[k]
 		if !seen {
 			index[k] = len(req.Ports)
-			req.Ports = append(req.Ports, v1alpha1.PortRequest{Port: it.port, Protocol: it.protocol, Pools: it.pools})
+			req.Ports = append(req.Ports, v1alpha1.PortRequest{Port: it.port, Protocol: it.protocol, Pools: it.pools, SamePortAcrossPools: it.samePort})
 			if it.hostPort {
 				if req.HostPortFor == nil {
 					req.HostPortFor = map[int]bool{}
@@ -279,6 +277,9 @@ func parseItems(req *Request, key, value, podNS string, parse itemParser) error 
 		}
 		if req.HostPortFor[i] != it.hostPort {
 			return bad("port %s is listed both with and without /hostport; use the same form on every line", describe(it))
+		}
+		if req.Ports[i].SamePortAcrossPools != it.samePort {
+			return bad("port %s is listed both with and without useSamePortAcrossPools; a port's lines are one request: list its pools on one line, or give every line the option", describe(it))
 		}
 		for _, pool := range it.pools {
 			for _, have := range req.Ports[i].Pools {

@@ -101,32 +101,30 @@ func tkeMissingLines(switchKey string) error {
 
 // parseTKE reads the mapping lines of a Pod that asks in tke-extend's
 // syntax into req: those of TKEAnnotationPortMapping with the PodIP
-// backend, those of TKEAnnotationHostPortMapping marked HostPort. It
-// returns the first line with useSamePortAcrossPools, if any, for Parse
-// to check against the strategy.
-func parseTKE(req *Request, a map[string]string, ports, hostPorts bool) (samePort string, err error) {
+// backend, those of TKEAnnotationHostPortMapping marked HostPort.
+func parseTKE(req *Request, a map[string]string, ports, hostPorts bool) error {
 	if _, ok := a[AnnotationBackend]; ok {
-		return "", fmt.Errorf("%s cannot be used with %s: the annotation chooses the backend, %s forwards to the Pod IP and %s to the node and the container port's hostPort",
+		return fmt.Errorf("%s cannot be used with %s: the annotation chooses the backend, %s forwards to the Pod IP and %s to the node and the container port's hostPort",
 			AnnotationBackend, TKEAnnotationPortMapping, TKEAnnotationPortMapping, TKEAnnotationHostPortMapping)
 	}
 	if ports {
-		if err := parseItems(req, TKEAnnotationPortMapping, a[TKEAnnotationPortMapping], TKEPoolNamespace, parseTKEItem(false, &samePort)); err != nil {
-			return "", err
+		if err := parseItems(req, TKEAnnotationPortMapping, a[TKEAnnotationPortMapping], TKEPoolNamespace, parseTKEItem(false)); err != nil {
+			return err
 		}
 	}
 	if !hostPorts {
-		return samePort, nil
+		return nil
 	}
 	v := a[TKEAnnotationHostPortMapping]
 	first := len(req.Ports)
 	hostReq := &Request{}
-	if err := parseItems(hostReq, TKEAnnotationHostPortMapping, v, TKEPoolNamespace, parseTKEItem(true, &samePort)); err != nil {
-		return "", err
+	if err := parseItems(hostReq, TKEAnnotationHostPortMapping, v, TKEPoolNamespace, parseTKEItem(true)); err != nil {
+		return err
 	}
 	for i, pr := range hostReq.Ports {
 		for j := range first {
 			if req.Ports[j].Port == pr.Port && req.Ports[j].Protocol == pr.Protocol {
-				return "", fmt.Errorf("port %s/%s is in both %s and %s: map it in one of them",
+				return fmt.Errorf("port %s/%s is in both %s and %s: map it in one of them",
 					pr.Port.String(), TKEProtocolName(pr.Protocol), TKEAnnotationPortMapping, TKEAnnotationHostPortMapping)
 			}
 		}
@@ -138,14 +136,13 @@ func parseTKE(req *Request, a map[string]string, ports, hostPorts bool) (samePor
 			req.HostPortFor[first+i] = true
 		}
 	}
-	return samePort, nil
+	return nil
 }
 
 // parseTKEItem returns the parser of one line,
 // "<port> <PROTO> <pool>[,<pool>…] [<option>[,<option>…]]"; hostPort
-// marks the lines of TKEAnnotationHostPortMapping. The first line with
-// useSamePortAcrossPools is stored in samePort.
-func parseTKEItem(hostPort bool, samePort *string) itemParser {
+// marks the lines of TKEAnnotationHostPortMapping.
+func parseTKEItem(hostPort bool) itemParser {
 	return func(text string) (item, error) {
 		fields := strings.Fields(text)
 		if len(fields) < 3 || len(fields) > 4 {
@@ -176,12 +173,8 @@ func parseTKEItem(hostPort bool, samePort *string) itemParser {
 			it.pools = append(it.pools, ref)
 		}
 		if len(fields) == 4 {
-			same, err := checkTKEOptions(fields[3], it.protocol)
-			if err != nil {
+			if it.samePort, err = checkTKEOptions(fields[3], it.protocol); err != nil {
 				return item{}, err
-			}
-			if same && *samePort == "" {
-				*samePort = text
 			}
 		}
 		return it, nil
@@ -209,8 +202,8 @@ func TKEProtocolName(p string) string {
 }
 
 // checkTKEOptions checks a line's options and reports whether it has
-// useSamePortAcrossPools, which Parse accepts only with our Ordinal
-// strategy (start port + ordinal in every pool). A certificate secret is
+// useSamePortAcrossPools (the request's samePortAcrossPools: one public
+// port in every pool of the line, with either strategy). A certificate secret is
 // accepted for TCP_SSL and QUIC, whose listeners take the PortPool's
 // certificate (our listeners are made ahead of time, per pool), so the
 // secret is not read.

@@ -125,8 +125,20 @@ func TestParseTKE(t *testing.T) {
 			reason: "useSamePortAcrossPools with our Ordinal strategy",
 			annotations: merge(tkeOn("7000 TCPUDP pool-ctcc,pool-cmcc useSamePortAcrossPools"),
 				map[string]string{AnnotationStrategy: "Ordinal"}),
-			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(7000), Protocol: "TCP_UDP", Pools: tkePools("pool-ctcc", "pool-cmcc")}),
+			want: want{asked: true, req: with(tke(v1alpha1.PortRequest{Port: num(7000), Protocol: "TCP_UDP", Pools: tkePools("pool-ctcc", "pool-cmcc"), SamePortAcrossPools: true}),
 				func(r *Request) { r.Strategy = v1alpha1.StrategyOrdinal })},
+		},
+		"SamePortAcrossPoolsDynamic": {
+			reason:      "useSamePortAcrossPools with the default Dynamic strategy: the allocator takes a port free in every pool",
+			annotations: tkeOn("8000 TCPUDP pool-ctcc,pool-cmcc,pool-cucc,pool-bgp useSamePortAcrossPools\n9000 UDP pool-bgp"),
+			want: want{asked: true, req: tke(
+				v1alpha1.PortRequest{Port: num(8000), Protocol: "TCP_UDP", Pools: tkePools("pool-ctcc", "pool-cmcc", "pool-cucc", "pool-bgp"), SamePortAcrossPools: true},
+				v1alpha1.PortRequest{Port: num(9000), Protocol: "UDP", Pools: tkePools("pool-bgp")})},
+		},
+		"SamePortTwoLinesBothWithIt": {
+			reason:      "lines of one port that all say useSamePortAcrossPools are one request over all their pools",
+			annotations: tkeOn("8000 UDP pool-ctcc useSamePortAcrossPools\n8000 UDP pool-cmcc useSamePortAcrossPools"),
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-ctcc", "pool-cmcc"), SamePortAcrossPools: true})},
 		},
 		"OurOptionsApply": {
 			reason:      "our keep duration and readiness gate apply to a tke-extend Pod",
@@ -279,10 +291,10 @@ func TestParseTKE(t *testing.T) {
 			annotations: tkeOn("8000 TCP_SSL a certSecret=My_Cert"),
 			want:        want{asked: true, err: `option "certSecret=My_Cert": invalid Secret name`},
 		},
-		"SamePortDynamic": {
-			reason:      "useSamePortAcrossPools cannot be kept by the Dynamic strategy",
-			annotations: tkeOn("7000 TCPUDP pool-ctcc,pool-cmcc useSamePortAcrossPools"),
-			want:        want{asked: true, err: "useSamePortAcrossPools needs " + AnnotationStrategy + ": Ordinal"},
+		"SamePortOnOneLineOfTwo": {
+			reason:      "two lines of one port, one with useSamePortAcrossPools: which pools share the port would be a guess",
+			annotations: tkeOn("8000 UDP pool-ctcc useSamePortAcrossPools\n8000 UDP pool-cmcc"),
+			want:        want{asked: true, err: `item 2 "8000 UDP pool-cmcc": port 8000/UDP is listed both with and without useSamePortAcrossPools`},
 		},
 		"BothVariantsOnePort": {
 			reason: "one port in both annotations",
@@ -582,5 +594,21 @@ func TestIPv6Addresses(t *testing.T) {
 	b.EndPort = 30009
 	if got := FormatAddress(b.VIPs[0], b.Port, b.EndPort); got != "[fdc1:b000::1]:30000-30009" {
 		t.Errorf("a segment's address: %q", got)
+	}
+}
+
+// TestTKEResultLongSegment: a segment of tke-extend's multi-ISP guide
+// (10001 ports) is told as tke-extend tells it: loadbalancerEndPort the
+// segment's last public port, endPort the last container port it
+// forwards to.
+func TestTKEResultLongSegment(t *testing.T) {
+	b := v1alpha1.PortBinding{Pool: TKEPoolNamespace + "/pool-ctcc", Protocol: "UDP", ContainerPort: 7000, LoadBalancerID: "lb-1", Region: "ap-chengdu",
+		VIPs: []string{"1.1.1.1"}, Port: 40001, EndPort: 50001, ListenerIDs: map[string]string{"UDP": "lbl-1"}}
+	ports := []v1alpha1.PortRequest{{Port: num(7000), Protocol: "UDP", Pools: tkePools("pool-ctcc")}}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)
+	want := `[{"port":7000,"protocol":"UDP","pool":"pool-ctcc","region":"ap-chengdu","loadbalancerId":"lb-1","loadbalancerPort":40001,` +
+		`"loadbalancerEndPort":50001,"listenerId":"lbl-1","endPort":17000,"ips":["1.1.1.1"],"address":"1.1.1.1:40001"}]`
+	if diff := cmp.Diff(want, got[TKEAnnotationMappingResult]); diff != "" {
+		t.Errorf("%s: -want, +got:\n%s", TKEAnnotationMappingResult, diff)
 	}
 }

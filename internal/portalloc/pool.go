@@ -399,6 +399,38 @@ func (p *Pool) AllocateAt(owner string, port int32) (Slot, error) {
 	}
 }
 
+// FreeAnywhere adds to m every port free on at least one load balancer
+// that takes new allocations (known, not blacklisted): the ports
+// AllocateAt could give a new owner. It costs O(load balancers with a
+// free slot × their non-empty words), never a scan of the port range.
+func (p *Pool) FreeAnywhere(m *PortMask) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.avail {
+		m.or(&st.free)
+	}
+}
+
+// FreeAt reports whether port is free on a load balancer that takes new
+// allocations, or is owner's already: whether AllocateAt(owner, port)
+// would succeed now, the group limit aside. O(load balancers).
+func (p *Pool) FreeAt(owner string, port int32) bool {
+	if !validPort(port) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s, ok := p.owners[owner]; ok {
+		return s.Port == port
+	}
+	for _, st := range p.avail {
+		if st.free.has(port) {
+			return true
+		}
+	}
+	return false
+}
+
 // Assign records that owner holds s, as found in PodAddress status when the
 // provider starts. The load balancer and port need not be known through
 // SetLB yet (or still): the slot is never handed to anyone else while

@@ -81,3 +81,67 @@ func (s *portSet) each(f func(int32)) {
 		}
 	}
 }
+
+// A PortMask is a plain set of ports, 1-65535, for set arithmetic across
+// pools: FreeAnywhere fills one per pool, and their intersection is the
+// ports free in every pool (tke-extend's useSamePortAcrossPools). The
+// zero value is empty.
+type PortMask struct {
+	words [nWords]uint64
+}
+
+// Has reports whether port is in m.
+func (m *PortMask) Has(port int32) bool {
+	return validPort(port) && m.words[port>>6]&(1<<(uint(port)&63)) != 0
+}
+
+// Add puts port in m; ports outside 1-65535 are ignored.
+func (m *PortMask) Add(port int32) {
+	if validPort(port) {
+		m.words[port>>6] |= 1 << (uint(port) & 63)
+	}
+}
+
+// Remove takes port out of m.
+func (m *PortMask) Remove(port int32) {
+	if validPort(port) {
+		m.words[port>>6] &^= 1 << (uint(port) & 63)
+	}
+}
+
+// And keeps in m only the ports also in o.
+func (m *PortMask) And(o *PortMask) {
+	for i := range m.words {
+		m.words[i] &= o.words[i]
+	}
+}
+
+// Lowest returns the lowest port of m.
+func (m *PortMask) Lowest() (int32, bool) {
+	for i, w := range m.words {
+		if w != 0 {
+			return int32(i*64 + bits.TrailingZeros64(w)), true
+		}
+	}
+	return 0, false
+}
+
+// Len is how many ports m holds.
+func (m *PortMask) Len() int {
+	n := 0
+	for _, w := range m.words {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// or adds the ports of s to m, walking only s's non-empty words.
+func (m *PortMask) or(s *portSet) {
+	for top := s.top; top != 0; top &= top - 1 {
+		mi := bits.TrailingZeros64(top)
+		for mid := s.mid[mi]; mid != 0; mid &= mid - 1 {
+			w := mi*64 + bits.TrailingZeros64(mid)
+			m.words[w] |= s.words[w]
+		}
+	}
+}

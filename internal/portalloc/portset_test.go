@@ -1,6 +1,7 @@
 package portalloc
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -108,5 +109,64 @@ func TestPortSetAgainstMap(t *testing.T) {
 	}
 	if lo, ok := s.min(); !ok || lo != want[0] {
 		t.Fatalf("min = %d, %v; want %d", lo, ok, want[0])
+	}
+}
+
+// TestFreeAnywhere: the mask of a pool holds the ports free on a load
+// balancer that takes new allocations, whichever; FreeAt agrees with
+// AllocateAt; masks of two pools intersect to the ports free in both.
+func TestFreeAnywhere(t *testing.T) {
+	a := NewPool(PolicyLeastUsed)
+	a.SetLB("lb-1", []int32{100, 101, 102})
+	a.SetLB("lb-2", []int32{101, 103, 65535})
+	a.SetLB("lb-3", []int32{104})
+	a.SetBlacklist([]string{"lb-3"})
+	if _, err := a.AllocateAt("x", 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.AllocateAt("y", 101); err != nil {
+		t.Fatal(err)
+	}
+	var m PortMask
+	a.FreeAnywhere(&m)
+	var got []int32
+	for p := int32(1); p <= maxPort; p++ {
+		if m.Has(p) {
+			got = append(got, p)
+		}
+	}
+	// 100 is taken; 101 is taken on one load balancer and free on the
+	// other; 104 is only on a blacklisted one.
+	if want := []int32{101, 102, 103, 65535}; fmt.Sprint(got) != fmt.Sprint(want) || m.Len() != len(want) {
+		t.Errorf("FreeAnywhere = %v (Len %d), want %v", got, m.Len(), want)
+	}
+	for port, want := range map[int32]bool{100: false, 101: true, 104: false, 65535: true, 0: false, 70000: false} {
+		if got := a.FreeAt("new", port); got != want {
+			t.Errorf("FreeAt(new, %d) = %t, want %t", port, got, want)
+		}
+	}
+	if !a.FreeAt("x", 100) || a.FreeAt("x", 102) {
+		t.Error("FreeAt of an owner: its own port only")
+	}
+
+	b := NewPool(PolicyInOrder)
+	b.SetLB("lb-9", []int32{99, 102, 103})
+	if _, err := b.AllocateAt("z", 102); err != nil { // taken: 103 is left the only common port
+		t.Fatal(err)
+	}
+	var mb PortMask
+	b.FreeAnywhere(&mb)
+	m.And(&mb)
+	if low, ok := m.Lowest(); !ok || low != 103 || m.Len() != 1 {
+		t.Errorf("intersection: lowest %d %t, Len %d; want 103 alone", low, ok, m.Len())
+	}
+	m.Remove(103)
+	if _, ok := m.Lowest(); ok {
+		t.Error("an emptied mask has a lowest port")
+	}
+	m.Add(0)
+	m.Add(7)
+	if m.Has(0) || !m.Has(7) {
+		t.Error("Add: port 0 is not a port, 7 is")
 	}
 }

@@ -422,7 +422,11 @@ func cases() []bad {
 	const pp = "spec.forProvider"
 	add(
 		rule("PortPool", "endPort must not be below startPort", edit{pp + ".endPort", "29999"}, edit{pp + ".segmentLength", del}),
-		rule("PortPool", "the port range must be a whole number of segments", edit{pp + ".endPort", "30005"}),
+		rule("PortPool", "the port range must be a whole number of segments", edit{pp + ".endPort", "30105"}),
+		rule("PortPool", segmentTooLong, edit{pp + ".endPort", "30005"}),
+		// tke-extend's multi-ISP HostPort guide: segments of 10001 ports
+		// from 30000 go past 65535 after three of them; from 60000 not one fits.
+		rule("PortPool", segmentTooLong, edit{pp + ".startPort", "60000"}, edit{pp + ".endPort", "65535"}, edit{pp + ".segmentLength", "10001"}),
 		rule("PortPool", "segments (port-range listeners) are only for TCP and UDP", edit{pp + ".protocols", "[TCP_SSL]"}, edit{pp + ".listener.certificate", "{certId: c}"}),
 		rule("PortPool", "give load balancers (ids, references or a selector) or autoCreate", edit{pp + ".loadBalancerIds", del}, edit{pp + ".autoCreate", del}),
 		immutable("PortPool", "startPort is immutable", edit{pp + ".startPort", "30010"}),
@@ -440,7 +444,7 @@ func cases() []bad {
 	)
 	add(rangeOf("PortPool", pp+".startPort", 1, 65535)...)
 	add(rangeOf("PortPool", pp+".endPort", 1, 65535)...)
-	add(rangeOf("PortPool", pp+".segmentLength", 1, 1000)...)
+	add(rangeOf("PortPool", pp+".segmentLength", 1, 65535)...)
 	add(rangeOf("PortPool", pp+".listener.sessionExpireTime", 0, 3600)...)
 	add(rangeOf("PortPool", pp+".autoCreate.maxLoadBalancers", 1, 100)...)
 	add(healthCheckCases("PortPool", pp+".listener.healthCheck")...)
@@ -533,6 +537,12 @@ func grantCases() []bad {
 	}
 }
 
+// The rules on a segment longer than the ports it has.
+const (
+	segmentTooLong    = "segmentLength is longer than the port range: one segment (one port-range listener) needs endPort at least startPort + segmentLength - 1, and a listener's ports end at 65535"
+	clbSegmentTooLong = "segmentLength is longer than the pool's ports: one segment (one port-range listener) from startPort must end by endPort, or by 65535, the last port of a listener, when endPort is unset"
+)
+
 // clbPortPoolCases: tke-extend's CLBPortPool, its own checks and the rules
 // of its admission webhook.
 func clbPortPoolCases() []bad {
@@ -543,6 +553,8 @@ func clbPortPoolCases() []bad {
 		rule(k, "endPort must be greater than startPort", edit{"spec.endPort", "30000"}),
 		rule(k, "endPort and listenerQuota cannot both be given", edit{"spec.listenerQuota", "50"}, edit{ac + ".enabled", "false"}),
 		rule(k, "autoCreate cannot be enabled with listenerQuota", edit{"spec.listenerQuota", "50"}, edit{"spec.endPort", del}),
+		rule(k, clbSegmentTooLong, edit{"spec.segmentLength", "101"}),
+		rule(k, clbSegmentTooLong, edit{"spec.startPort", "60000"}, edit{"spec.endPort", del}, edit{"spec.segmentLength", "10001"}),
 		rule(k, "region is a Tencent Cloud region such as ap-chengdu", edit{"spec.region", "Chengdu"}),
 		immutable(k, "startPort is immutable", edit{"spec.startPort", "30010"}),
 		immutable(k, "endPort is immutable", edit{"spec.endPort", "30199"}),
@@ -565,7 +577,7 @@ func clbPortPoolCases() []bad {
 	bs = append(bs, rule(k, reservedTags, edit{prm + ".tags", "[{tagKey: crossplane-portpool-uid, tagValue: x}]"}))
 	bs = append(bs, rangeOf(k, "spec.startPort", 1, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.endPort", 1, 65535)...)
-	bs = append(bs, rangeOf(k, "spec.segmentLength", 0, 1000)...)
+	bs = append(bs, rangeOf(k, "spec.segmentLength", 0, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.listenerQuota", 1, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.listenerPrecreate.tcp", 0, 65535)...)
 	bs = append(bs, rangeOf(k, "spec.listenerPrecreate.udp", 0, 65535)...)
@@ -676,6 +688,32 @@ func TestValidObjects(t *testing.T) {
 		u := object(t, k, "valid-"+strings.ToLower(k))
 		if err := kube.Create(ctx, u); err != nil {
 			t.Errorf("a valid %s is refused: %v", k, err)
+		}
+	}
+}
+
+// TestLongSegments: the segments of tke-extend's own guide (1001 ports
+// for a node's HostPort range, 10001 in its multi-ISP example) and one
+// port-range listener over every port are accepted, as the CLB API takes
+// them (CreateListener EndPort up to 65535).
+func TestLongSegments(t *testing.T) {
+	ctx := context.Background()
+	goods := map[string][]edit{
+		"CLBPortPool": {{"spec.endPort", del}, {"spec.segmentLength", "1001"}},
+		"CLBPortPool/multi-isp": {{"spec.endPort", del}, {"spec.segmentLength", "10001"}, {"spec.listenerPrecreate", del},
+			{"spec.exsistedLoadBalancerIDs", "[lb-04i895jh, lb-04i87jjk]"}},
+		"CLBPortPool/whole": {{"spec.startPort", "1"}, {"spec.endPort", del}, {"spec.segmentLength", "65535"}},
+		"PortPool":          {{"spec.forProvider.endPort", "60002"}, {"spec.forProvider.segmentLength", "10001"}},
+		"PortPool/whole":    {{"spec.forProvider.startPort", "1"}, {"spec.forProvider.endPort", "65535"}, {"spec.forProvider.segmentLength", "65535"}},
+	}
+	for name, edits := range goods {
+		k, _, _ := strings.Cut(name, "/")
+		u := object(t, k, "long-"+strings.ToLower(strings.ReplaceAll(name, "/", "-")))
+		for _, e := range edits {
+			apply(t, u, e)
+		}
+		if err := kube.Create(ctx, u); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

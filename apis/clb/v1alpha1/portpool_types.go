@@ -65,7 +65,8 @@ type PoolAutoCreate struct {
 
 // PortPoolParameters define a pool of public ports over load balancers.
 // +kubebuilder:validation:XValidation:rule="self.endPort >= self.startPort",message="endPort must not be below startPort"
-// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || (self.endPort - self.startPort + 1) % self.segmentLength == 0",message="the port range must be a whole number of segments"
+// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || self.endPort - self.startPort + 1 >= self.segmentLength",message="segmentLength is longer than the port range: one segment (one port-range listener) needs endPort at least startPort + segmentLength - 1, and a listener's ports end at 65535"
+// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || self.endPort - self.startPort + 1 < self.segmentLength || (self.endPort - self.startPort + 1) % self.segmentLength == 0",message="the port range must be a whole number of segments"
 // +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || self.segmentLength == 1 || !has(self.protocols) || self.protocols.all(p, p in ['TCP', 'UDP'])",message="segments (port-range listeners) are only for TCP and UDP"
 // +kubebuilder:validation:XValidation:rule="has(self.loadBalancerIds) || has(self.loadBalancerIdRefs) || has(self.loadBalancerIdSelector) || has(self.autoCreate)",message="give load balancers (ids, references or a selector) or autoCreate"
 type PortPoolParameters struct {
@@ -100,9 +101,12 @@ type PortPoolParameters struct {
 	EndPort int64 `json:"endPort"`
 
 	// SegmentLength gives each binding a segment of this many consecutive
-	// ports through one port-range listener. Defaults to 1 (one port).
+	// ports through one port-range listener. Defaults to 1 (one port). A
+	// port-range listener may span any ports of 1-65535, so the bound is
+	// the pool's port range (one segment at least); a segment of N ports
+	// forwards to N consecutive target ports, which must end by 65535 too.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="segmentLength is immutable"
 	// +optional
 	SegmentLength *int64 `json:"segmentLength,omitempty"`

@@ -71,6 +71,17 @@ type PortRequest struct {
 	// +kubebuilder:validation:MinItems=1
 	Pools []PoolRef `json:"pools"`
 
+	// SamePortAcrossPools gives this port the same public port in every
+	// one of its pools (tke-extend's useSamePortAcrossPools): the lowest
+	// port free in all of them, taken in all of them or in none. The pools
+	// need the same segmentLength and port ranges that share slots (with
+	// the Ordinal strategy, the same startPort). When one pool's binding
+	// has to move, it moves to the same port on another load balancer of
+	// that pool, or, when that port is taken there, every binding of the
+	// port moves to a new port free in all the pools.
+	// +optional
+	SamePortAcrossPools bool `json:"samePortAcrossPools,omitempty"`
+
 	// NodePort is the node port that forwards to this container port, for
 	// the NodePort backend.
 	// +kubebuilder:validation:Minimum=1

@@ -39,6 +39,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.endPort) || self.endPort > self.startPort",message="endPort must be greater than startPort"
 // +kubebuilder:validation:XValidation:rule="!has(self.endPort) || !has(self.listenerQuota)",message="endPort and listenerQuota cannot both be given"
 // +kubebuilder:validation:XValidation:rule="!has(self.listenerQuota) || !has(self.autoCreate) || !self.autoCreate.enabled",message="autoCreate cannot be enabled with listenerQuota"
+// +kubebuilder:validation:XValidation:rule="!has(self.segmentLength) || self.segmentLength <= 1 || (has(self.endPort) ? self.endPort : 65535) - self.startPort + 1 >= self.segmentLength",message="segmentLength is longer than the pool's ports: one segment (one port-range listener) from startPort must end by endPort, or by 65535, the last port of a listener, when endPort is unset"
 type CLBPortPoolSpec struct {
 	// StartPort is the first port of the pool's load balancers.
 	// +kubebuilder:validation:Minimum=1
@@ -69,9 +70,11 @@ type CLBPortPoolSpec struct {
 	ListenerPrecreate *ListenerPrecreateConfig `json:"listenerPrecreate,omitempty"`
 
 	// SegmentLength gives each port a range of this many ports through one
-	// port-range listener when above 1.
+	// port-range listener when above 1: up to 65535 (tke-extend's uint16),
+	// as long as one segment fits between startPort and endPort (65535
+	// when unset).
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="segmentLength is immutable"
 	// +optional
 	SegmentLength *int64 `json:"segmentLength,omitempty"`

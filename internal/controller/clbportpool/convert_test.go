@@ -33,6 +33,12 @@ func TestToPortPool(t *testing.T) {
 			start: 30000, end: 65535, seg: 1, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
 		{name: "segments: whole ones up to 65535", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, SegmentLength: ptr.To[int64](100), ExsistedLoadBalancerIDs: lbs}},
 			start: 30000, end: 65499, seg: 100, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "segments of 1001: tke-extend's HostPort guide", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, SegmentLength: ptr.To[int64](1001), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 65034, seg: 1001, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "segments of 10001: tke-extend's multi-ISP guide, three of them", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, SegmentLength: ptr.To[int64](10001), ExsistedLoadBalancerIDs: lbs}},
+			start: 30000, end: 60002, seg: 10001, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
+		{name: "one segment of every port", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 1, SegmentLength: ptr.To[int64](65535), ExsistedLoadBalancerIDs: lbs}},
+			start: 1, end: 65535, seg: 65535, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
 		{name: "segmentLength 1 is one port", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, EndPort: ptr.To[int64](30099), SegmentLength: ptr.To[int64](1), ExsistedLoadBalancerIDs: lbs}},
 			start: 30000, end: 30099, seg: 1, protocols: []string{"TCP", "UDP"}, ids: lbs, policy: clbv1alpha1.PolicyRandom},
 		{name: "listenerQuota: its ports over two protocols", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 30000, ListenerQuota: ptr.To[int64](50), ExsistedLoadBalancerIDs: lbs}},
@@ -60,6 +66,8 @@ func TestToPortPool(t *testing.T) {
 			err: "TCP twice"},
 		{name: "a range smaller than a segment: refused", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 65530, SegmentLength: ptr.To[int64](10), ExsistedLoadBalancerIDs: lbs}},
 			err: "ports 65530-65535 hold no segment of 10 ports"},
+		{name: "a segment of 10001 from 60000: refused", cpp: v1alpha1.CLBPortPool{Spec: v1alpha1.CLBPortPoolSpec{StartPort: 60000, SegmentLength: ptr.To[int64](10001), ExsistedLoadBalancerIDs: lbs}},
+			err: "ports 60000-65535 hold no segment of 10001 ports"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -135,6 +135,20 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 			drop = append(drop, b)
 		}
 	}
+	// A port with the same public port in all of its pools moves as a
+	// whole when what is kept of it cannot be completed at its port.
+	var regrouped []string
+	for _, g := range allocation.Groups(ports(ws)) {
+		if ok, why := r.alloc.pools.SamePortMoves(ctx, pa, g, keep); ok {
+			for _, w := range g {
+				if i := slices.IndexFunc(keep, w.Of); i >= 0 {
+					drop = append(drop, keep[i])
+					keep = slices.Delete(keep, i, i+1)
+				}
+			}
+			regrouped = append(regrouped, why)
+		}
+	}
 	if len(drop) == 0 {
 		return goOn()
 	}
@@ -144,6 +158,9 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, pa *v1alpha1.PodAddress, 
 	for _, b := range moved {
 		r.podEvent(pod, event.Normal(reasonMoved, fmt.Sprintf("load balancer %s left pool %s: %s/%d moves from %s to a new address",
 			b.LoadBalancerID, b.Pool, b.Protocol, b.ContainerPort, cmp.Or(b.Address, "(none)"))))
+	}
+	for _, why := range regrouped {
+		r.podEvent(pod, event.Normal(reasonMoved, why))
 	}
 	r.alloc.pools.ReleaseBindings(pa, drop)
 	pa.Status.Bindings = keep
@@ -174,11 +191,10 @@ func (r *Reconciler) quietWait(pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan
 // A want that gets none (no free port, no pool) stops the bind with that
 // state recorded and told.
 func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, a *ask, ws []want, rsv *allocation.Reservation) outcome {
-	for _, w := range ws {
-		if w.In(pa.Status.Bindings) {
-			continue
-		}
-		b, state, err := rsv.Allocate(ctx, w.Port)
+	// A port asked with the same public port in all of its pools is
+	// allocated as one: in every pool or in none.
+	for _, g := range allocation.Groups(ports(ws)) {
+		bs, state, err := rsv.AllocateGroup(ctx, g, pa.Status.Bindings)
 		if err != nil {
 			if state == v1alpha1.StateNoPortAvailable {
 				r.podEvent(pod, event.Warning(reasonNoPort, err))
@@ -190,7 +206,7 @@ func (r *Reconciler) allocateMissing(ctx context.Context, pa *v1alpha1.PodAddres
 			rsv.Commit()
 			return endWith(res, r.tellPod(ctx, pod, a, pa, state, err.Error()))
 		}
-		pa.Status.Bindings = append(pa.Status.Bindings, b)
+		pa.Status.Bindings = append(pa.Status.Bindings, bs...)
 	}
 	return goOn()
 }

@@ -55,6 +55,14 @@ func (r *Reconciler) refused(ctx context.Context, pa *v1alpha1.PodAddress, ws []
 	if err := r.alloc.pools.Servable(ctx, pa, ports(ws)); err != nil {
 		return &refusal{err: err}, nil
 	}
+	for _, w := range ws {
+		if w.In(pa.Status.Bindings) {
+			continue
+		}
+		if err := r.alloc.pools.SegmentFits(ctx, w.Port, w.targetPort()); err != nil {
+			return &refusal{err: err}, nil
+		}
+	}
 	return nil, nil
 }
 

@@ -58,12 +58,24 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		}
 		for _, p := range pr.Pools {
 			out = append(out, want{
-				Port:    allocation.Port{Pool: p.Key(pa.GetNamespace()), ContainerPort: port, Protocol: proto},
+				Port:    allocation.Port{Pool: p.Key(pa.GetNamespace()), ContainerPort: port, Protocol: proto, SamePort: pr.SamePortAcrossPools},
 				backend: backend, hostPort: hostPort, nodePort: nodePort,
 			})
 		}
 	}
 	return out, nil
+}
+
+// targetPort is the port w's targets listen on: the container port, or
+// the hostPort or nodePort its backend forwards to.
+func (w want) targetPort() int32 {
+	switch w.backend {
+	case v1alpha1.BackendHostPort:
+		return w.hostPort
+	case v1alpha1.BackendNodePort:
+		return w.nodePort
+	}
+	return w.ContainerPort
 }
 
 // ports are the slots ws hold.

@@ -96,6 +96,16 @@ func TestNewShape(t *testing.T) {
 			p:      params(40000, 40099, withSegment(10), withProtocols("UDP")), quota: 50,
 			want: shape{start: 40000, end: 40099, seg: 10, protocols: []string{"UDP"}, slots: 10},
 		},
+		"LongSegments": {
+			reason: "segments of 10001 ports (tke-extend's multi-ISP guide): three whole ones from 30000, each one listener per protocol",
+			p:      params(30000, 60002, withSegment(10001), withProtocols("TCP", "UDP")), quota: 50,
+			want: shape{start: 30000, end: 60002, seg: 10001, protocols: []string{"TCP", "UDP"}, slots: 3},
+		},
+		"EveryPort": {
+			reason: "one segment of every port, one port-range listener 1-65535",
+			p:      params(1, 65535, withSegment(65535), withProtocols("UDP")), quota: 50,
+			want: shape{start: 1, end: 65535, seg: 65535, protocols: []string{"UDP"}, slots: 1},
+		},
 		"SameTCPPortSpace": {
 			reason: "TCP and TCP_SSL cannot share a port",
 			p:      params(1, 10, withProtocols("TCP", "TCP_SSL")), quota: 50,
@@ -194,6 +204,22 @@ func TestCreateBatches(t *testing.T) {
 				{Protocol: "UDP", First: 40010, Ports: 1, EndPort: 40019, FirstName: "ns_pool-40010"},
 				{Protocol: "UDP", First: 40020, Ports: 1, EndPort: 40029, FirstName: "ns_pool-40020"},
 			},
+		},
+		"LongSegments": {
+			reason:  "a segment of 10001 ports is one listener, its EndPort 10000 above its port; the last ends at 60002",
+			shape:   shape{start: 30000, seg: 10001, protocols: []string{"UDP"}, slots: 3},
+			missing: map[string][]int64{"UDP": portsFrom(30000, 3, 10001)},
+			want: []batch{
+				{Protocol: "UDP", First: 30000, Ports: 1, EndPort: 40000, FirstName: "ns_pool-30000"},
+				{Protocol: "UDP", First: 40001, Ports: 1, EndPort: 50001, FirstName: "ns_pool-40001"},
+				{Protocol: "UDP", First: 50002, Ports: 1, EndPort: 60002, FirstName: "ns_pool-50002"},
+			},
+		},
+		"EveryPort": {
+			reason:  "one port-range listener over every port",
+			shape:   shape{start: 1, seg: 65535, protocols: []string{"TCP"}, slots: 1},
+			missing: map[string][]int64{"TCP": {1}},
+			want:    []batch{{Protocol: "TCP", First: 1, Ports: 1, EndPort: 65535, FirstName: "ns_pool-1"}},
 		},
 		"NothingMissing": {
 			reason: "a complete load balancer needs no call",

@@ -99,7 +99,7 @@ func Adoptable(pp *clbv1alpha1.PortPool, w Port, result []podannotation.TKEPortM
 	}
 	seg := int32(1)
 	if s := pp.Spec.ForProvider.SegmentLength; s != nil && *s > 1 {
-		seg = int32(*s) //nolint:gosec // G115: segments are at most 1000 ports.
+		seg = int32(*s) //nolint:gosec // G115: segments are at most 65535 ports (CRD maximum).
 	}
 	if want := a.Slot.Port + seg - 1; seg > 1 && a.EndPort != want || seg == 1 && a.EndPort != 0 {
 		return Adoption{}, refuse("the result's ports %d-%d are not a slot of pool %s (segments of %d)", a.Slot.Port, a.EndPort, pp.GetName(), seg)

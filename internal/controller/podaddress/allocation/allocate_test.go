@@ -101,6 +101,21 @@ func TestAllocate(t *testing.T) {
 				return b
 			}(), isNew: true, holds: true, usage: []string{poolKey + " lb-1 1/1"}},
 		},
+		"LongSegment": {
+			reason: "A segment of 10001 ports (tke-extend's multi-ISP guide): the binding ends 10000 ports above its first.",
+			objs: []client.Object{readyPool(func(pp *clbv1alpha1.PortPool) {
+				seg := int64(10001)
+				pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort, pp.Spec.ForProvider.SegmentLength = 30000, 60002, &seg
+				pp.Status.AtProvider.LoadBalancers = []clbv1alpha1.PoolLoadBalancerStatus{lbStatus("lb-1", clbv1alpha1.PoolLBReady, tcp, 30000, 40001, 50002)}
+			}), podAddress(poolNS, "other", held("lb-1", 30000))},
+			pa: podAddress(poolNS, "p0"),
+			w:  tcpPort,
+			want: want{b: func() v1alpha1.PortBinding {
+				b := bound("lb-1", 40001)
+				b.EndPort = 50001
+				return b
+			}(), isNew: true, holds: true, usage: []string{poolKey + " lb-1 2/1"}},
+		},
 		"Ordinal": {
 			reason: "StatefulSet Pod 3 gets startPort + 3.",
 			objs:   []client.Object{readyPool(nil)},

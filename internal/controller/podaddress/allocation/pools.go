@@ -47,6 +47,11 @@ type Port struct {
 	Pool          string
 	ContainerPort int32
 	Protocol      string
+	// SamePort: the pools of this container port and protocol whose Port
+	// says SamePort too give it one public port (the request's
+	// samePortAcrossPools, tke-extend's useSamePortAcrossPools). It is
+	// not part of what the Port is: Of and In ignore it.
+	SamePort bool
 }
 
 // Of reports whether b is the binding of p.

@@ -32,14 +32,44 @@ func (r *Reservation) Allocate(ctx context.Context, w Port) (v1alpha1.PortBindin
 	return b, state, err
 }
 
-// AllocateAll allocates a slot for each of ps, in order, and returns their
-// bindings; on a failure it gives back the slots it took itself (not those
-// the reservation held before) and returns the error.
+// AllocateGroup takes slots for the ports of g (one of Groups) that the
+// bindings in have do not hold, and returns their bindings in g's order. A same-port
+// group (samePortAcrossPools) is taken as a whole: one public port in all
+// of its pools, or nothing and the error; its slots new to the
+// PodAddress are then held by the reservation, committed or dropped with
+// the rest.
+func (r *Reservation) AllocateGroup(ctx context.Context, g []Port, have []v1alpha1.PortBinding) ([]v1alpha1.PortBinding, string, error) {
+	if !samePort(g) {
+		var bs []v1alpha1.PortBinding
+		for _, w := range g {
+			if w.In(have) {
+				continue
+			}
+			b, state, err := r.Allocate(ctx, w)
+			if err != nil {
+				return nil, state, err
+			}
+			bs = append(bs, b)
+		}
+		return bs, "", nil
+	}
+	bs, fresh, state, err := r.pools.allocateSame(ctx, r.pa, g, have)
+	if err != nil {
+		return nil, state, err
+	}
+	r.fresh = append(r.fresh, fresh...)
+	return bs, "", nil
+}
+
+// AllocateAll allocates a slot for each of ps (a same-port group as one)
+// and returns their bindings, in the order of ps; on a failure it gives
+// back the slots it took itself (not those the reservation held before)
+// and returns the error.
 func (r *Reservation) AllocateAll(ctx context.Context, ps []Port) ([]v1alpha1.PortBinding, error) {
-	bs := make([]v1alpha1.PortBinding, 0, len(ps))
+	got := make(map[Port]v1alpha1.PortBinding, len(ps))
 	before := len(r.fresh)
-	for _, w := range ps {
-		b, _, err := r.Allocate(ctx, w)
+	for _, g := range Groups(ps) {
+		bs, _, err := r.AllocateGroup(ctx, g, nil)
 		if err != nil {
 			r.pools.releasePorts(r.pa, r.fresh[before:])
 			if r.fresh = r.fresh[:before]; before == 0 {
@@ -47,7 +77,13 @@ func (r *Reservation) AllocateAll(ctx context.Context, ps []Port) ([]v1alpha1.Po
 			}
 			return nil, err
 		}
-		bs = append(bs, b)
+		for i, b := range bs {
+			got[g[i]] = b
+		}
+	}
+	bs := make([]v1alpha1.PortBinding, len(ps))
+	for i, w := range ps {
+		bs[i] = got[w]
 	}
 	return bs, nil
 }
