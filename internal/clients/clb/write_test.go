@@ -187,7 +187,11 @@ func TestLockWaitHonoursContext(t *testing.T) {
 // TestCreateLoadBalancerIdempotent: the same ClientToken twice gives one
 // load balancer, which its tag finds.
 func TestCreateLoadBalancerIdempotent(t *testing.T) {
-	e, c := start(t, emulator.DefaultConfig(), Options{})
+	// The create's task lasts long enough for the Busy check below to run
+	// inside it on a loaded machine (50 ms did not, at a load of 50).
+	cfg := emulator.DefaultConfig()
+	cfg.ActionTaskDuration = map[string]time.Duration{"CreateLoadBalancer": 3 * time.Second}
+	e, c := start(t, cfg, Options{})
 	ctx := testCtx(t)
 	newReq := func() *clbsdk.CreateLoadBalancerRequest {
 		req := clbsdk.NewCreateLoadBalancerRequest()
