@@ -38,6 +38,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/portpool"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/rule"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/targetset"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/tkehostport"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/workloadcluster"
 )
 
@@ -107,7 +108,12 @@ func controllers(po podaddress.Options) []kindController {
 		// tke-extend's CLBPodBindings, mirrors of the PodAddresses of Pods
 		// that ask in its syntax.
 		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return clbpodbinding.Setup(m, o) },
-			needs: []schema.GroupVersionKind{tkeextendv1alpha1.CLBPodBindingGroupVersionKind, networkv1alpha1.PodAddressGroupVersionKind}},
+			needs: []schema.GroupVersionKind{tkeextendv1alpha1.CLBPodBindingGroupVersionKind, tkeextendv1alpha1.CLBNodeBindingGroupVersionKind,
+				networkv1alpha1.PodAddressGroupVersionKind}},
+		// Pods of tke-extend's HostPort scheme are told their hostPorts'
+		// addresses on their Node's listeners.
+		{setup: func(m ctrl.Manager, o controller.Options, _ Pools) error { return tkehostport.Setup(m, o) },
+			needs: []schema.GroupVersionKind{networkv1alpha1.PodAddressGroupVersionKind}},
 		// RemotePods are served within their WorkloadCluster's bounds.
 		{setup: func(ctrl.Manager, controller.Options, Pools) error { return rps.Served() }, needs: []schema.GroupVersionKind{networkv1alpha1.RemotePodGroupVersionKind,
 			networkv1alpha1.WorkloadClusterGroupVersionKind}},

@@ -154,7 +154,7 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 	tkeExtend := tkePorts || tkeHostPorts
 	if !native && !bcs && !tke && !tkeExtend {
 		if tkeSwitchOnly != "" {
-			return nil, true, tkeMissingLines(tkeSwitchOnly)
+			return nil, true, tkeMissingLines()
 		}
 		return nil, false, nil
 	}
@@ -187,7 +187,7 @@ func Parse(pod *corev1.Pod) (req *Request, asked bool, err error) {
 		}
 		err = parseItems(req, BCSAnnotationPorts, v, pod.GetNamespace(), parseBCSItem)
 	case tkeExtend && tkeSwitchOnly != "":
-		return nil, true, tkeMissingLines(tkeSwitchOnly)
+		return nil, true, tkeMissingLines()
 	case tkeExtend:
 		req.Syntax = SyntaxTKEExtend
 		err = parseTKE(req, a, tkePorts, tkeHostPorts)

@@ -70,9 +70,12 @@ const (
 // enable-clb-port-mapping "true", or "false" (isolated, still holding its
 // ports), and the mapping lines; with enable-clb-hostport-mapping "true"
 // and the hostPort lines. Any other switch value leaves the annotations
-// to nobody, as tke-extend does. A switch "true" without its lines is
-// returned as switchOnly: an error for a Pod that asks in no other
-// syntax, and only the isolation switch for one that does.
+// to nobody, as tke-extend does. enable-clb-port-mapping "true" without
+// its lines is returned as switchOnly: an error for a Pod that asks in no
+// other syntax, and only the isolation switch for one that does.
+// enable-clb-hostport-mapping "true" without lines asks for no port of
+// its own: the Pod is told the addresses of its hostPorts on its Node's
+// listeners (TKENodeHostPorts), which hold no slot for it.
 func tkeRequested(a map[string]string) (ports, hostPorts bool, switchOnly string) {
 	enable := strings.TrimSpace(a[TKEAnnotationEnableMapping])
 	_, lines := a[TKEAnnotationPortMapping]
@@ -82,21 +85,14 @@ func tkeRequested(a map[string]string) (ports, hostPorts bool, switchOnly string
 		switchOnly = TKEAnnotationEnableMapping
 	}
 	_, hostLines := a[TKEAnnotationHostPortMapping]
-	hostOn := strings.EqualFold(strings.TrimSpace(a[TKEAnnotationEnableHostPortMapping]), "true")
-	hostPorts = hostOn && hostLines
-	if hostOn && !hostLines && switchOnly == "" {
-		switchOnly = TKEAnnotationEnableHostPortMapping
-	}
+	hostPorts = hostLines && strings.EqualFold(strings.TrimSpace(a[TKEAnnotationEnableHostPortMapping]), "true")
 	return ports, hostPorts, switchOnly
 }
 
-// tkeMissingLines is the error of a switch "true" without its lines.
-func tkeMissingLines(switchKey string) error {
-	if switchKey == TKEAnnotationEnableMapping {
-		return fmt.Errorf("%s is \"true\" but %s is missing: list the ports, e.g. \"8000 UDP my-pool\"", TKEAnnotationEnableMapping, TKEAnnotationPortMapping)
-	}
-	return fmt.Errorf("%s is \"true\" but %s is missing: list the container ports whose hostPort gets an address, e.g. \"7654 TCPUDP my-pool\" "+
-		"(mappings of a node's port-range listeners, set by Node annotations, are not served)", TKEAnnotationEnableHostPortMapping, TKEAnnotationHostPortMapping)
+// tkeMissingLines is the error of enable-clb-port-mapping "true" without
+// its lines.
+func tkeMissingLines() error {
+	return fmt.Errorf("%s is \"true\" but %s is missing: list the ports, e.g. \"8000 UDP my-pool\"", TKEAnnotationEnableMapping, TKEAnnotationPortMapping)
 }
 
 // parseTKE reads the mapping lines of a Pod that asks in tke-extend's

@@ -207,9 +207,9 @@ func TestParseTKE(t *testing.T) {
 
 		// Errors.
 		"HostPortSwitchWithoutLines": {
-			reason:      "a tke-extend Pod whose hostPort switch has no lines would get less than it asked for",
+			reason:      "the hostPort switch without lines is told through the Node (TKENodeHostPorts): the Pod's own lines are served as they are",
 			annotations: merge(tkeOn("8000 UDP pool-a"), map[string]string{TKEAnnotationEnableHostPortMapping: "true"}),
-			want:        want{asked: true, err: TKEAnnotationEnableHostPortMapping + ` is "true" but ` + TKEAnnotationHostPortMapping + " is missing"},
+			want:        want{asked: true, req: request(SyntaxTKEExtend, v1alpha1.PortRequest{Port: num(8000), Protocol: "UDP", Pools: tkePools("pool-a")})},
 		},
 		"MissingLines": {
 			reason:      "the switch without the lines",
@@ -217,9 +217,9 @@ func TestParseTKE(t *testing.T) {
 			want:        want{asked: true, err: TKEAnnotationEnableMapping + ` is "true" but ` + TKEAnnotationPortMapping + ` is missing`},
 		},
 		"HostPortMissingLines": {
-			reason:      "the Node-driven hostPort mapping of tke-extend is not served: the Pod must list its ports",
+			reason:      "the hostPort switch alone asks for no port of the Pod's own: it is told its Node's (TKENodeHostPorts)",
 			annotations: map[string]string{TKEAnnotationEnableHostPortMapping: "true"},
-			want:        want{asked: true, err: "Node annotations, are not served"},
+			want:        want{asked: false},
 		},
 		"NoLines": {
 			reason:      "only blank lines",

@@ -10,6 +10,7 @@ package clbpodbinding
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,9 +22,11 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
 const controllerName = "clbpodbinding"
@@ -33,7 +36,16 @@ const controllerName = "clbpodbinding"
 // kind: a binding taken over loses it, or its deletion would never end.
 const TKEFinalizer = "networking.cloud.tencent.com/finalizer"
 
-// Setup adds the CLBPodBinding controller to mgr.
+// AnnotationMirrorOf marks a CLBNodeBinding the provider writes: the
+// PodAddress it mirrors. A Node's binding cannot be owned by that
+// namespaced PodAddress (a cluster-scoped object's owners are
+// cluster-scoped): it is owned by its Node, and deleted by this
+// controller when the PodAddress is gone.
+const AnnotationMirrorOf = "network.tencentcloud.crossplane.io/mirror-of"
+
+// Setup adds the CLBPodBinding controller to mgr. It also writes the
+// CLBNodeBinding of each Node of tke-extend's HostPort scheme, from the
+// Node's PodAddress (podannotation.TKENodeAddressName).
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	r := &reconciler{kube: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -46,6 +58,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&v1alpha1.CLBPodBinding{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(o)}}
 		})).
+		Watches(&v1alpha1.CLBNodeBinding{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: podannotation.TKENodeAddressName(o.GetName())}}
+		})).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
@@ -53,15 +68,40 @@ type reconciler struct {
 	kube client.Client
 }
 
+// A record is a CLBPodBinding or a CLBNodeBinding: the same spec and
+// status.
+type record struct {
+	obj    client.Object
+	spec   *v1alpha1.CLBBindingSpec
+	status *v1alpha1.CLBBindingStatus
+}
+
+func podRecord(c *v1alpha1.CLBPodBinding) record {
+	return record{obj: c, spec: &c.Spec, status: &c.Status}
+}
+func nodeRecord(c *v1alpha1.CLBNodeBinding) record {
+	return record{obj: c, spec: &c.Spec, status: &c.Status}
+}
+
 func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	pa := &networkv1alpha1.PodAddress{}
-	if err := r.kube.Get(ctx, req.NamespacedName, pa); err != nil {
+	err := r.kube.Get(ctx, req.NamespacedName, pa)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return reconcile.Result{}, err
+	}
+	if node, ok := podannotation.TKENodeOf(req.NamespacedName); ok {
+		if err != nil {
+			pa = nil
+		}
+		return reconcile.Result{}, r.node(ctx, node, pa)
+	}
+	if err != nil {
 		// A PodAddress gone takes its binding with it (owner reference).
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return reconcile.Result{}, nil
 	}
 	m, want := mirrorOf(pa)
 	cpb := &v1alpha1.CLBPodBinding{}
-	err := r.kube.Get(ctx, req.NamespacedName, cpb)
+	err = r.kube.Get(ctx, req.NamespacedName, cpb)
 	if err != nil && !kerrors.IsNotFound(err) {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get the CLBPodBinding")
 	}
@@ -74,52 +114,98 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Not ours to write; nothing here reads it.
 		return reconcile.Result{}, nil
 	case !exists:
-		return reconcile.Result{}, r.create(ctx, pa, m)
-	case cpb.DeletionTimestamp != nil:
-		// Deleted by someone: let it go (without tke-extend's finalizer);
-		// its deletion brings this PodAddress back to make it again.
-		if controllerutil.RemoveFinalizer(cpb, TKEFinalizer) {
-			return reconcile.Result{}, errors.Wrap(r.kube.Update(ctx, cpb), "cannot remove tke-extend's finalizer from the CLBPodBinding")
-		}
-		return reconcile.Result{}, nil
+		cpb = &v1alpha1.CLBPodBinding{ObjectMeta: metav1.ObjectMeta{Namespace: pa.Namespace, Name: pa.Name}}
+		return reconcile.Result{}, r.create(ctx, podRecord(cpb), pa, m)
 	}
-	return reconcile.Result{}, r.overwrite(ctx, pa, cpb, m)
+	return reconcile.Result{}, r.overwrite(ctx, podRecord(cpb), pa, m)
 }
 
-// create makes the binding, then writes its status: the status
-// subresource drops a status sent with a create.
-func (r *reconciler) create(ctx context.Context, pa *networkv1alpha1.PodAddress, m mirror) error {
-	cpb := &v1alpha1.CLBPodBinding{ObjectMeta: metav1.ObjectMeta{Namespace: pa.Namespace, Name: pa.Name}, Spec: m.spec}
-	if err := controllerutil.SetControllerReference(pa, cpb, r.kube.Scheme()); err != nil {
+// node writes the CLBNodeBinding of node from its PodAddress pa (nil when
+// gone): created, overwritten, or deleted once pa is gone or no longer
+// asks. One the provider did not write (tke-extend's) is taken over while
+// pa asks, and left alone otherwise.
+func (r *reconciler) node(ctx context.Context, node string, pa *networkv1alpha1.PodAddress) error {
+	cnb := &v1alpha1.CLBNodeBinding{}
+	err := r.kube.Get(ctx, client.ObjectKey{Name: node}, cnb)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return errors.Wrap(err, "cannot get the CLBNodeBinding")
+	}
+	exists := err == nil
+	var m mirror
+	want := false
+	if pa != nil {
+		m, want = mirrorOf(pa)
+	}
+	key := podannotation.TKENodeAddressName(node).String()
+	switch {
+	case !want && exists && cnb.GetAnnotations()[AnnotationMirrorOf] == key:
+		return errors.Wrap(client.IgnoreNotFound(r.kube.Delete(ctx, cnb, client.Preconditions{UID: &cnb.UID})), "cannot delete the CLBNodeBinding")
+	case !want:
+		return nil
+	}
+	owner := &corev1.Node{}
+	if err := r.kube.Get(ctx, client.ObjectKey{Name: node}, owner); err != nil {
+		// A Node gone takes its binding with it (owner reference).
+		return client.IgnoreNotFound(errors.Wrap(err, "cannot get the Node"))
+	}
+	if !exists {
+		cnb = &v1alpha1.CLBNodeBinding{ObjectMeta: metav1.ObjectMeta{Name: node, Annotations: map[string]string{AnnotationMirrorOf: key}}}
+		return r.create(ctx, nodeRecord(cnb), owner, m)
+	}
+	return r.overwrite(ctx, nodeRecord(cnb), owner, m)
+}
+
+// create makes the binding, owned by owner, then writes its status: the
+// status subresource drops a status sent with a create.
+func (r *reconciler) create(ctx context.Context, rec record, owner client.Object, m mirror) error {
+	*rec.spec = m.spec
+	if err := controllerutil.SetControllerReference(owner, rec.obj, r.kube.Scheme()); err != nil {
 		return err
 	}
-	if err := r.kube.Create(ctx, cpb); err != nil {
-		return errors.Wrap(err, "cannot create the CLBPodBinding")
+	if err := r.kube.Create(ctx, rec.obj); err != nil {
+		return errors.Wrapf(err, "cannot create the %T", rec.obj)
 	}
-	cpb.Status = m.status
-	return errors.Wrap(r.kube.Status().Update(ctx, cpb), "cannot update the CLBPodBinding's status")
+	*rec.status = m.status
+	return errors.Wrapf(r.kube.Status().Update(ctx, rec.obj), "cannot update the %T's status", rec.obj)
 }
 
 // overwrite makes an existing binding say m, whoever wrote it before
-// (tke-extend, a user, an older mirror): owned by pa alone, without
-// tke-extend's finalizer.
-func (r *reconciler) overwrite(ctx context.Context, pa *networkv1alpha1.PodAddress, cpb *v1alpha1.CLBPodBinding, m mirror) error {
-	owned := cpb.DeepCopy()
-	owned.OwnerReferences = nil
-	if err := controllerutil.SetControllerReference(pa, owned, r.kube.Scheme()); err != nil {
-		return err
-	}
-	controllerutil.RemoveFinalizer(owned, TKEFinalizer)
-	owned.Spec = m.spec
-	if !equality.Semantic.DeepEqual(owned.OwnerReferences, cpb.OwnerReferences) || !equality.Semantic.DeepEqual(owned.Finalizers, cpb.Finalizers) ||
-		!equality.Semantic.DeepEqual(owned.Spec, cpb.Spec) {
-		if err := r.kube.Update(ctx, owned); err != nil {
-			return errors.Wrap(err, "cannot update the CLBPodBinding")
+// (tke-extend, a user, an older mirror): owned by owner alone, without
+// tke-extend's finalizer. One being deleted (by someone) is let go
+// without that finalizer; its deletion brings the PodAddress back to
+// make it again.
+func (r *reconciler) overwrite(ctx context.Context, rec record, owner client.Object, m mirror) error {
+	if rec.obj.GetDeletionTimestamp() != nil {
+		if controllerutil.RemoveFinalizer(rec.obj, TKEFinalizer) {
+			return errors.Wrapf(r.kube.Update(ctx, rec.obj), "cannot remove tke-extend's finalizer from the %T", rec.obj)
 		}
-	}
-	if equality.Semantic.DeepEqual(owned.Status, m.status) {
 		return nil
 	}
-	owned.Status = m.status
-	return errors.Wrap(r.kube.Status().Update(ctx, owned), "cannot update the CLBPodBinding's status")
+	orig, ok := rec.obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return errors.Errorf("cannot copy %T", rec.obj)
+	}
+	origSpec := *rec.spec.DeepCopy()
+	rec.obj.SetOwnerReferences(nil)
+	if err := controllerutil.SetControllerReference(owner, rec.obj, r.kube.Scheme()); err != nil {
+		return err
+	}
+	controllerutil.RemoveFinalizer(rec.obj, TKEFinalizer)
+	if _, node := owner.(*corev1.Node); node {
+		xpmeta.AddAnnotations(rec.obj, map[string]string{AnnotationMirrorOf: podannotation.TKENodeAddressName(owner.GetName()).String()})
+	}
+	*rec.spec = m.spec
+	if !equality.Semantic.DeepEqual(rec.obj.GetOwnerReferences(), orig.GetOwnerReferences()) ||
+		!equality.Semantic.DeepEqual(rec.obj.GetFinalizers(), orig.GetFinalizers()) ||
+		!equality.Semantic.DeepEqual(rec.obj.GetAnnotations(), orig.GetAnnotations()) ||
+		!equality.Semantic.DeepEqual(*rec.spec, origSpec) {
+		if err := r.kube.Update(ctx, rec.obj); err != nil {
+			return errors.Wrapf(err, "cannot update the %T", rec.obj)
+		}
+	}
+	if equality.Semantic.DeepEqual(*rec.status, m.status) {
+		return nil
+	}
+	*rec.status = m.status
+	return errors.Wrapf(r.kube.Status().Update(ctx, rec.obj), "cannot update the %T's status", rec.obj)
 }

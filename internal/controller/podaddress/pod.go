@@ -88,6 +88,9 @@ func (r *Reconciler) tellPod(ctx context.Context, pod *corev1.Pod, a *ask, pa *v
 	if x := r.remote.of(pod); x != nil {
 		return r.tellRemote(ctx, x, orig, pod, c, v1alpha1.WaitsOnSomeone(state))
 	}
+	if n := r.nodes.of(pod); n != nil {
+		return r.tellNode(ctx, n, orig, pod)
+	}
 	// Asked before the early return: it also drops a spent entry, so that
 	// a Pod told its addresses keeps none.
 	stale := r.records.told.stale(orig)

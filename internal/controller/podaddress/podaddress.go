@@ -45,6 +45,7 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/policy"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/targets"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/seal"
 )
 
@@ -153,6 +154,9 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		Watches(&v1alpha1.EIPGrant{}, handler.EnqueueRequestsFromMapFunc(r.refusedEIPs)).
 		// A pool's namespace selector reads the consumer's labels.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.usersOfOtherPools), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A Node of tke-extend's HostPort scheme holds its ports through
+		// a PodAddress of its own (nodes.go).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(nodeRequest), builder.WithPredicates(nodeChanged)).
 		WatchesRawSource(source.Channel(r.cloud.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.cloud.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
@@ -186,8 +190,10 @@ type Reconciler struct {
 	records records
 	// remote serves the Pods of other clusters.
 	remote *remotes
-	out    reporter
-	clock  func() time.Time
+	// nodes serves the Nodes of tke-extend's HostPort scheme.
+	nodes *nodes
+	out   reporter
+	clock func() time.Time
 }
 
 // allocator is what decides which ports a Pod may hold.
@@ -252,6 +258,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 		cloud:   cloudSide{binder: targets.NewBinder(kube, clients), repairs: audit.NewRepairs(metrics.Registry)},
 		records: records{seal: seal.Ephemeral(), told: &toldMemo{rv: map[types.UID]string{}}, wrote: newWriteMemo()},
 		remote:  &remotes{served: &pods.Remote{}},
+		nodes:   &nodes{},
 		out:     reporter{record: rec, log: log, metrics: m},
 		clock:   time.Now,
 	}
@@ -283,18 +290,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		// records written before (seal.Migrator); nothing acts until then.
 		return reconcile.Result{RequeueAfter: sealWait}, nil
 	}
-	pod, err := getOrNil(ctx, r.kube, req.NamespacedName, &corev1.Pod{})
+	pod, done, err := r.subject(ctx, req.NamespacedName)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if pod == nil {
-		// No Pod of this cluster: perhaps a Pod of another one.
-		var done func()
-		if pod, done, err = r.remotePod(ctx, req.NamespacedName); err != nil {
-			return reconcile.Result{}, err
-		}
-		defer done()
-	}
+	defer done()
 	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
 	if err != nil {
 		return reconcile.Result{}, err
@@ -374,6 +374,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 	return r.bind(ctx, pa, pod, want, p)
 }
 
+// subject returns what the PodAddress of key serves, as a Pod: the Pod of
+// that name, or else a Pod of another cluster (a RemotePod); or, for a
+// name of a Node's PodAddress (reserved: a Pod of it is never served), the
+// Node. nil when there is none; done ends what the reconcile keeps of it.
+func (r *Reconciler) subject(ctx context.Context, key types.NamespacedName) (*corev1.Pod, func(), error) {
+	if node, ok := podannotation.TKENodeOf(key); ok {
+		return r.nodePod(ctx, node)
+	}
+	pod, err := getOrNil(ctx, r.kube, key, &corev1.Pod{})
+	if err != nil || pod != nil {
+		return pod, func() {}, err
+	}
+	return r.remotePod(ctx, key)
+}
+
 // now is the reconciler's clock, for the parts it hands it to.
 func (r *Reconciler) now() time.Time { return r.clock() }
 
@@ -385,6 +400,12 @@ func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
 	if x := r.remote.of(pod); x != nil {
 		if e.Type == event.TypeWarning {
 			x.warn(e)
+		}
+		return
+	}
+	if n := r.nodes.of(pod); n != nil {
+		if e.Type == event.TypeWarning || r.out.podEvents == PodEventsAll {
+			r.out.record.Event(n, e)
 		}
 		return
 	}

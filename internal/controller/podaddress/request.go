@@ -56,6 +56,8 @@ func (r *Reconciler) request(ctx context.Context, pod *corev1.Pod) (*ask, error)
 			syntax:        req.Syntax,
 			readinessGate: req.ReadinessGate,
 		}
+	} else if r.nodes.of(pod) != nil {
+		return nil, nil // a Node asks by its annotations only
 	} else {
 		pol, err := policy.Match(ctx, r.kube, pod)
 		if err != nil || pol == nil {
@@ -98,6 +100,9 @@ func (r *Reconciler) reportInvalid(ctx context.Context, pod *corev1.Pod, err err
 		return // said already
 	}
 	r.podEvent(pod, event.Warning(reasonInvalidRequest, err))
+	if r.nodes.of(pod) != nil {
+		return // a Node has no condition of ours
+	}
 	orig := pod.DeepCopy()
 	setPodCondition(pod, c)
 	if x := r.remote.of(pod); x != nil {

@@ -74,6 +74,9 @@ func tkeClaims(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]podannotation.TKEPor
 // listed its load balancers yet.
 func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan, rsv *allocation.Reservation) (k kept, wait time.Duration, err error) {
 	k = kept{bindings: make([]*v1alpha1.PortBinding, len(p.ws)), why: make([]string, len(p.ws)), dryRun: rsv == nil}
+	if r.nodes.of(pod) != nil {
+		return k, 0, nil // tke-extend's node listeners are not taken over
+	}
 	claims, cerr := tkeClaims(pa, pod)
 	if cerr != nil {
 		for i := range k.why {
