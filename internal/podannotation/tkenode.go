@@ -44,17 +44,6 @@ func TKENodeOf(key types.NamespacedName) (string, bool) {
 	return node, node != ""
 }
 
-// TKENodeAsks reports whether a Node's annotations ask for node-level
-// listeners: enable-clb-port-mapping "true" (or "false": kept, targets
-// off) with clb-port-mapping lines, as a Pod asks.
-func TKENodeAsks(a map[string]string) bool {
-	ports, _, _ := tkeRequested(map[string]string{
-		TKEAnnotationEnableMapping: a[TKEAnnotationEnableMapping], TKEAnnotationPortMapping: a[TKEAnnotationPortMapping],
-	})
-	_, lines := a[TKEAnnotationPortMapping]
-	return ports && lines
-}
-
 // TKENodeHostPorts reports whether a Pod asks to be told the addresses of
 // its hostPorts on its Node's listeners: enable-clb-hostport-mapping
 // "true" without clb-hostport-mapping lines (with lines, each port gets a

@@ -342,9 +342,15 @@ func withPodStatusMetadata(funcs interceptor.Funcs) interceptor.Funcs {
 // reconciles again, as the controller's watch of the binder does.
 func (w *world) reconcile(t *testing.T) (reconcile.Result, error) {
 	t.Helper()
+	return w.reconcileKey(t, key)
+}
+
+// reconcileKey is reconcile of the name k.
+func (w *world) reconcileKey(t *testing.T, k types.NamespacedName) (reconcile.Result, error) {
+	t.Helper()
 	for range 10 {
-		res, err := w.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key})
-		if w.r.cloud.binder.Idle(key) {
+		res, err := w.r.Reconcile(context.Background(), reconcile.Request{NamespacedName: k})
+		if w.r.cloud.binder.Idle(k) {
 			select {
 			case <-w.r.cloud.binder.Wake():
 				continue // an answer landed just now
