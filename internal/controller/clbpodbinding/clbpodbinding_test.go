@@ -165,3 +165,78 @@ func TestReconcile(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileNode: the PodAddress of a Node of tke-extend's HostPort
+// scheme is shown as the Node's CLBNodeBinding, owned by the Node; it is
+// deleted with the PodAddress, and one tke-extend left for a Node that no
+// longer asks is left alone.
+func TestReconcileNode(t *testing.T) {
+	nodeKey := podannotation.TKENodeAddressName("worker-1")
+	mine := map[string]string{AnnotationMirrorOf: nodeKey.String()}
+	tkeLeft := func() *v1alpha1.CLBNodeBinding {
+		return &v1alpha1.CLBNodeBinding{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", Finalizers: []string{TKEFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "worker-1", UID: "node-uid"}}},
+			Status: v1alpha1.CLBBindingStatus{State: v1alpha1.BindingStateBound}}
+	}
+	cases := map[string]struct {
+		reason string
+		noPA   bool
+		cnb    *v1alpha1.CLBNodeBinding
+		exists bool
+		mirror bool
+	}{
+		"Created":     {reason: "a Node's PodAddress gets the Node's CLBNodeBinding", exists: true, mirror: true},
+		"TakenOver":   {reason: "tke-extend's binding of the Node is overwritten, its finalizer off", cnb: tkeLeft(), exists: true, mirror: true},
+		"GoneWithPA":  {reason: "the binding the provider wrote goes with the PodAddress", noPA: true, cnb: &v1alpha1.CLBNodeBinding{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", Annotations: mine}}},
+		"TKELeftKept": {reason: "tke-extend's binding of a Node that does not ask is left as it is", noPA: true, cnb: tkeLeft(), exists: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, networkv1alpha1.AddToScheme, v1alpha1.AddToScheme} {
+				if err := add(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", UID: "node-uid"}}
+			b := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&networkv1alpha1.PodAddress{}, &v1alpha1.CLBNodeBinding{}).WithObjects(node)
+			if !tc.noPA {
+				pa := tkePodAddress()
+				pa.Namespace, pa.Name, pa.UID = nodeKey.Namespace, nodeKey.Name, "pa-uid"
+				b = b.WithObjects(pa)
+			}
+			if tc.cnb != nil {
+				b = b.WithObjects(tc.cnb)
+			}
+			kube := b.Build()
+			r := &reconciler{kube: kube}
+			if _, err := r.Reconcile(context.Background(), reconcile.Request{NamespacedName: nodeKey}); err != nil {
+				t.Fatalf("%s: %v", tc.reason, err)
+			}
+			if err := kube.Get(context.Background(), nodeKey, &v1alpha1.CLBPodBinding{}); !kerrors.IsNotFound(err) {
+				t.Errorf("%s: a CLBPodBinding of the Node's PodAddress (%v)", tc.reason, err)
+			}
+			got := &v1alpha1.CLBNodeBinding{}
+			err := kube.Get(context.Background(), client.ObjectKey{Name: "worker-1"}, got)
+			if exists := err == nil; exists != tc.exists {
+				t.Fatalf("%s: binding exists %v (%v), want %v", tc.reason, exists, err, tc.exists)
+			}
+			if !tc.mirror {
+				if tc.exists && got.Status.State != v1alpha1.BindingStateBound {
+					t.Errorf("%s: status changed: %+v", tc.reason, got.Status)
+				}
+				return
+			}
+			m := tkeBound()
+			if d := cmp.Diff(m.spec, got.Spec); d != "" {
+				t.Errorf("%s: spec (-want +got):\n%s", tc.reason, d)
+			}
+			if d := cmp.Diff(m.status, got.Status); d != "" {
+				t.Errorf("%s: status (-want +got):\n%s", tc.reason, d)
+			}
+			if len(got.OwnerReferences) != 1 || !metav1.IsControlledBy(got, node) || len(got.Finalizers) != 0 || got.Annotations[AnnotationMirrorOf] != nodeKey.String() {
+				t.Errorf("%s: owners %+v, finalizers %v, annotations %v: want the Node alone, none, the mirror mark", tc.reason, got.OwnerReferences, got.Finalizers, got.Annotations)
+			}
+		})
+	}
+}
