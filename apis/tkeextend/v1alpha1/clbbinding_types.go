@@ -130,9 +130,9 @@ type CLBPodBindingList struct {
 
 // A CLBNodeBinding is tke-extend-network-controller v2's record of a
 // Node's CLB ports (port-range listeners to the Node, asked for by Node
-// annotations). It is served so that tke-extend's objects stay valid and
-// its users' reads work; the provider has no Node-level binding and writes
-// none (docs/migrate-tke-extend.md).
+// annotations). The provider writes it, read-only, from the Node's
+// PodAddress (tke-port-pools/node.<node>), so that its users' reads work;
+// tke-extend's own stay valid (docs/migrate-tke-extend.md).
 type CLBNodeBinding struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

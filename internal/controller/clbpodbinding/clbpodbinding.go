@@ -1,10 +1,11 @@
 // Package clbpodbinding writes tke-extend v2's CLBPodBinding of each Pod
 // that asks in tke-extend's syntax: a read-only mirror of the Pod's
 // PodAddress (same namespace and name), owned by it, so that tke-extend
-// users' `kubectl get clbpodbinding` and dashboards keep working. The
-// provider never reads a CLBPodBinding as input: a tenant with
-// crossplane-edit may write one, and whatever it says is overwritten from
-// the PodAddress.
+// users' `kubectl get clbpodbinding` and dashboards keep working; and the
+// CLBNodeBinding of each Node of tke-extend's HostPort scheme, from the
+// Node's PodAddress, owned by the Node. The provider never reads either as
+// input: a tenant with crossplane-edit may write a CLBPodBinding, and
+// whatever it says is overwritten from the PodAddress.
 package clbpodbinding
 
 import (
