@@ -27,7 +27,7 @@ import (
 // (examples/tke-extend/hostport.yaml: a CLBPortPool of 1001-port segments,
 // a Node annotated "7000 TCPUDP pool-test", a game server Pod with
 // enable-clb-hostport-mapping and hostPort 7106) applied as it is, with
-// only names, the load balancer and autoCreate changed: the Node gets a
+// only names, the load balancer, autoCreate and endPort changed: the Node gets a
 // segment per protocol forwarding to its IP and port 7000 (its PodAddress
 // tke-port-pools/node.<node>), its CLBNodeBinding and result in
 // tke-extend's terms; the running Pod is told its hostPort's public port,
@@ -47,6 +47,8 @@ func TestTKEHostPortScheme(t *testing.T) {
 			u.SetName(poolName)
 			_ = unstructured.SetNestedStringSlice(u.Object, []string{lbID(l)}, "spec", "exsistedLoadBalancerIDs")
 			unstructured.RemoveNestedField(u.Object, "spec", "autoCreate")
+			// Two segments, not the 25 the quota holds: fewer listeners to make.
+			_ = unstructured.SetNestedField(u.Object, int64(32001), "spec", "endPort")
 		case "Node":
 			u.SetName(nodeName)
 			a := u.GetAnnotations()
@@ -61,7 +63,9 @@ func TestTKEHostPortScheme(t *testing.T) {
 		t.Fatalf("apply the example: %d objects, %v", len(objs), err)
 	}
 	node := &corev1.Node{}
-	t.Cleanup(func() { _ = kube.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}) })
+	t.Cleanup(func() {
+		_ = kube.Delete(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}})
+	})
 	eventually(t, "the Node's address", func() error {
 		if err := kube.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
 			return err
