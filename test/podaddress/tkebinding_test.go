@@ -90,7 +90,8 @@ func applyTKEObject(t *testing.T, u *unstructured.Unstructured) {
 // its PodAddress, as tke-extend's would say it: the one tke-extend left
 // for the Pod is taken over (owned by the PodAddress, without tke-extend's
 // finalizer), a user's edit is overwritten, a deletion undone, and
-// isolation shows as Disabled. The CLBNodeBinding is never written.
+// isolation shows as Disabled. The CLBNodeBinding of a Node that does
+// not ask (no Node annotations) is left as tke-extend wrote it.
 func TestTKEExtendBindings(t *testing.T) {
 	startProvider(t)
 	ctx := context.Background()
@@ -207,7 +208,7 @@ func TestTKEExtendBindings(t *testing.T) {
 	disabled.Disabled = ptr.To(true)
 	mirrored("an isolated Pod's binding Disabled", tkev1alpha1.BindingStateDisabled, disabled)
 
-	// The Node's binding is served and left as tke-extend wrote it.
+	// The binding of a Node that does not ask is left as tke-extend wrote it.
 	gotNode := &tkev1alpha1.CLBNodeBinding{}
 	if err := kube.Get(ctx, client.ObjectKeyFromObject(node), gotNode); err != nil {
 		t.Fatal(err)
