@@ -20,12 +20,15 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	pkgv1beta1 "github.com/crossplane/crossplane/apis/v2/pkg/v1beta1"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv/suite"
 )
@@ -85,7 +88,8 @@ func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 // the RBAC of core and Pod addresses (examples/provider/rbac), and drives
 // the paths that touch core
 // resources: Pods watched and annotated, a readiness-gate condition, a
-// Node looked up for a NodePort backend, and a PodAddress deleted when its
+// Node looked up for a NodePort backend, a Node of tke-extend's HostPort
+// scheme told and its CLBNodeBinding made and deleted, and a PodAddress deleted when its
 // Pod goes, and the target audit's uncached read and PortPool Event. Any
 // permission missing from those files stalls one of them. On the cloud side
 // its key has README's CAM policy, as in every test of this package; none
@@ -106,7 +110,10 @@ func TestLeastPrivilege(t *testing.T) {
 	startProvider(t, suite.As(sa), suite.PodAddress(podaddress.Options{TargetAuditInterval: time.Second}))
 	ns := namespace(t)
 	lbCR := lb(t, ns, "lb", "BGP")
-	pp := pool(t, ns, "pool", []string{"lb"}, 44000, 44009)
+	// Every namespace served: tke-port-pools too, for the Node below.
+	pp := pool(t, ns, "pool", []string{"lb"}, 44000, 44009, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
+	})
 
 	// Annotated Pod with a readiness gate: Pod patch and pods/status patch.
 	gated := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated", Annotations: map[string]string{ourPorts: "7777 pool"}}}
@@ -164,6 +171,53 @@ func TestLeastPrivilege(t *testing.T) {
 	if b := bound(t, ns, "np-0").Status.Bindings[0]; b.InstanceID != "ins-rbac0001" {
 		t.Errorf("NodePort binding targets %q, want the node's instance ins-rbac0001", b.InstanceID)
 	}
+
+	// tke-extend's HostPort scheme: the Node asks, is told on its
+	// annotations (Node patch) and gets its CLBNodeBinding; it stops
+	// asking and the binding is deleted.
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: podannotation.TKEPoolNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	eventually(t, "the Node asks", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+			return err
+		}
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.44.1.1"}}
+		if err := kube.Status().Update(ctx, node); err != nil {
+			return err
+		}
+		node.Annotations = map[string]string{podannotation.TKEAnnotationEnableMapping: "true", podannotation.TKEAnnotationPortMapping: "7000 TCP " + ns + "/pool"}
+		return kube.Update(ctx, node)
+	})
+	eventually(t, "the Node told and its CLBNodeBinding Bound", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+			return err
+		}
+		if _, ok, err := podannotation.TKEResult(node.Annotations); !ok || err != nil {
+			return errors.Errorf("Node annotations %v", node.Annotations)
+		}
+		cnb := &tkev1alpha1.CLBNodeBinding{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(node), cnb); err != nil {
+			return err
+		}
+		if cnb.Status.State != tkev1alpha1.BindingStateBound {
+			return errors.Errorf("CLBNodeBinding %q", cnb.Status.State)
+		}
+		return nil
+	})
+	eventually(t, "the Node stops asking", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+			return err
+		}
+		delete(node.Annotations, podannotation.TKEAnnotationEnableMapping)
+		return kube.Update(ctx, node)
+	})
+	eventually(t, "its CLBNodeBinding deleted", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(node), &tkev1alpha1.CLBNodeBinding{}); !kerrors.IsNotFound(err) {
+			return errors.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
 
 	// The Pod goes: the provider deletes its PodAddress.
 	deletePod(t, gated)
