@@ -33,10 +33,12 @@ import (
 
 // nodeAnnotations are the Node annotations a stand-in carries: the
 // request and what the provider tells.
-var nodeAnnotations = []string{
-	podannotation.TKEAnnotationEnableMapping, podannotation.TKEAnnotationPortMapping,
-	podannotation.TKEAnnotationMappingResult, podannotation.TKEAnnotationMappingStatus,
-	podannotation.AnnotationAddresses, podannotation.AnnotationStatus,
+func nodeAnnotations() []string {
+	return []string{
+		podannotation.TKEAnnotationEnableMapping, podannotation.TKEAnnotationPortMapping,
+		podannotation.TKEAnnotationMappingResult, podannotation.TKEAnnotationMappingStatus,
+		podannotation.AnnotationAddresses, podannotation.AnnotationStatus,
+	}
 }
 
 // nodes maps the Pods made of Nodes, while their reconcile runs, to their
@@ -80,7 +82,7 @@ func standIn(node *corev1.Node) *corev1.Pod {
 	pod.SetCreationTimestamp(node.GetCreationTimestamp())
 	pod.SetDeletionTimestamp(node.GetDeletionTimestamp())
 	a := map[string]string{}
-	for _, k := range nodeAnnotations {
+	for _, k := range nodeAnnotations() {
 		if v, ok := node.GetAnnotations()[k]; ok {
 			a[k] = v
 		}
@@ -114,7 +116,7 @@ func standIn(node *corev1.Node) *corev1.Pod {
 // ours. A merge patch of those keys only; nothing when none changed.
 func (r *Reconciler) tellNode(ctx context.Context, node *corev1.Node, orig, pod *corev1.Pod) error {
 	patch := map[string]any{}
-	for _, k := range nodeAnnotations {
+	for _, k := range nodeAnnotations() {
 		v, ok := pod.Annotations[k]
 		ov, had := orig.Annotations[k]
 		switch {
@@ -147,22 +149,24 @@ func nodeRequest(_ context.Context, o client.Object) []reconcile.Request {
 // nodeChanged lets through the events of Nodes that ask, or asked, for
 // node-level listeners: a Node that asks, stops asking, changes its lines
 // or its IPs, or is deleted.
-var nodeChanged = predicate.Funcs{
-	CreateFunc:  func(e ctrlevent.CreateEvent) bool { return asksOrAsked(e.Object) },
-	DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return asksOrAsked(e.Object) },
-	GenericFunc: func(e ctrlevent.GenericEvent) bool { return asksOrAsked(e.Object) },
-	UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
-		if !asksOrAsked(e.ObjectOld) && !asksOrAsked(e.ObjectNew) {
-			return false
-		}
-		o, okO := e.ObjectOld.(*corev1.Node)
-		n, okN := e.ObjectNew.(*corev1.Node)
-		if !okO || !okN {
-			return true
-		}
-		return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) || !equality(o.Status.Addresses, n.Status.Addresses) ||
-			o.GetDeletionTimestamp() != n.GetDeletionTimestamp()
-	},
+func nodeChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return asksOrAsked(e.Object) },
+		DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return asksOrAsked(e.Object) },
+		GenericFunc: func(e ctrlevent.GenericEvent) bool { return asksOrAsked(e.Object) },
+		UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
+			if !asksOrAsked(e.ObjectOld) && !asksOrAsked(e.ObjectNew) {
+				return false
+			}
+			o, okO := e.ObjectOld.(*corev1.Node)
+			n, okN := e.ObjectNew.(*corev1.Node)
+			if !okO || !okN {
+				return true
+			}
+			return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) || !equality(o.Status.Addresses, n.Status.Addresses) ||
+				(o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+		},
+	}
 }
 
 // asksOrAsked reports whether o carries the switch or a result: a Node

@@ -156,7 +156,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.usersOfOtherPools), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A Node of tke-extend's HostPort scheme holds its ports through
 		// a PodAddress of its own (nodes.go).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(nodeRequest), builder.WithPredicates(nodeChanged)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(nodeRequest), builder.WithPredicates(nodeChanged())).
 		WatchesRawSource(source.Channel(r.cloud.binder.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		WatchesRawSource(source.Channel(r.cloud.repairs.Wake(), &handler.TypedEnqueueRequestForObject[*v1alpha1.PodAddress]{})).
 		// Not behind the global reconcile limiter the managed resources
