@@ -143,3 +143,30 @@ func TestReconcileNodeInvalid(t *testing.T) {
 		t.Error("a PodAddress was made for an invalid Node")
 	}
 }
+
+// TestReconcileNodeDeleted: a deleted Node's slot goes back as a deleted
+// Pod's does: target deregistered, PodAddress gone.
+func TestReconcileNodeDeleted(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, nil, tkeNodePool(), tkeNode(nodeAsks("80 TCP web")))
+	if _, err := w.reconcileKey(t, nodeKey); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.bound(t); len(got) != 1 {
+		t.Fatalf("setup: targets %v, want the node's", got)
+	}
+	if err := w.kube.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: tkeNodeName}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := w.reconcileKey(t, nodeKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.kube.Get(ctx, nodeKey, &v1alpha1.PodAddress{}); err == nil {
+		t.Error("the PodAddress of a deleted Node is still there")
+	}
+	if got := w.bound(t); len(got) != 0 {
+		t.Errorf("targets left: %v", got)
+	}
+}
