@@ -23,18 +23,6 @@ import (
 // MaxTagsPerCall is the Tag API's bound on the tags of one TagResources.
 const MaxTagsPerCall = 9
 
-const (
-	actionTagResources = "TagResources"
-	actionGetUserAppID = "GetUserAppId"
-)
-
-// newCommonRequest is the one way this package builds a call of another
-// service (TestCAMPolicyNamesEverySDKAction reads these calls).
-func newCommonRequest(service, version, action string, params map[string]any) (*tchttp.CommonRequest, error) {
-	req := tchttp.NewCommonRequest(service, version, action)
-	return req, req.SetActionParameters(params)
-}
-
 // uinCache holds the account's uin, asked once per key pair.
 type uinCache struct {
 	mu  sync.Mutex
@@ -69,7 +57,7 @@ func (c *Client) TagLoadBalancer(ctx context.Context, id string, tags map[string
 			RequestId       string
 		}
 	}
-	if err := c.sendCommon(ctx, op, "tag", "2018-08-13", actionTagResources, map[string]any{
+	if err := c.sendCommon(ctx, op, "tag", "2018-08-13", "TagResources", map[string]any{
 		"ResourceList": []string{c.clbResource(uin, id)}, "Tags": list,
 	}, &out); err != nil {
 		return err
@@ -97,7 +85,7 @@ func (c *Client) ownerUin(ctx context.Context) (string, error) {
 	var out struct {
 		Response struct{ OwnerUin json.RawMessage }
 	}
-	if err := c.sendCommon(ctx, op, "cam", "2019-01-16", actionGetUserAppID, map[string]any{}, &out); err != nil {
+	if err := c.sendCommon(ctx, op, "cam", "2019-01-16", "GetUserAppId", map[string]any{}, &out); err != nil {
 		return "", err
 	}
 	// The API documents a string; take a number as well.
@@ -117,10 +105,12 @@ func (c *Client) ownerUin(ctx context.Context) (string, error) {
 }
 
 // sendCommon sends action of service with params through the common client
-// and decodes the answer's body into out.
+// and decodes the answer's body into out. Every such call names service,
+// version and action as literals, which TestCAMPolicyNamesEverySDKAction
+// reads.
 func (c *Client) sendCommon(ctx context.Context, op, service, version, action string, params map[string]any, out any) error {
-	req, err := newCommonRequest(service, version, action, params)
-	if err != nil {
+	req := tchttp.NewCommonRequest(service, version, action)
+	if err := req.SetActionParameters(params); err != nil {
 		return wrapErr(op, err)
 	}
 	resp, err := invoke(ctx, c, action, req, func(ctx context.Context, req *tchttp.CommonRequest) (*tchttp.CommonResponse, error) {
