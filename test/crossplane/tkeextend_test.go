@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	xpextv1alpha1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1alpha1"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
@@ -86,8 +85,9 @@ func helmCRDBeforeInstall(t *testing.T) {
 // helmCRDTakenOver: installing the package leaves the Helm CRD and its
 // CLBPortPool alone while the kind is inactive (safe-start); activating
 // it, as docs/migrate-tke-extend.md says, makes the CRD the package's
-// (controlled by its ManagedResourceDefinition, which the ProviderRevision
-// controls; our schema) and keeps the CLBPortPool, the same object.
+// (controlled by the ProviderRevision, owned by its
+// ManagedResourceDefinition; our schema) and keeps the CLBPortPool, the
+// same object.
 func helmCRDTakenOver(t *testing.T) {
 	ctx := context.Background()
 	before := &unstructured.Unstructured{}
@@ -118,7 +118,7 @@ func helmCRDTakenOver(t *testing.T) {
 		if d := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Description; d != want {
 			return fmt.Errorf("schema description %q, want ours", d)
 		}
-		return controlledByRevision(ctx, crd.OwnerReferences, revs.Items[0].UID)
+		return controlledByRevision(crd.OwnerReferences, revs.Items[0].UID)
 	})
 	after := &unstructured.Unstructured{}
 	after.SetGroupVersionKind(clbPortPoolGVK)
@@ -136,27 +136,20 @@ func helmCRDTakenOver(t *testing.T) {
 	eventually(t, "the CLBPortPool deleted", func() error { return gone(after) })
 }
 
-// controlledByRevision: refs hold a controller that is the revision, or a
-// ManagedResourceDefinition the revision controls.
-func controlledByRevision(ctx context.Context, refs []metav1.OwnerReference, rev types.UID) error {
+// controlledByRevision: the provider revision controls the CRD, and its
+// ManagedResourceDefinition owns it too.
+func controlledByRevision(refs []metav1.OwnerReference, rev types.UID) error {
+	mrd := false
 	for _, r := range refs {
-		if r.Controller == nil || !*r.Controller {
-			continue
-		}
-		if r.UID == rev {
+		mrd = mrd || (r.Kind == "ManagedResourceDefinition" && r.Name == clbPortPoolCRD)
+	}
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			if r.UID != rev || !mrd {
+				return fmt.Errorf("owners %+v: want the provider revision as controller and the ManagedResourceDefinition", refs)
+			}
 			return nil
 		}
-		if r.Kind != "ManagedResourceDefinition" {
-			return fmt.Errorf("controlled by %s %s", r.Kind, r.Name)
-		}
-		mrd := &xpextv1alpha1.ManagedResourceDefinition{}
-		if err := kube.Get(ctx, client.ObjectKey{Name: r.Name}, mrd); err != nil {
-			return err
-		}
-		if c := metav1.GetControllerOf(mrd); c == nil || c.UID != rev {
-			return fmt.Errorf("the ManagedResourceDefinition %s is controlled by %+v, not the provider revision", r.Name, c)
-		}
-		return nil
 	}
 	return fmt.Errorf("no controller among %+v", refs)
 }
