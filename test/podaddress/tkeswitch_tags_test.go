@@ -11,26 +11,25 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 )
 
-// poolUIDTag is the crossplane-portpool-uid tag of load balancer id as the
-// cloud describes it to the console's key, "" when it has none.
-func poolUIDTag(t *testing.T, s tkeStandIn, id string) string {
+// poolUIDTag is the crossplane-portpool-uid tag of load balancer id in
+// the emulated cloud, "" when it has none.
+func poolUIDTag(t *testing.T, id string) string {
 	t.Helper()
-	lb, err := s.c.DescribeLoadBalancer(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
+	lb, ok := cloud.Inventory().LoadBalancer(id)
+	if !ok {
+		t.Fatalf("no load balancer %s", id)
 	}
-	return clb.LoadBalancerTags(lb)[mr.TagPoolUID]
+	return lb.Tags[mr.TagPoolUID]
 }
 
 // notTakenOverYet: in the dry run the load balancer tke-extend created for
 // the pool carries no tag of the pool's (switchWrites holds TagResources).
-func notTakenOverYet(t *testing.T, s tkeStandIn, autoID string) {
+func notTakenOverYet(t *testing.T, autoID string) {
 	t.Helper()
-	if uid := poolUIDTag(t, s, autoID); uid != "" {
+	if uid := poolUIDTag(t, autoID); uid != "" {
 		t.Errorf("in the dry run the load balancer tke-extend created carries %s=%s", mr.TagPoolUID, uid)
 	}
 }
@@ -38,10 +37,10 @@ func notTakenOverYet(t *testing.T, s tkeStandIn, autoID string) {
 // takenOver: after the switch the pool tags the load balancer tke-extend
 // created for it as its own, its PortPool lists it autoCreated, and the
 // CLBPortPool's status says autoCreated again, as tke-extend's did.
-func takenOver(t *testing.T, s tkeStandIn, pp *clbv1alpha1.PortPool, cpp *tkev1alpha1.CLBPortPool, autoID string) {
+func takenOver(t *testing.T, pp *clbv1alpha1.PortPool, cpp *tkev1alpha1.CLBPortPool, autoID string) {
 	t.Helper()
 	eventually(t, "the pool tags the load balancer tke-extend created as its own", func() error {
-		if uid := poolUIDTag(t, s, autoID); uid != string(pp.UID) {
+		if uid := poolUIDTag(t, autoID); uid != string(pp.UID) {
 			return errors.Errorf("%s=%q, want the PortPool's UID %s", mr.TagPoolUID, uid, pp.UID)
 		}
 		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(pp), pp); err != nil {

@@ -249,7 +249,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
 	}
-	notTakenOverYet(t, s, autoID)
+	notTakenOverYet(t, autoID)
 	pas := &v1alpha1.PodAddressList{}
 	if err := kube.List(ctx, pas, client.InNamespace(ns)); err != nil || len(pas.Items) > 0 {
 		t.Errorf("the dry run made %d PodAddresses (%v)", len(pas.Items), err)
@@ -333,7 +333,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		}
 		return nil
 	})
-	takenOver(t, s, pp, cpp, autoID)
+	takenOver(t, pp, cpp, autoID)
 	close(stop)
 	wg.Wait()
 	for _, pl := range players {
