@@ -11,7 +11,8 @@ import (
 )
 
 // TestCAMPolicyNamesEverySDKAction reads the source of the service
-// clients: every action the CLB and VPC clients can send is in the CAM
+// clients: every action the CLB and VPC clients can send (the CLB client's
+// tag and cam calls included) is in the CAM
 // policy README documents (examples/providerconfig/cam-policy.json), and
 // the policy names nothing else. The controllers, the PodAddress binder and
 // the webhook reach the cloud only through these clients. That the flows
@@ -19,6 +20,8 @@ import (
 // TestCAMPolicyIsExactlyWhatTheProviderCalls.
 func TestCAMPolicyNamesEverySDKAction(t *testing.T) {
 	call := regexp.MustCompile(`\.sdk\.([A-Za-z]+)WithContext\b`)
+	// Calls of other services through the SDK's common client (clb/tag.go).
+	common := regexp.MustCompile(`\.sendCommon\(ctx, op, "([a-z]+)", "[0-9-]+", "([A-Za-z]+)"`)
 	var sent []string
 	for _, service := range []string{"clb", "vpc"} {
 		files, err := filepath.Glob(filepath.Join(service, "*.go"))
@@ -35,6 +38,9 @@ func TestCAMPolicyNamesEverySDKAction(t *testing.T) {
 			}
 			for _, m := range call.FindAllStringSubmatch(string(src), -1) {
 				sent = append(sent, service+":"+m[1])
+			}
+			for _, m := range common.FindAllStringSubmatch(string(src), -1) {
+				sent = append(sent, m[1]+":"+m[2])
 			}
 		}
 	}

@@ -34,7 +34,8 @@ const (
 )
 
 // apiService is one cloud service the emulator answers on its single
-// endpoint: clb, and the EIP/ENI part of vpc.
+// endpoint: clb, the EIP/ENI part of vpc, and the calls that tag load
+// balancers (tag TagResources, cam GetUserAppId: tag.go).
 type apiService struct {
 	name    string
 	version string
@@ -46,8 +47,14 @@ type apiService struct {
 // (here "127") leave the version as the only hint. clb is the fallback, so
 // that requests without either keep the clb error messages.
 func serviceOf(scopeService, version string) *apiService {
-	if scopeService == vpcServiceName || (scopeService != serviceName && version == vpcAPIVersion) {
-		return &apiService{name: vpcServiceName, version: vpcAPIVersion, lookup: lookupVPCHandler}
+	for _, s := range []apiService{
+		{name: vpcServiceName, version: vpcAPIVersion, lookup: lookupVPCHandler},
+		{name: tagServiceName, version: tagAPIVersion, lookup: lookupTagHandler},
+		{name: camServiceName, version: camAPIVersion, lookup: lookupCAMHandler},
+	} {
+		if scopeService == s.name || (scopeService != serviceName && version == s.version) {
+			return &s
+		}
 	}
 	return &apiService{name: serviceName, version: apiVersion, lookup: lookupHandler}
 }
@@ -339,10 +346,10 @@ func (e *Emulator) process(r *http.Request, c *call) (resp any, apiErr *apiError
 		return nil, authErr, false
 	}
 	c.secretID = secretID
-	if c.region == "" {
+	if c.region == "" && !regionless(svc) {
 		return nil, missing("Region"), false
 	}
-	if !e.regionExists(c.region) {
+	if c.region != "" && !e.regionExists(c.region) {
 		return nil, errorf(codeRegionNotFound, "The region `%s` does not exist.", c.region), false
 	}
 	if res := e.authorize(secretID, c.region, svc.name, c.action, body); res != "" {

@@ -157,12 +157,18 @@ func (e *Emulator) authorize(secretID, region, service, action string, body []by
 // its load balancers by LoadBalancerId or LoadBalancerIds; one that names
 // none (CreateLoadBalancer, DescribeQuota, a DescribeLoadBalancers without
 // ids) acts on "clb/*", which only a statement for every load balancer
-// covers. vpc calls are resolved by camResources.
+// covers. vpc calls are resolved by vpcCAMResources, tag calls act on the
+// resources they tag.
 func (p *CAMPolicy) deniedResource(region, service, action string, body []byte) string {
 	var resources []string
-	if service == vpcServiceName {
+	switch service {
+	case vpcServiceName:
 		resources = vpcCAMResources(region, action, body)
-	} else {
+	case tagServiceName:
+		resources = tagCAMResources(body)
+	case camServiceName:
+		resources = []string{"qcs::cam::uin/" + EmulatedUIN + ":uin/" + EmulatedUIN}
+	default:
 		prefix := "qcs::clb:" + region + ":uin/" + EmulatedUIN + ":clb/"
 		var ids struct {
 			LoadBalancerId  *string

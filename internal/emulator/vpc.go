@@ -185,8 +185,13 @@ func lookupVPCHandler(action string) handler {
 
 // serviceOfAction names the service that implements a bare action name.
 func serviceOfAction(action string) string {
-	if lookupVPCHandler(action) != nil {
+	switch {
+	case lookupVPCHandler(action) != nil:
 		return vpcServiceName
+	case lookupTagHandler(action) != nil:
+		return tagServiceName
+	case lookupCAMHandler(action) != nil:
+		return camServiceName
 	}
 	return serviceName
 }

@@ -36,7 +36,9 @@ func TestInstallAndCompose(t *testing.T) {
 		name string
 		fn   func(*testing.T)
 	}{
+		{"tke-extend's Helm release left its CLBPortPool CRD and a CLBPortPool", helmCRDBeforeInstall},
 		{"packages install from the registry and become healthy", installPackages},
+		{"activating CLBPortPool takes the Helm CRD over and keeps the CLBPortPool", helmCRDTakenOver},
 		{"safe-start: no managed resource CRDs until activated, then the controllers start", activate},
 		{"a claim with existing load balancers gives its Pods addresses", claimWithExisting},
 		{"a v2 composite with a template creates its load balancers", compositeWithTemplate},

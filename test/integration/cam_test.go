@@ -14,7 +14,7 @@ import (
 )
 
 // policyActions returns the actions README's CAM policy allows, without
-// the service prefix ("clb:", "vpc:"). The document is the provider's least privilege: one
+// the service prefix ("clb:", "vpc:", "tag:", "cam:"). The document is the provider's least privilege: one
 // allow statement, every action named in full, on every resource.
 func policyActions(t *testing.T) []string {
 	t.Helper()
@@ -32,8 +32,8 @@ func policyActions(t *testing.T) []string {
 	var out []string
 	for _, a := range p.Statement[0].Action {
 		service, name, ok := strings.Cut(a, ":")
-		if !ok || (service != "clb" && service != "vpc") || strings.Contains(name, "*") {
-			t.Fatalf("action %q: want clb:<Action> or vpc:<Action> in full, no wildcard", a)
+		if !ok || (service != "clb" && service != "vpc" && service != "tag" && service != "cam") || strings.Contains(name, "*") {
+			t.Fatalf("action %q: want clb:<Action>, vpc:<Action>, tag:<Action> or cam:<Action> in full, no wildcard", a)
 		}
 		out = append(out, name)
 	}
@@ -89,12 +89,18 @@ func TestCAMPolicyIsExactlyWhatTheProviderCalls(t *testing.T) {
 		}
 	}
 	for _, a := range want {
-		if !called[a] {
+		if !called[a] && !tkeSwitchOnly[a] {
 			t.Errorf("the policy allows %s, which none of the flows called: not least privilege, or a flow is missing", a)
 		}
 	}
 	t.Logf("%d actions called, %d in the policy: %v", len(got), len(want), got)
 }
+
+// tkeSwitchOnly are the actions of the policy only a switch from
+// tke-extend-network-controller calls (tagging the load balancers it
+// created): test/podaddress's TestSwitchFromTKEExtend, under the same
+// policy, fails without them.
+var tkeSwitchOnly = map[string]bool{"GetUserAppId": true, "TagResources": true}
 
 // TestREADMEShowsTheCAMPolicy keeps README's policy and the committed file
 // one document: README quotes the file verbatim.

@@ -129,7 +129,7 @@ func (s tkeStandIn) done(ctx context.Context, task string) error {
 // switchWrites are the cloud writes a dry run must not make and, with
 // deletions, a switch must make none of for the Pods it keeps.
 var switchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
-	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight"}
+	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight", "TagResources"}
 
 // TestSwitchFromTKEExtend: a cluster as tke-extend-network-controller v2
 // leaves it (listeners per Pod, targets, results), with tke-extend
@@ -139,7 +139,9 @@ var switchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListe
 // switch then keeps every bound Pod's VIP:port, listener and target, and
 // its result annotation byte for byte; the emulator sees no
 // deregistration and no listener deleted, and every listener keeps its
-// target at every moment; the pool takes the listeners over. Through it
+// target at every moment; the pool takes the listeners over, and tags the
+// load balancer tke-extend created for the pool as its own (untagged in the
+// dry run). Through it
 // all, from before the provider starts until the adoption is recorded, a
 // player sends a UDP packet every 10 ms through each kept VIP:port (the
 // emulator's data plane, on loopback) to its game server on the Pod's
@@ -247,6 +249,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
 	}
+	notTakenOverYet(t, autoID)
 	pas := &v1alpha1.PodAddressList{}
 	if err := kube.List(ctx, pas, client.InNamespace(ns)); err != nil || len(pas.Items) > 0 {
 		t.Errorf("the dry run made %d PodAddresses (%v)", len(pas.Items), err)
@@ -330,6 +333,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		}
 		return nil
 	})
+	takenOver(t, pp, cpp, autoID)
 	close(stop)
 	wg.Wait()
 	for _, pl := range players {

@@ -64,8 +64,9 @@ const (
 	// AnnotationTKEAutoCreated lists, comma-separated, the load balancers
 	// tke-extend-network-controller created for the pool (autoCreated in
 	// the status it wrote). The provider writes it once, from that status,
-	// before its own status replaces it, and its PortPool uses them as
-	// load balancers it was given (docs/migrate-tke-extend.md).
+	// before its own status replaces it, and copies it to the PortPool,
+	// which uses them and, once the switch is made, tags them as its own
+	// auto-created load balancers (docs/migrate-tke-extend.md).
 	AnnotationTKEAutoCreated = "network.tencentcloud.crossplane.io/tke-extend-auto-created"
 	// LabelMadeFor is "gameserverset" on pools the provider made for a
 	// GameServerSet, so that it finds them.

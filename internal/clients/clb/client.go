@@ -14,6 +14,7 @@ import (
 	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	"github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/common"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/tcapi"
 )
@@ -24,14 +25,17 @@ type scope struct {
 	api   *tcapi.Caller
 	locks *lbLocks
 	tasks *taskMemory
+	uin   uinCache
 }
 
 // Client talks to CLB in one region with one key pair. It is safe for
 // concurrent use; get it from a Pool rather than building one per call.
 type Client struct {
-	sdk   *clbsdk.Client
-	s     *scope
-	naive bool
+	sdk *clbsdk.Client
+	// common sends the calls of other services (tag.go).
+	common *common.Client
+	s      *scope
+	naive  bool
 
 	lbs        *tcapi.Coalescer[string, *clbsdk.LoadBalancer]
 	listeners  *tcapi.Coalescer[string, *clbsdk.Listener]
@@ -47,8 +51,10 @@ func newClient(ss tcapi.Session, s *scope, o Options) (*Client, error) {
 		return nil, err
 	}
 	sdk.WithHttpTransport(o.Transport)
+	cc := common.NewCommonClient(ss.Credential, ss.Region, ss.Profile)
+	cc.WithHttpTransport(o.Transport)
 
-	c := &Client{sdk: sdk, s: s, naive: o.CallMode == CallsNaive}
+	c := &Client{sdk: sdk, common: cc, s: s, naive: o.CallMode == CallsNaive}
 	// Describes answer reconciles, so they gather for a short fixed
 	// window. Target changes run in the background: their window stays
 	// open while a burst lasts (up to TargetBatchMaxWait) and while the

@@ -37,9 +37,11 @@ func classifyCode(code string) Class {
 	switch {
 	// The not-found codes sit under InvalidParameter, so they come first.
 	case code == "InvalidParameter.LBIdNotFound", code == "InvalidParameter.ListenerIdNotFound",
-		code == "InvalidParameter.LocationNotFound", family == "ResourceNotFound":
+		code == "InvalidParameter.LocationNotFound", family == "ResourceNotFound",
+		code == "InvalidParameterValue.ResourceIdInvalid": // the Tag API's
 		return NotFound
-	case code == codeResourceInOperating, code == "FailedOperation.InvalidLBStatus":
+	case code == codeResourceInOperating, code == "FailedOperation.InvalidLBStatus",
+		code == "FailedOperation.ResourceTagProcessing": // the Tag API's
 		return Busy
 	case code == "FailedOperation.RateLimitExceeded":
 		return Throttled

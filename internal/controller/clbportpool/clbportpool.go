@@ -121,11 +121,12 @@ func (r *reconciler) apply(ctx context.Context, cpp *v1alpha1.CLBPortPool, m map
 	}
 	same := func(k string) bool { return pp.GetAnnotations()[k] == m.annotations[k] }
 	if equality.Semantic.DeepEqual(pp.Spec.ForProvider, m.params) && equality.Semantic.DeepEqual(pp.Spec.Consumers, &m.consumers) &&
-		same(clbv1alpha1.AnnotationActsFor) && same(clbv1alpha1.AnnotationTKESwitch) && policiesEqual(pp.Spec.ManagementPolicies, m.policies) {
+		same(clbv1alpha1.AnnotationActsFor) && same(clbv1alpha1.AnnotationTKESwitch) && same(v1alpha1.AnnotationTKEAutoCreated) &&
+		policiesEqual(pp.Spec.ManagementPolicies, m.policies) {
 		return pp, "", nil
 	}
 	pp.Spec.ForProvider, pp.Spec.Consumers, pp.Spec.ManagementPolicies = m.params, &m.consumers, m.policies
-	for _, k := range []string{clbv1alpha1.AnnotationActsFor, clbv1alpha1.AnnotationTKESwitch} {
+	for _, k := range []string{clbv1alpha1.AnnotationActsFor, clbv1alpha1.AnnotationTKESwitch, v1alpha1.AnnotationTKEAutoCreated} {
 		if want, ok := m.annotations[k]; ok {
 			meta.AddAnnotations(pp, map[string]string{k: want})
 		} else {

@@ -31,7 +31,8 @@ type mapping struct {
 	params    clbv1alpha1.PortPoolParameters
 	consumers clbv1alpha1.PoolConsumers
 	// annotations of the PortPool: AnnotationActsFor for a
-	// GameServerSet's pool.
+	// GameServerSet's pool, AnnotationTKESwitch and AnnotationTKEAutoCreated
+	// for a pool switched from tke-extend.
 	annotations map[string]string
 	// policies of the PortPool: Observe only in a dry run of the switch
 	// from tke-extend (AnnotationTKESwitch); nil otherwise.
@@ -53,6 +54,13 @@ func toPortPool(cpp *v1alpha1.CLBPortPool) (mapping, error) {
 		}
 		m.annotations[clbv1alpha1.AnnotationTKESwitch] = v
 		m.policies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	}
+	if v := cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated]; v != "" {
+		// The PortPool tags them as its own once the switch is made.
+		if m.annotations == nil {
+			m.annotations = map[string]string{}
+		}
+		m.annotations[v1alpha1.AnnotationTKEAutoCreated] = v
 	}
 	protocols, err := poolProtocols(cpp, &m.ignored)
 	if err != nil {
@@ -304,8 +312,9 @@ func rememberAutoCreated(cpp *v1alpha1.CLBPortPool) bool {
 
 // withAutoCreated is exsistedLoadBalancerIDs and, after them, the load
 // balancers tke-extend created for the pool (AnnotationTKEAutoCreated),
-// so that the Pods it bound there keep their addresses. The PortPool
-// uses them as load balancers it was given: it never deletes them.
+// so that the Pods it bound there keep their addresses. The PortPool,
+// given the annotation too, tags them as its own once the switch is made
+// (not in a dry run): then they are its auto-created load balancers.
 func withAutoCreated(cpp *v1alpha1.CLBPortPool) []string {
 	ids := slices.Clone(cpp.Spec.ExsistedLoadBalancerIDs)
 	for _, id := range strings.Split(cpp.Annotations[v1alpha1.AnnotationTKEAutoCreated], ",") {

@@ -178,6 +178,12 @@ func TestTKEExtendSwitch(t *testing.T) {
 	if len(m.policies) != 0 || m.annotations[clbv1alpha1.AnnotationTKESwitch] != "" {
 		t.Errorf("without the dry run: policies %v, annotations %v; want the defaults", m.policies, m.annotations)
 	}
+	if got := m.annotations[v1alpha1.AnnotationTKEAutoCreated]; got != "lb-auto1,lb-auto2" {
+		t.Errorf("the PortPool's %s is %q, want tke-extend's auto-created load balancers, for the PortPool to tag", v1alpha1.AnnotationTKEAutoCreated, got)
+	}
+	if m, _ := toPortPool(left.DeepCopy()); m.annotations[v1alpha1.AnnotationTKEAutoCreated] != "" {
+		t.Errorf("a pool with nothing remembered gives its PortPool %v", m.annotations)
+	}
 
 	ours := left.DeepCopy()
 	ours.Status.PortPool = "tke-port-pools/p"

@@ -58,6 +58,9 @@ type lbObs struct {
 	// those on its slots it has not (pools of tke-port-pools only).
 	adopted map[string]bool
 	tke     []v1alpha1.TKEListener
+	// tkeAuto: tke-extend created it for the pool, which takes it over
+	// by tagging it as its own (tkeextend.go).
+	tkeAuto bool
 	status  v1alpha1.PoolLoadBalancerStatus
 }
 
@@ -216,6 +219,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if o.notOwned, stop = o.refuseForeign(ctx, mr.Owners{Kube: e.kube}, cr); stop != nil {
 		return nil, stop
 	}
+	markTKEAutoCreated(cr, cfg.Region, o.lbs)
 	if err := e.countBindings(ctx, cr, o); err != nil {
 		return nil, err
 	}
@@ -231,7 +235,9 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	if o.shapeErr == nil && !meta.WasDeleted(cr) {
 		usage := make([]lbUsage, 0, len(o.lbs))
 		for _, l := range o.lbs {
-			usage = append(usage, lbUsage{state: l.status.State, autoCreated: l.auto, free: l.status.Free, allocated: l.status.Allocated})
+			// One about to be tagged as the pool's counts already, so
+			// that the reconcile tagging it creates none in its stead.
+			usage = append(usage, lbUsage{state: l.status.State, autoCreated: l.auto || l.tkeAuto, free: l.status.Free, allocated: l.status.Allocated})
 		}
 		o.needLB = needLoadBalancer(p.AutoCreate, o.shape.slots, usage)
 	}
@@ -483,6 +489,9 @@ func (o *observation) diff() string {
 		}
 		if n := len(o.deletableStale(l)); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d listeners no slot wants", n))
+		}
+		if l.tkeAuto {
+			parts = append(parts, "tke-extend created it for the pool: to tag as the pool's")
 		}
 		if len(parts) > 0 {
 			d = append(d, l.id+": "+strings.Join(parts, ", "))

@@ -106,6 +106,9 @@ type api interface {
 	// DescribeListenersTargets reads the targets of tke-extend's
 	// listeners on the pool's slots (tkeextend.go).
 	DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error)
+	// TagLoadBalancer tags the load balancers tke-extend created for the
+	// pool as the pool's own (tkeextend.go).
+	TagLoadBalancer(ctx context.Context, id string, tags map[string]string) error
 }
 
 // shared is what every reconcile of the controller shares: the quota cache
@@ -214,7 +217,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 		if l.status.State == v1alpha1.PoolLBCreating {
 			busy = true
 		}
-		if !l.cloudReady() || len(l.m.missing) > 0 || len(l.m.conflicts) > 0 || l.m.waiting > 0 ||
+		if l.tkeAuto || !l.cloudReady() || len(l.m.missing) > 0 || len(l.m.conflicts) > 0 || l.m.waiting > 0 ||
 			len(l.m.drift) > 0 || len(o.deletableStale(l)) > 0 {
 			upToDate = false
 		}
@@ -298,6 +301,12 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 	parallel(len(o.lbs), func(i int) {
 		l := o.lbs[i]
 		outs[i] = outcome{lb: l.id}
+		if l.tkeAuto {
+			if err := l.c.TagLoadBalancer(ctx, l.id, poolTags(cr, nil)); err != nil && !clb.IsNotFound(err) {
+				outs[i].err = errors.Wrap(err, "cannot tag the load balancer tke-extend created for the pool as the pool's")
+				return
+			}
+		}
 		if !l.cloudReady() {
 			return
 		}

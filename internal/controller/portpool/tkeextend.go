@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -203,4 +206,45 @@ func (e *external) takeOver(ctx context.Context, cr *v1alpha1.PortPool, o *obser
 		l.tke = c
 	}
 	return nil
+}
+
+// markTKEAutoCreated marks the load balancers tke-extend created for the
+// pool that it takes over, by tagging them as its own (sync): from then on
+// FindLoadBalancersByTag finds them, autoCreate counts them and deleting
+// the pool deletes them, as tke-extend's deletion of its CLBPortPool
+// deleted the load balancers it had created. Only
+//
+//   - a pool of tke-port-pools, which only the provider writes, made from
+//     an admin's CLBPortPool (not a GameServerSet's, which acts for a
+//     namespace), and not in the dry run of the switch;
+//   - load balancers the provider recorded as tke-extend's from the status
+//     tke-extend wrote (tkev1alpha1.AnnotationTKEAutoCreated, copied from
+//     the CLBPortPool) and that the spec names in the home region, where
+//     the pool finds its own by tag;
+//   - found, not the pool's yet, and carrying no owner tags of ours (an
+//     object another namespace or pool owns is never taken).
+func markTKEAutoCreated(cr *v1alpha1.PortPool, home string, lbs []*lbObs) {
+	a := cr.GetAnnotations()
+	if !tkeSide(cr) || a[v1alpha1.AnnotationActsFor] != "" || a[v1alpha1.AnnotationTKESwitch] != "" {
+		return
+	}
+	recorded := map[string]bool{}
+	for _, id := range strings.Split(a[tkev1alpha1.AnnotationTKEAutoCreated], ",") {
+		recorded[strings.TrimSpace(id)] = true
+	}
+	named := map[string]bool{}
+	for _, s := range cr.Spec.ForProvider.LoadBalancerIDs {
+		if ref := v1alpha1.ParseLoadBalancerRef(s); ref.Region == "" || ref.Region == home {
+			named[ref.ID] = true
+		}
+	}
+	for _, l := range lbs {
+		if !recorded[l.id] || !named[l.id] || l.region != home || !l.found() || l.auto || l.removed || l.notOwned {
+			continue
+		}
+		if _, owned := mr.OwnerNamespace(clb.LoadBalancerTags(l.lb)); owned {
+			continue
+		}
+		l.tkeAuto = true
+	}
 }

@@ -5,16 +5,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb/fake"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/mr"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -128,3 +132,102 @@ func TestTKEListenersOnlyInTKEPools(t *testing.T) {
 		t.Errorf("a tenant's pool: adopted %v, tkeListeners %v, listeners %v; want none of tke-extend's", st.Adopted, st.TKEListeners, st.Listeners)
 	}
 }
+
+// TestTagTKEAutoCreated: once the switch is made, a pool of tke-port-pools
+// tags the load balancers the provider recorded as tke-extend's
+// auto-created ones as its own; then they are its auto-created load
+// balancers: listed autoCreated, counted by autoCreate (no new one is
+// created under maxLoadBalancers 1), and deleted with the pool, as
+// tke-extend's deletion of its CLBPortPool did. Nothing is tagged in a dry
+// run, for a tenant's or a GameServerSet's pool, for a load balancer not
+// recorded, or one that carries another owner's tags.
+func TestTagTKEAutoCreated(t *testing.T) {
+	tagged := func(c *fake.Cloud) bool {
+		return clb.LoadBalancerTags(c.LBs["lb-auto"])[TagPoolUID] == "uid-1"
+	}
+	for _, tc := range []struct {
+		name     string
+		ns       string
+		mod      func(*v1alpha1.PortPool)
+		lbTags   map[string]string
+		wantTags bool
+	}{
+		{name: "switched", ns: podannotation.TKEPoolNamespace, wantTags: true},
+		{name: "dry run", ns: podannotation.TKEPoolNamespace, mod: func(p *v1alpha1.PortPool) {
+			meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationTKESwitch: v1alpha1.TKESwitchDryRun})
+		}},
+		{name: "a tenant's pool", ns: "team-a"},
+		{name: "a GameServerSet's pool", ns: podannotation.TKEPoolNamespace, mod: func(p *v1alpha1.PortPool) {
+			meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationActsFor: "game"})
+		}},
+		{name: "not recorded", ns: podannotation.TKEPoolNamespace, mod: func(p *v1alpha1.PortPool) {
+			meta.AddAnnotations(p, map[string]string{tkev1alpha1.AnnotationTKEAutoCreated: "lb-other"})
+		}},
+		{name: "another owner's", ns: podannotation.TKEPoolNamespace, lbTags: map[string]string{mr.TagNamespace: "team-a", mr.TagKind: "LoadBalancer"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := fake.New("lb-a")
+			home.AddLB("lb-auto", tc.lbTags)
+			cr := tkeSidePool(tc.ns)
+			cr.Spec.ForProvider.LoadBalancerIDs = []string{"lb-a", "lb-auto"}
+			// Always short of free slots: only the bound stops it.
+			cr.Spec.ForProvider.AutoCreate = &v1alpha1.PoolAutoCreate{MaxLoadBalancers: 1, MinFreeSlots: ptr.To[int64](100)}
+			meta.AddAnnotations(cr, map[string]string{tkev1alpha1.AnnotationTKEAutoCreated: "lb-auto"})
+			if tc.mod != nil {
+				tc.mod(cr)
+			}
+			e := newExternal(t, home, nil)
+			for range 3 {
+				_ = reconcile(t, *e, cr)
+			}
+			if got := tagged(home); got != tc.wantTags {
+				t.Fatalf("tagged as the pool's: %v, want %v (writes %v)", got, tc.wantTags, home.Log())
+			}
+			if !tc.wantTags {
+				return
+			}
+			for _, w := range home.Log() {
+				if strings.HasPrefix(w, "CreateLoadBalancer") {
+					t.Errorf("write %q: autoCreate does not count tke-extend's load balancer", w)
+				}
+			}
+			if got := tagsOf(home, "lb-auto"); got[TagPool] != podannotation.TKEPoolNamespace+"/pool-a" || got[mr.TagNamespace] != podannotation.TKEPoolNamespace {
+				t.Errorf("tags %v, want the pool's owner tags", got)
+			}
+			var st *v1alpha1.PoolLoadBalancerStatus
+			for i := range cr.Status.AtProvider.LoadBalancers {
+				if s := &cr.Status.AtProvider.LoadBalancers[i]; s.ID == "lb-auto" {
+					st = s
+				}
+			}
+			if st == nil || !st.AutoCreated {
+				t.Errorf("status %+v, want lb-auto autoCreated", cr.Status.AtProvider.LoadBalancers)
+			}
+			n := 0
+			for _, w := range home.Log() {
+				if strings.HasPrefix(w, "TagLoadBalancer") {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("tagged %d times, want once", n)
+			}
+			cr.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
+			e.obs, e.cfg = nil, nil
+			if _, err := e.Observe(context.Background(), cr); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Delete(context.Background(), cr); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := home.LBs["lb-auto"]; ok {
+				t.Error("deleting the pool kept the load balancer tke-extend created for it")
+			}
+			if _, ok := home.LBs["lb-a"]; !ok {
+				t.Error("deleting the pool deleted the load balancer it was given")
+			}
+		})
+	}
+}
+
+func tagsOf(c *fake.Cloud, id string) map[string]string { return clb.LoadBalancerTags(c.LBs[id]) }

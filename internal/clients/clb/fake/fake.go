@@ -7,6 +7,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -159,6 +160,31 @@ func (c *Cloud) DeleteLoadBalancer(_ context.Context, id string) (string, error)
 	delete(c.LBs, id)
 	c.write("DeleteLoadBalancer %s", id)
 	return "task", nil
+}
+
+// TagLoadBalancer binds tags to load balancer id, a key already there
+// taking the new value.
+func (c *Cloud) TagLoadBalancer(_ context.Context, id string, tags map[string]string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.Errs[id]; err != nil {
+		return err
+	}
+	lb, ok := c.LBs[id]
+	if !ok {
+		return errLBNotFound
+	}
+	keys := slices.Sorted(maps.Keys(tags))
+	for _, k := range keys {
+		i := slices.IndexFunc(lb.Tags, func(t *clbsdk.TagInfo) bool { return clb.Deref(t.TagKey) == k })
+		if i < 0 {
+			lb.Tags = append(lb.Tags, &clbsdk.TagInfo{TagKey: clb.Ptr(k)})
+			i = len(lb.Tags) - 1
+		}
+		lb.Tags[i].TagValue = clb.Ptr(tags[k])
+	}
+	c.write("TagLoadBalancer %s %v", id, keys)
+	return nil
 }
 
 func (c *Cloud) DescribeListeners(_ context.Context, lbID, _ string, _ int64) ([]*clbsdk.Listener, error) {
