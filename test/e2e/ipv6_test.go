@@ -150,7 +150,7 @@ func deleteIPv6(t *testing.T, id string, pod *corev1.Pod, pool *clbv1alpha1.Port
 	}
 	eventually(t, "the IPv6 load balancer deleted", func() error {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(lb), lb); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("LoadBalancer %s still there (%v)", lb.Name, err)
+			return fmt.Errorf("LoadBalancer %s still there (%w)", lb.Name, err)
 		}
 		if _, ok := cluster.Cloud.Inventory().LoadBalancer(id); ok {
 			return fmt.Errorf("load balancer %s still in the cloud", id)
