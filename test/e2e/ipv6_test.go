@@ -149,8 +149,11 @@ func deleteIPv6(t *testing.T, id string, pod *corev1.Pod, pool *clbv1alpha1.Port
 		}
 	}
 	eventually(t, "the IPv6 load balancer deleted", func() error {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(lb), lb); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("LoadBalancer %s still there (%w)", lb.Name, err)
+		switch err := kube.Get(ctx, client.ObjectKeyFromObject(lb), lb); {
+		case err == nil:
+			return fmt.Errorf("LoadBalancer %s still there", lb.Name)
+		case !kerrors.IsNotFound(err):
+			return err
 		}
 		if _, ok := cluster.Cloud.Inventory().LoadBalancer(id); ok {
 			return fmt.Errorf("load balancer %s still in the cloud", id)
