@@ -1,5 +1,5 @@
 // Package node_test runs the real node of internal/tooling/node: a Pod really
-// runs, gets an address on the bridge and answers, and a stopped node
+// runs, gets an address of each family on the bridge and answers on both, and a stopped node
 // leaves the machine as it found it.
 package node_test
 
@@ -106,25 +106,37 @@ func TestNodeRunsPodsAndLeavesNothing(t *testing.T) {
 	if !node.NodePodCIDR().Contains(ip) {
 		t.Fatalf("Pod IP %s is not in the node's Pod subnet %s", ip, node.NodePodCIDR())
 	}
-	var reply string
-	err = testenv.Eventually(ctx, time.Minute, func() error {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(ip.String(), "7777"), 2*time.Second)
-		if err != nil {
-			return err
+	// Dual-stack: the Pod's second address is an IPv6 one on the bridge.
+	var ip6 netip.Addr
+	for _, p := range pod.Status.PodIPs {
+		if a, err := netip.ParseAddr(p.IP); err == nil && a.Is6() {
+			ip6 = a
 		}
-		defer func() { _ = c.Close() }()
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := fmt.Fprintln(c, "ping"); err != nil {
-			return err
-		}
-		reply, err = bufio.NewReader(c).ReadString('\n')
-		return err
-	})
-	if err != nil {
-		t.Fatalf("no answer from the Pod at %s: %v", ip, err)
 	}
-	if !strings.Contains(reply, "ping") || !strings.Contains(reply, "echo") {
-		t.Fatalf("reply %q does not echo ping from Pod echo", reply)
+	if !node.NodePodCIDR6().Contains(ip6) {
+		t.Fatalf("Pod IPs %v: none in the node's IPv6 Pod subnet %s", pod.Status.PodIPs, node.NodePodCIDR6())
+	}
+	for _, a := range []netip.Addr{ip, ip6} {
+		var reply string
+		err = testenv.Eventually(ctx, time.Minute, func() error {
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(a.String(), "7777"), 2*time.Second)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = c.Close() }()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := fmt.Fprintln(c, "ping"); err != nil {
+				return err
+			}
+			reply, err = bufio.NewReader(c).ReadString('\n')
+			return err
+		})
+		if err != nil {
+			t.Fatalf("no answer from the Pod at %s: %v", a, err)
+		}
+		if !strings.Contains(reply, "ping") || !strings.Contains(reply, "echo") {
+			t.Fatalf("reply %q from %s does not echo ping from Pod echo", reply, a)
+		}
 	}
 
 	stopped = true

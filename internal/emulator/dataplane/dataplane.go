@@ -7,9 +7,13 @@
 // without setup (Linux routes all of 127.0.0.0/8 to lo). IPv6 VIPs are
 // unique local addresses (fd00::/8) served only once they are addresses of
 // a local device (tests put them on lo): the socket binds
-// without IPV6_FREEBIND, so the kernel refuses any other address. IPv6
-// targets are dialled only when they are loopback or addresses of this
-// host, so no packet of an IPv6 route ever leaves the machine.
+// without IPV6_FREEBIND, so the kernel refuses any other address.
+//
+// Targets of either family are dialled only when no packet to them can
+// leave the machine: loopback, an address of this host, or an address
+// whose most specific route has no gateway and is not on a default
+// route's device (a Pod bridge, a range routed to lo), as the kernel's
+// tables (/proc/net/route, /proc/net/ipv6_route) say when routes are applied.
 package dataplane
 
 import (
@@ -19,7 +23,6 @@ import (
 	"maps"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,7 +145,7 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 	skipped := map[string]struct{}{}
 	var errs []error
 	var local localAddrs
-	hostRoutes := readRoutes("/proc/net/route")
+	hostRoutes, hostRoutes6 := readRoutes("/proc/net/route"), readIPv6Routes("/proc/net/ipv6_route")
 	skip := func(r Route, why string) {
 		k := fmt.Sprintf("%s %s:%d-%d", r.Protocol, r.VIP, r.Port, r.EndPort)
 		if _, logged := p.skipped[k]; !logged {
@@ -182,8 +185,8 @@ func (p *Plane) plan(routes []Route) (map[string]want, []error) {
 					proto, r.VIP, r.Port, t.IP, t.Port, span+1))
 				continue
 			}
-			if a, err := netip.ParseAddr(t.IP); err == nil && a.Unmap().Is6() && !local.has(a) {
-				errs = append(errs, fmt.Errorf("dataplane: %s %s:%d: target %s is not an address of this host: IPv6 targets are only dialled on local devices",
+			if a, err := netip.ParseAddr(t.IP); err == nil && a.Unmap().Is6() && !local.has(a) && !hostRoutes6.local(a) {
+				errs = append(errs, fmt.Errorf("dataplane: %s %s:%d: target %s is neither an address of this host nor routed to a local device: IPv6 targets are only dialled on loopback, this host's addresses or a local device such as a Pod bridge, never through a gateway or the default route's device",
 					proto, r.VIP, r.Port, t.IP))
 				continue
 			}
@@ -340,73 +343,4 @@ func (p *picker) has(addr string) bool {
 // keeping it preserves round-robin state across no-op Applies.
 func samePicker(cur *picker, bs []backend) bool {
 	return cur != nil && slices.Equal(cur.backends, bs)
-}
-
-// ipv4Routes is the host's IPv4 routing table (/proc/net/route), read to
-// keep every packet on the machine: a target reached through a gateway,
-// or through the device of the default route, would leave it.
-type ipv4Routes struct {
-	routes        []ipv4Route
-	defaultDevice string
-}
-
-type ipv4Route struct {
-	device  string
-	prefix  netip.Prefix
-	gateway bool
-}
-
-// readRoutes parses the kernel's table; an unreadable one gives no
-// routes, so that nothing but loopback and local addresses is dialled.
-func readRoutes(path string) ipv4Routes {
-	var rt ipv4Routes
-	b, err := os.ReadFile(path) //nolint:gosec // G304: a fixed kernel file.
-	if err != nil {
-		return rt
-	}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 8 {
-			continue
-		}
-		dst, err1 := strconv.ParseUint(f[1], 16, 32)
-		flags, err2 := strconv.ParseUint(f[3], 16, 32)
-		mask, err3 := strconv.ParseUint(f[7], 16, 32)
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		// The file holds addresses in the host's (little-endian) order.
-		le := func(v uint64) [4]byte { return [4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
-		m := le(mask)
-		bits := 0
-		for _, x := range m {
-			for ; x&0x80 != 0; x <<= 1 {
-				bits++
-			}
-		}
-		p := netip.PrefixFrom(netip.AddrFrom4(le(dst)), bits).Masked()
-		r := ipv4Route{device: f[0], prefix: p, gateway: flags&0x2 != 0}
-		if bits == 0 {
-			rt.defaultDevice = r.device
-		}
-		rt.routes = append(rt.routes, r)
-	}
-	return rt
-}
-
-// local reports whether the most specific route to a stays on the
-// machine: no gateway, and not the default route's device (whose subnet
-// holds other machines).
-func (rt ipv4Routes) local(a netip.Addr) bool {
-	best := -1
-	for i, r := range rt.routes {
-		if r.prefix.Contains(a) && (best < 0 || r.prefix.Bits() > rt.routes[best].prefix.Bits()) {
-			best = i
-		}
-	}
-	if best < 0 {
-		return false
-	}
-	r := rt.routes[best]
-	return !r.gateway && r.prefix.Bits() > 0 && r.device != rt.defaultDevice
 }

@@ -160,7 +160,7 @@ func TestIPv6StaysOnTheHost(t *testing.T) {
 	if !errors.Is(err, syscall.EADDRNOTAVAIL) {
 		t.Errorf("a VIP on no local device: want EADDRNOTAVAIL, got %v", err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "target "+absent+" is not an address of this host") {
+	if err == nil || !strings.Contains(err.Error(), "target "+absent+" is neither an address of this host") {
 		t.Errorf("error %v does not refuse the off-host target %s", err, absent)
 	}
 	if got := askTCP(t, hostPort(vip, port+1), "x"); got != "lo6:x" {

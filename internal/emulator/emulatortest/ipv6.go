@@ -29,7 +29,19 @@ func LocalIPv6(t testing.TB, n int) []netip.Addr {
 	for a := base; len(out) < n; a = a.Next() {
 		out = append(out, a)
 	}
-	for _, a := range out {
+	OnLoopback(t, out...)
+	return out
+}
+
+// OnLoopback puts IPv6 addresses on lo for the duration of the test:
+// an emulated load balancer's VIP the test did not choose, say, so that
+// the data plane can bind it. It needs CAP_NET_ADMIN and the ip command.
+func OnLoopback(t testing.TB, addrs ...netip.Addr) {
+	t.Helper()
+	for _, a := range addrs {
+		if !a.Is6() || a.Is4In6() || a.As16()[0] != 0xfd {
+			t.Fatalf("%s is not a unique local IPv6 address (fd00::/8): only those go on lo", a)
+		}
 		// nodad: duplicate address detection would keep the address
 		// unbindable ("tentative") for a second.
 		if b, err := exec.Command("ip", "-6", "addr", "replace", a.String()+"/128", "dev", "lo", "nodad").CombinedOutput(); err != nil {
@@ -41,5 +53,4 @@ func LocalIPv6(t testing.TB, n int) []netip.Addr {
 			}
 		})
 	}
-	return out
 }

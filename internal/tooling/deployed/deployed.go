@@ -4,8 +4,8 @@
 // installed by Crossplane's package manager with the Deployment runtime, so
 // that the provider and the function run as Pods from their package images.
 // The emulated cloud listens on the node's IP, where those Pods reach it;
-// its data plane forwards each load balancer's VIP (a loopback address) to
-// the real Pod IPs. The demo and test/e2e start it.
+// its data plane forwards each load balancer's VIP (a loopback address, or
+// an IPv6 one a test puts on lo) to the real Pod IPs of either family. The demo and test/e2e start it.
 package deployed
 
 import (

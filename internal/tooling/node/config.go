@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -80,10 +81,11 @@ func registryHosts(registry string) string {
 `, registry)
 }
 
-// cniConfig: a bridge with host-local addresses (kept in the node's folder) from the node's subnet.
-// No masquerading and routes to the Pod and Service ranges and the node's
-// IP (its registry, the emulated cloud) only: a Pod has no route to any
-// other address, so nothing it sends can leave the machine.
+// cniConfig: a bridge with host-local addresses (kept in the node's folder)
+// from the node's subnets, one IPv4 and one IPv6 address per Pod.
+// No masquerading and routes to the Pod ranges, the Service range and the
+// node's IP (its registry, the emulated cloud) only: a Pod has no route to
+// any other address, so nothing it sends can leave the machine.
 func (n *Node) cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -98,15 +100,16 @@ func (n *Node) cniConfig() string {
       "ipam": {
         "type": "host-local",
         "dataDir": %q,
-        "ranges": [[{"subnet": %q}]],
-        "routes": [{"dst": %q}, {"dst": %q}, {"dst": %q}]
+        "ranges": [[{"subnet": %q}], [{"subnet": %q}]],
+        "routes": [{"dst": %q}, {"dst": %q}, {"dst": %q}, {"dst": %q}]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}},
     {"type": "loopback"}
   ]
 }
-`, Bridge, n.path("cni", "ipam"), NodePodCIDR().String(), PodCIDR().String(), ServiceCIDR().String(), IP().String()+"/32")
+`, Bridge, n.path("cni", "ipam"), NodePodCIDR().String(), NodePodCIDR6().String(),
+		PodCIDR().String(), PodCIDR6().String(), ServiceCIDR().String(), IP().String()+"/32")
 }
 
 // kubeletConfig:
@@ -174,7 +177,7 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 iptables:
   localhostNodePorts: false
-`, n.path("kubeconfig"), PodCIDR(), Name, IP())
+`, n.path("kubeconfig"), clusterCIDRs(), Name, IP())
 }
 
 // args of the control-plane components that run beside the kubelet.
@@ -184,7 +187,9 @@ func (n *Node) controllerManagerArgs() []string {
 		"--service-account-private-key-file=" + filepath.Join(n.opts.Env.CertDir(), "sa-signer.key"),
 		"--root-ca-file=" + n.path("ca.crt"),
 		"--controllers=*",
-		"--cluster-cidr=" + PodCIDR().String(),
+		"--cluster-cidr=" + clusterCIDRs(),
+		"--node-cidr-mask-size-ipv4=" + strconv.Itoa(NodePodCIDR().Bits()),
+		"--node-cidr-mask-size-ipv6=" + strconv.Itoa(NodePodCIDR6().Bits()),
 		"--service-cluster-ip-range=" + ServiceCIDR().String(),
 		"--use-service-account-credentials=true",
 		"--leader-elect=false",
@@ -192,6 +197,9 @@ func (n *Node) controllerManagerArgs() []string {
 		"--secure-port=0",
 	}
 }
+
+// clusterCIDRs is the dual-stack Pod range, IPv4 first as the node's IP.
+func clusterCIDRs() string { return PodCIDR().String() + "," + PodCIDR6().String() }
 
 func (n *Node) schedulerArgs() []string {
 	return []string{"--kubeconfig=" + n.path("kubeconfig"), "--leader-elect=false", "--bind-address=127.0.0.1", "--secure-port=0"}

@@ -3,14 +3,15 @@
 // and runc with a CNI bridge, and kubelet, kube-controller-manager,
 // kube-scheduler and kube-proxy built from the same Kubernetes module as the
 // API server (cluster/local/install-node.sh). Pods really run, get their own
-// IPs on the bridge, and are scheduled, recreated and garbage-collected by
-// the real controllers.
+// IPs on the bridge, one IPv4 and one IPv6 (a dual-stack Pod range, the
+// Service range IPv4 only), and are scheduled, recreated and
+// garbage-collected by the real controllers.
 //
-// It needs Linux and root. The machine's default route leaves the host, so
-// before anything starts the Pod and Service ranges are routed to a local
-// device and `ip route get` must confirm that no address of either range
-// can leave; forwarded traffic from the bridge to any other interface is
-// dropped. Stop removes every process, container, mount, network namespace,
+// It needs Linux and root. The machine's default routes leave the host, so
+// before anything starts the Pod ranges of both families and the Service
+// range are routed to a local device and `ip route get` must confirm that
+// no address of any of them can leave; forwarded traffic from the bridge
+// to any other interface is dropped in both families. Stop removes every process, container, mount, network namespace,
 // device, route and iptables rule it made, and a node killed mid-run is
 // swept the same way when the next one starts (everything it made lives
 // under one folder and the fixed names below).

@@ -24,10 +24,11 @@ func families() []family {
 	return []family{{"iptables", "iptables-save"}, {"ip6tables", "ip6tables-save"}}
 }
 
-func iptables(table string, args ...string) error {
-	out, err := exec.Command("iptables", append([]string{"-w", "-t", table}, args...)...).CombinedOutput()
+// iptablesOf runs cmd (iptables or ip6tables) on table.
+func iptablesOf(cmd, table string, args ...string) error {
+	out, err := exec.Command(cmd, append([]string{"-w", "-t", table}, args...)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("iptables -t %s %s: %w: %s", table, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%s -t %s %s: %w: %s", cmd, table, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

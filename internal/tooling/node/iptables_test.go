@@ -1,7 +1,6 @@
 package node
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -86,14 +85,6 @@ func TestSplitArgs(t *testing.T) {
 	want := []string{"-m", "comment", "--comment", `a "quoted" word`, "-j", "KUBE-SVC-X"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("splitArgs (-want +got):\n%s", d)
-	}
-}
-
-func TestLast(t *testing.T) {
-	for p, want := range map[string]string{"10.244.0.0/16": "10.244.255.255", "10.0.0.0/24": "10.0.0.255", "10.245.0.1/32": "10.245.0.1"} {
-		if got := last(netip.MustParsePrefix(p)); got.String() != want {
-			t.Errorf("last(%s) = %s, want %s", p, got, want)
-		}
 	}
 }
 

@@ -39,6 +39,16 @@ func PodCIDR() netip.Prefix { return netip.MustParsePrefix("10.244.0.0/16") }
 // NodePodCIDR is the node's share of PodCIDR, on Bridge.
 func NodePodCIDR() netip.Prefix { return netip.MustParsePrefix("10.244.0.0/24") }
 
+// PodCIDR6 is the IPv6 part of the cluster's dual-stack Pod range: a
+// unique local range of ours, apart from this VM's own IPv6 network
+// (fd00::/64 on eth0 here) and from the emulator's IPv6 VIPs
+// (fdc1:b000::/20, internal/emulator).
+func PodCIDR6() netip.Prefix { return netip.MustParsePrefix("fdc1:244::/56") }
+
+// NodePodCIDR6 is the node's share of PodCIDR6, on Bridge: every Pod gets
+// an address of each family.
+func NodePodCIDR6() netip.Prefix { return netip.MustParsePrefix("fdc1:244::/64") }
+
 // ServiceCIDR is the cluster's Service range.
 func ServiceCIDR() netip.Prefix { return netip.MustParsePrefix("10.0.0.0/24") }
 
@@ -74,25 +84,28 @@ func routeDev(a netip.Addr) (string, error) {
 }
 
 // probes are the addresses checked with `ip route get`: both ends of each
-// range and one in the middle of the Pod range outside the node's subnet.
+// range and one in the middle of each Pod range outside the node's subnet.
 func probes() []netip.Addr {
 	var as []netip.Addr
-	for _, p := range []netip.Prefix{PodCIDR(), ServiceCIDR()} {
+	for _, p := range []netip.Prefix{PodCIDR(), ServiceCIDR(), PodCIDR6()} {
 		as = append(as, p.Addr().Next(), last(p))
 	}
-	return append(as, netip.MustParseAddr("10.244.128.7"), IP(), NodePodCIDR().Addr().Next())
+	return append(as, netip.MustParseAddr("10.244.128.7"), netip.MustParseAddr("fdc1:244:0:80::7"),
+		IP(), NodePodCIDR().Addr().Next(), NodePodCIDR6().Addr().Next())
 }
 
-// last is the last address of p.
+// last is the last address of p, of either family.
 func last(p netip.Prefix) netip.Addr {
-	b := p.Masked().Addr().As4()
-	host := uint32(1)<<(32-p.Bits()) - 1
-	v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3]) | host
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	b := p.Masked().Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
 }
 
-// CheckRoutes confirms that no Pod or Service address, nor the node's IP,
-// is routed through a device other than the node's own or loopback.
+// CheckRoutes confirms that no Pod address of either family, no Service
+// address, nor the node's IP, is routed through a device other than the node's own or loopback.
 func CheckRoutes() error {
 	var errs []error
 	for _, a := range probes() {
@@ -134,17 +147,19 @@ func checkFree() error {
 			if err != nil {
 				continue
 			}
-			if PodCIDR().Contains(addr) || ServiceCIDR().Contains(addr) || addr == IP() {
-				return fmt.Errorf("%s already holds %s, inside the node's ranges (Pods %s, Services %s, node %s)", l.Name, addr, PodCIDR(), ServiceCIDR(), IP())
+			if PodCIDR().Contains(addr) || PodCIDR6().Contains(addr) || ServiceCIDR().Contains(addr) || addr == IP() {
+				return fmt.Errorf("%s already holds %s, inside the node's ranges (Pods %s and %s, Services %s, node %s)", l.Name, addr, PodCIDR(), PodCIDR6(), ServiceCIDR(), IP())
 			}
 		}
 	}
 	return nil
 }
 
-// setUpNetwork makes the bridge with the Pods' gateway and the device of
+// setUpNetwork makes the bridge with the Pods' gateways and the device of
 // the node's IP, routes the node's ranges to the bridge,
-// drops forwarding from the bridge to other devices, and checks the result.
+// drops forwarding from the bridge to other devices in both families, and
+// checks the result. The IPv6 gateway is added without duplicate address
+// detection: on a bridge with no port yet it would stay tentative.
 func setUpNetwork() error {
 	if err := checkFree(); err != nil {
 		return err
@@ -156,7 +171,9 @@ func setUpNetwork() error {
 		{"link", "set", HostDevice, "up"},
 		{"addr", "add", IP().String() + "/32", "dev", HostDevice},
 		{"addr", "add", NodePodCIDR().Addr().Next().String() + "/24", "dev", Bridge},
+		{"-6", "addr", "add", fmt.Sprintf("%s/%d", NodePodCIDR6().Addr().Next(), NodePodCIDR6().Bits()), "dev", Bridge, "nodad"},
 		{"route", "add", PodCIDR().String(), "dev", Bridge},
+		{"-6", "route", "add", PodCIDR6().String(), "dev", Bridge},
 		{"route", "add", ServiceCIDR().String(), "dev", Bridge},
 	}
 	for _, s := range steps {
@@ -164,13 +181,15 @@ func setUpNetwork() error {
 			return err
 		}
 	}
-	for _, r := range [][]string{
-		{"-N", guardChain},
-		{"-A", guardChain, "-i", Bridge, "!", "-o", Bridge, "-j", "DROP"},
-		{"-I", "FORWARD", "1", "-j", guardChain},
-	} {
-		if err := iptables("filter", r...); err != nil {
-			return err
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		for _, r := range [][]string{
+			{"-N", guardChain},
+			{"-A", guardChain, "-i", Bridge, "!", "-o", Bridge, "-j", "DROP"},
+			{"-I", "FORWARD", "1", "-j", guardChain},
+		} {
+			if err := iptablesOf(cmd, "filter", r...); err != nil {
+				return err
+			}
 		}
 	}
 	return CheckRoutes()

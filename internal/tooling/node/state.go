@@ -49,7 +49,12 @@ func ReadHostState(dir string) (HostState, error) {
 		}
 		for name, t := range parseRuleset(out) {
 			for _, c := range t.chains {
-				s.IPTables[f.cmd] = append(s.IPTables[f.cmd], name+" :"+c)
+				// Built-in chains come with their table, which the
+				// first rule of a fresh machine creates and nothing
+				// removes: only their rules count.
+				if !t.builtin[c] {
+					s.IPTables[f.cmd] = append(s.IPTables[f.cmd], name+" :"+c)
+				}
 			}
 			for _, r := range t.rules {
 				s.IPTables[f.cmd] = append(s.IPTables[f.cmd], name+" -A "+r)

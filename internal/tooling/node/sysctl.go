@@ -10,7 +10,8 @@ import (
 
 // sysctls the node's components change: the kubelet sets the kernel's
 // overcommit, panic and key limits it expects, and the CNI bridge turns on
-// forwarding. Their values are saved before the node starts and put back
+// forwarding in both families (IPv6's "all" sets "default" and every
+// device with it). Their values are saved before the node starts and put back
 // when it stops.
 func sysctls() []string {
 	return []string{
@@ -20,6 +21,8 @@ func sysctls() []string {
 		"kernel/keys/root_maxkeys",
 		"kernel/keys/root_maxbytes",
 		"net/ipv4/ip_forward",
+		"net/ipv6/conf/all/forwarding",
+		"net/ipv6/conf/default/forwarding",
 	}
 }
 
