@@ -241,6 +241,19 @@ func created(t *testing.T, apiVersion, kind, ns, name string) metav1.Time {
 	return u.GetCreationTimestamp()
 }
 
-func unstructuredSet(u *unstructured.Unstructured, v string, fields ...string) error {
-	return unstructured.SetNestedField(u.Object, v, fields...)
+// createApplication creates the Application of
+// examples/argocd/platform.yaml, its repoURL the test's repository.
+func createApplication(t *testing.T) {
+	t.Helper()
+	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "argocd", "platform.yaml"))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("examples/argocd/platform.yaml: %d objects, %v", len(objs), err)
+	}
+	app := objs[0]
+	if err := unstructured.SetNestedField(app.Object, repo.URL, "spec", "source", "repoURL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
 }

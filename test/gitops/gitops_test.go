@@ -46,6 +46,31 @@ spec:
 // step needs the ones before it, and each is asserted from the
 // Application's status as Argo CD computes it.
 func TestGitOps(t *testing.T) {
+	ctx := context.Background()
+	dir := logDir(t, "gitops")
+	began := time.Now()
+	var err error
+	if cluster, err = deployed.Start(ctx, deployed.Options{Dir: dir, Version: version, GitOps: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	kube = cluster.Kube
+	if gameImage, err = cluster.PushGameServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	settings, err := healthSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startArgoCD(t, dir, cluster.Env.KubeConfig, settings)
+	t.Logf("the node, Crossplane and Argo CD are up in %s", time.Since(began).Round(time.Second))
+	for _, tm := range cluster.Timings {
+		t.Logf("  %-60s %s", tm.Step, tm.Took.Round(time.Millisecond))
+	}
 	for _, s := range []struct {
 		name string
 		fn   func(*testing.T)
@@ -81,17 +106,7 @@ func firstSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	head = push(t, "the platform", tree(t, nil, nil))
-	objs, err := testenv.ReadYAML(testenv.RepoRoot() + "/examples/argocd/platform.yaml")
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("examples/argocd/platform.yaml: %d objects, %v", len(objs), err)
-	}
-	app := objs[0]
-	if err := unstructuredSet(app, repo.URL, "spec", "source", "repoURL"); err != nil {
-		t.Fatal(err)
-	}
-	if err := kube.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	createApplication(t)
 	s := waitApp(t, "the Application Synced and Healthy", syncedHealthy(head))
 	t.Logf("first sync: Synced and Healthy in %s after %d retries: %s", time.Since(began).Round(time.Second), s.Retries, s)
 	for _, want := range []struct{ kind, name string }{

@@ -1,10 +1,11 @@
-// Package gitops runs Argo CD itself against the product on the real node:
-// Argo CD v3.2.0's application-controller, repo-server and Redis
-// (internal/tooling/argocd) sync the gitops/ folder, served from a Git
-// repository on loopback, into the deployed cluster (internal/tooling/deployed)
-// whose packages it installs; each step is asserted from the Application's
-// own status (sync and health) as Argo CD computes it with the argocd-cm
-// snippet of docs/argocd.md.
+// Package gitops runs Argo CD itself against the product: Argo CD v3.2.0's
+// application-controller, repo-server and Redis (internal/tooling/argocd)
+// sync a folder served from a Git repository on loopback, and each step is
+// asserted from the Application's own status (sync and health) as Argo CD
+// computes it. TestGitOps syncs gitops/ into the product deployed on the
+// real node (internal/tooling/deployed), packages included;
+// TestArgoCDOnControlPlane checks the harness itself on the local control
+// plane alone.
 package gitops
 
 import (
@@ -30,6 +31,8 @@ const version = "v0.1.0"
 // plane, the node, Crossplane, the provider, the function and Argo CD.
 const wait = 4 * time.Minute
 
+// What the running test started: the cluster Argo CD syncs into, its
+// client, and the Git repository.
 var (
 	cluster *deployed.Cluster
 	kube    client.Client
@@ -38,74 +41,51 @@ var (
 	gameImage string
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "ptn-gitops-")
+// logDir makes a folder for the logs of what a test starts, kept when the
+// test fails.
+func logDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ptn-"+name+"-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatal(err)
 	}
-	code := 1
-	defer func() {
-		if code != 0 {
-			fmt.Fprintln(os.Stderr, "gitops: logs of the node, Argo CD and the Pods are in", dir)
-		} else {
-			_ = os.RemoveAll(dir)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs of the cluster, Argo CD and the Pods are in %s", dir)
+			return
 		}
-	}()
-	start := time.Now()
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// startArgoCD builds (once per version) and starts Argo CD against the
+// cluster of kubeconfig, with settings in argocd-cm, and serves an empty
+// Git repository; both stop when the test ends.
+func startArgoCD(t *testing.T, dir string, kubeconfig []byte, settings map[string]string) {
+	t.Helper()
+	ctx := context.Background()
 	bin, err := argocd.Build(ctx, os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gitops: argocd:", err)
-		return code
+		t.Fatal(err)
 	}
-	cluster, err = deployed.Start(ctx, deployed.Options{Dir: dir, Version: version, GitOps: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gitops:", err)
-		return code
-	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "gitops: stop:", err)
-			code = 1
-		}
-	}()
-	kube = cluster.Kube
-	if gameImage, err = cluster.PushGameServer(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "gitops: game server image:", err)
-		return code
-	}
-	settings, err := healthSettings()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gitops:", err)
-		return code
-	}
-	kubeconfig := filepath.Join(dir, "argocd-kubeconfig")
-	if err := os.WriteFile(kubeconfig, cluster.Env.KubeConfig, 0o600); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return code
+	file := filepath.Join(dir, "argocd-kubeconfig")
+	if err := os.WriteFile(file, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	argoDir := filepath.Join(dir, "argocd")
 	if err := os.MkdirAll(argoDir, 0o700); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return code
+		t.Fatal(err)
 	}
-	a, err := argocd.Start(ctx, kube, argocd.Options{Binary: bin, Kubeconfig: kubeconfig, Dir: argoDir, Settings: settings, Wait: wait})
+	a, err := argocd.Start(ctx, kube, argocd.Options{Binary: bin, Kubeconfig: file, Dir: argoDir, Settings: settings, Wait: wait})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "gitops: argocd:", err)
-		return code
+		t.Fatal(err)
 	}
-	defer a.Stop()
+	t.Cleanup(a.Stop)
 	if repo, err = argocd.ServeRepo(ctx, filepath.Join(dir, "git")); err != nil {
-		fmt.Fprintln(os.Stderr, "gitops: git:", err)
-		return code
+		t.Fatal(err)
 	}
-	defer repo.Close()
-	fmt.Printf("gitops: the node, Crossplane and Argo CD are up in %s\n", time.Since(start).Round(time.Second))
-	code = m.Run()
-	return code
+	t.Cleanup(repo.Close)
 }
 
 // healthSettings are the argocd-cm keys of docs/argocd/argocd-cm.yaml (our

@@ -114,6 +114,8 @@ func Start(ctx context.Context, kube client.Client, o Options) (_ *ArgoCD, err e
 		"ARGOCD_BINARY_NAME=argocd-repo-server", "ARGOCD_GPG_ENABLED=false",
 		"ARGOCD_TLS_DATA_PATH=" + paths["tls"], "ARGOCD_SSH_DATA_PATH=" + paths["ssh"],
 		"ARGOCD_GNUPGHOME=" + paths["gpg"], "ARGOCD_PLUGINSOCKFILEPATH=" + paths["plugins"], "TMPDIR=" + paths["tmp"],
+		// Its Git credential helper's socket, else a fixed path in /tmp.
+		"ARGOCD_ASK_PASS_SOCK=" + filepath.Join(paths["tmp"], "askpass.sock"),
 	}
 	_, repoPort, _ := net.SplitHostPort(repoAddr)
 	repoMetrics, err := freePort()
@@ -134,8 +136,11 @@ func Start(ctx context.Context, kube client.Client, o Options) (_ *ArgoCD, err e
 	if err != nil {
 		return nil, err
 	}
+	// Outside a Pod the "in-cluster" destination is the kubeconfig's
+	// cluster only with ARGOCD_FAKE_IN_CLUSTER (Argo CD's own way to run
+	// the controller locally); else it would look for a Pod's token.
 	ctrl, err := a.start(o.Dir, "argocd-application-controller", o.Binary,
-		[]string{"ARGOCD_BINARY_NAME=argocd-application-controller"},
+		[]string{"ARGOCD_BINARY_NAME=argocd-application-controller", "ARGOCD_FAKE_IN_CLUSTER=true", "KUBECONFIG=" + o.Kubeconfig},
 		"--kubeconfig", o.Kubeconfig, "--namespace", Namespace,
 		"--repo-server", repoAddr, "--repo-server-plaintext", "--redis", redisAddr,
 		"--metrics-port", ctrlMetrics, "--app-resync", fmt.Sprint(int(o.Resync.Seconds())), "--app-resync-jitter", "0",
