@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -87,7 +88,9 @@ func refresh(t *testing.T) {
 	t.Helper()
 	eventually(t, "refresh the Application", func() error {
 		a := application()
-		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(a), a); err != nil {
+		if err := kube.Get(context.Background(), client.ObjectKeyFromObject(a), a); kerrors.IsNotFound(err) {
+			return nil // no Application yet: it reads Git when created
+		} else if err != nil {
 			return err
 		}
 		return kube.Patch(context.Background(), a, client.RawPatch(types.MergePatchType,
@@ -243,7 +246,7 @@ func created(t *testing.T, apiVersion, kind, ns, name string) metav1.Time {
 
 // createApplication creates the Application of
 // examples/argocd/platform.yaml, its repoURL the test's repository.
-func createApplication(t *testing.T) {
+func createApplication(t *testing.T, edits ...func(*unstructured.Unstructured)) {
 	t.Helper()
 	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "argocd", "platform.yaml"))
 	if err != nil || len(objs) != 1 {
@@ -252,6 +255,9 @@ func createApplication(t *testing.T) {
 	app := objs[0]
 	if err := unstructured.SetNestedField(app.Object, repo.URL, "spec", "source", "repoURL"); err != nil {
 		t.Fatal(err)
+	}
+	for _, e := range edits {
+		e(app)
 	}
 	if err := kube.Create(context.Background(), app); err != nil {
 		t.Fatal(err)

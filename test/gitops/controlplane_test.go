@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
@@ -48,7 +49,13 @@ func TestArgoCDOnControlPlane(t *testing.T) {
 	head = push(t, "two ConfigMaps", map[string][]byte{
 		"gitops/a.yaml": []byte(configMap("a", "1", 0)), "gitops/b.yaml": []byte(configMap("b", "1", 1)),
 	})
-	createApplication(t)
+	// The control plane runs no garbage collector, which would finish
+	// the foreground deletions Argo CD asks for by default: background
+	// ones, for prunes and for the Application's deletion.
+	createApplication(t, func(u *unstructured.Unstructured) {
+		_ = unstructured.SetNestedStringSlice(u.Object, []string{"PrunePropagationPolicy=background"}, "spec", "syncPolicy", "syncOptions")
+		u.SetFinalizers([]string{"resources-finalizer.argocd.argoproj.io/background"})
+	})
 	waitApp(t, "Synced and Healthy", syncedHealthy(head))
 	t.Logf("first sync in %s", time.Since(began).Round(time.Millisecond))
 	value := func(name string) (string, error) {
