@@ -90,10 +90,11 @@ func TestArgoCDOnControlPlane(t *testing.T) {
 	selfHeal(t, true)
 	waitApp(t, "self-healed", syncedHealthy(head))
 	eventually(t, "a as Git says", func() error {
-		if v, err := value("a"); err != nil || v != "1" {
-			return fmt.Errorf("a = %q (%v)", v, err)
+		v, err := value("a")
+		if err == nil && v != "1" {
+			return fmt.Errorf("a = %q", v)
 		}
-		return nil
+		return err
 	})
 
 	head = push(t, "b removed", map[string][]byte{"gitops/a.yaml": []byte(configMap("a", "1", 0))})
@@ -112,10 +113,10 @@ func TestArgoCDOnControlPlane(t *testing.T) {
 	}
 	eventually(t, "the Application and a gone", func() error {
 		if _, err := status(ctx); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("the Application: %v", err)
+			return fmt.Errorf("the Application: %w", err)
 		}
 		if _, err := value("a"); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("a: %v", err)
+			return fmt.Errorf("a: %w", err)
 		}
 		return nil
 	})

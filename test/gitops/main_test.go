@@ -92,8 +92,11 @@ func startArgoCD(t *testing.T, dir string, kubeconfig []byte, settings map[strin
 // health scripts) and the ImageConfig's (imageConfigHealth).
 func healthSettings() (map[string]string, error) {
 	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "docs", "argocd", "argocd-cm.yaml"))
-	if err != nil || len(objs) != 1 {
-		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml: %d objects, %v", len(objs), err)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml: %d objects, want the ConfigMap", len(objs))
 	}
 	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
 	if len(data) == 0 {
