@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
@@ -94,7 +96,7 @@ var (
 	head string
 	// replicas of the game server StatefulSet, and the lobby pool's last port.
 	replicas       = 2
-	lobbyEnd int64 = 7103
+	lobbyEnd = 7103
 )
 
 func firstSync(t *testing.T) {
@@ -231,17 +233,17 @@ func drift(t *testing.T) {
 	ctx := context.Background()
 	// Self-heal off first, so that the drift stays long enough to be seen.
 	selfHeal(t, false)
-	pool := &clbv1alpha1.PortPool{}
-	eventually(t, "change the lobby pool in the cluster", func() error {
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "lobby"}, pool); err != nil {
+	sts := &appsv1.StatefulSet{}
+	eventually(t, "scale the game servers in the cluster", func() error {
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "gameserver"}, sts); err != nil {
 			return err
 		}
-		pool.Spec.ForProvider.EndPort = 7110
-		return kube.Update(ctx, pool)
+		sts.Spec.Replicas = ptr.To[int32](int32(replicas) + 1)
+		return kube.Update(ctx, sts)
 	})
 	began := time.Now()
-	waitApp(t, "the Application OutOfSync on the lobby pool", func(s appStatus) error {
-		r, _ := s.resource("PortPool", "lobby")
+	waitApp(t, "the Application OutOfSync on the StatefulSet", func(s appStatus) error {
+		r, _ := s.resource("StatefulSet", "gameserver")
 		if s.Sync != "OutOfSync" || r.Sync != "OutOfSync" {
 			return fmt.Errorf("not OutOfSync")
 		}
@@ -256,15 +258,16 @@ func drift(t *testing.T) {
 	began = time.Now()
 	selfHeal(t, true)
 	waitApp(t, "self-heal: Synced and Healthy", syncedHealthy(head))
-	eventually(t, "the lobby pool as Git says", func() error {
-		if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "lobby"}, pool); err != nil {
+	eventually(t, "the game servers as Git says, and their PodAddresses", func() error {
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "gameserver"}, sts); err != nil {
 			return err
 		}
-		if pool.Spec.ForProvider.EndPort != lobbyEnd {
-			return fmt.Errorf("endPort %d", pool.Spec.ForProvider.EndPort)
+		var l networkv1alpha1.PodAddressList
+		if err := kube.List(ctx, &l, client.InNamespace(games)); err != nil {
+			return err
 		}
-		if n := lobbyListeners(); n != 6 {
-			return fmt.Errorf("%d lobby listeners in the cloud", n)
+		if *sts.Spec.Replicas != int32(replicas) || len(l.Items) != replicas {
+			return fmt.Errorf("%d replicas, %d PodAddresses", *sts.Spec.Replicas, len(l.Items))
 		}
 		return nil
 	})

@@ -144,7 +144,11 @@ func Start(ctx context.Context, kube client.Client, o Options) (_ *ArgoCD, err e
 		"--kubeconfig", o.Kubeconfig, "--namespace", Namespace,
 		"--repo-server", repoAddr, "--repo-server-plaintext", "--redis", redisAddr,
 		"--metrics-port", ctrlMetrics, "--app-resync", fmt.Sprint(int(o.Resync.Seconds())), "--app-resync-jitter", "0",
-		"--status-processors", "4", "--operation-processors", "4", "--logformat", "text")
+		"--status-processors", "4", "--operation-processors", "4", "--logformat", "text",
+		// Each resource's health in the Application's status.resources,
+		// where a client without Argo CD's API server reads it (v3 keeps
+		// it out by default).
+		"--persist-resource-health")
 	if err != nil {
 		return nil, err
 	}
