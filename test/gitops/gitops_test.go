@@ -95,7 +95,7 @@ var (
 	// head is the commit Argo CD should be at.
 	head string
 	// replicas of the game server StatefulSet, and the lobby pool's last port.
-	replicas       = 2
+	replicas = 2
 	lobbyEnd = 7103
 )
 
