@@ -19,7 +19,7 @@ comma       := ,
 space       := $(subst ,, )
 ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: okg all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
+.PHONY: okg argocd test-gitops all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -69,10 +69,10 @@ SLOW_FIRST := ./test/podaddress ./test/integration ./test/nat ./test/ingress \
 ## most of their time waiting, so 3 on a 2-core machine.
 UNIT_PARALLEL ?= 3
 
-## test-unit: every package but those of the real node and those
+## test-unit: every package but those of the real node, test/gitops and those
 ## test-race ran already (the race detector's run is the same tests).
 test-unit:
-	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' $(foreach p,$(RACE_PKGS),-e '$(patsubst ./%/...,/%,$(p))\(/\|$$\)') $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
+	$(GO) test $(TEST_FLAGS) -p $(UNIT_PARALLEL) $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/test/node$$' -e '/test/e2e$$' -e '/test/gitops$$' $(foreach p,$(RACE_PKGS),-e '$(patsubst ./%/...,/%,$(p))\(/\|$$\)') $(foreach p,$(SLOW_FIRST),-e '$(patsubst ./%,/%,$(p))$$'))
 
 ## test-node: the suites on the real node (internal/tooling/node; Linux and root),
 ## one package at a time: they share the machine's one node, and compare
@@ -84,6 +84,19 @@ test-node: okg
 ## into the cache, once per version (internal/tooling/okg).
 okg:
 	$(GO) run ./internal/tooling/okg/okgbuild
+
+## argocd: Redis from Debian's package (cluster/local/redis.sh) and Argo CD's
+## one binary built from its Go module into the cache, once per version
+## (internal/tooling/argocd), for test/gitops.
+argocd:
+	bash cluster/local/redis.sh >/dev/null
+	$(GO) run ./internal/tooling/argocd/argocdbuild
+
+## test-gitops: Argo CD syncs the gitops/ tree from a Git repository served
+## on loopback (test/gitops); not part of make test, whose time it would
+## exceed. CI runs it after make test.
+test-gitops: argocd
+	$(GO) test $(TEST_FLAGS) -v ./test/gitops
 
 ## test-race: the packages whose concurrency matters most, under the race detector.
 RACE_PKGS := ./internal/emulator/... ./internal/clients/...

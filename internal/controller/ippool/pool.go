@@ -319,12 +319,31 @@ func (r *poolReconciler) delete(ctx context.Context, pool *v1alpha1.NetPool, ips
 // writeStatus writes want's status when it differs from pool's, stamping
 // UpdateTime.
 func (r *poolReconciler) writeStatus(ctx context.Context, pool, want *v1alpha1.NetPool, now time.Time) error {
+	syncedFirst(want.Status.Conditions)
 	want.Status.UpdateTime = pool.Status.UpdateTime
 	if statusEqual(pool.Status, want.Status) {
 		return nil
 	}
 	want.Status.UpdateTime = stamp(now)
 	return r.kube.Status().Update(ctx, want)
+}
+
+// syncedFirst lists the Synced condition before the others. Argo CD's
+// built-in check for *.crossplane.io kinds reads conditions in order and,
+// before v3.3, stops at the first True Ready: a pool whose last call was
+// refused (Synced=False, e.g. a NetIP delete its RBAC forbids) while it
+// serves its IPs (Ready=True) would read Healthy there if Ready came first.
+func syncedFirst(cs []xpv2.Condition) {
+	slices.SortStableFunc(cs, func(a, b xpv2.Condition) int {
+		return rank(a) - rank(b)
+	})
+}
+
+func rank(c xpv2.Condition) int {
+	if c.Type == xpv2.TypeSynced {
+		return 0
+	}
+	return 1
 }
 
 // statusEqual compares statuses ignoring conditions' transition times.

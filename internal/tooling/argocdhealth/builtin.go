@@ -5,7 +5,7 @@ import "slices"
 // BuiltIn is the health Argo CD shows for an object of a group under
 // crossplane.io when argocd-cm has no script for its kind: what a user who
 // pastes none of ours gets. It is written here from Argo CD's behaviour
-// (v3.3 and later), not run from Argo CD's script:
+// (v3.2.0, which test/gitops runs), not run from Argo CD's script:
 //
 //   - Any object with a deletionTimestamp is Progressing ("Pending
 //     deletion"): gitops-engine decides that before it looks for a script,
@@ -17,14 +17,16 @@ import "slices"
 //     empty status is Healthy for the kinds that have none (Composition,
 //     ProviderConfig, …), else Progressing; a status without conditions is
 //     Progressing, except a (Cluster)ProviderConfig with users (Healthy).
-//   - Conditions are read in order: the first `Synced` or
-//     `LastAsyncOperation` that is False makes it Degraded with that
-//     condition's message; else a True `Ready`, `Healthy`, `Offered`,
+//   - Conditions are read in order, and the first that decides wins: a
+//     `Synced` or `LastAsyncOperation` that is False makes it Degraded with
+//     that condition's message; a True `Ready`, `Healthy`, `Offered`,
 //     `Established`, `ValidPipeline` or `RevisionHealthy` makes it Healthy;
-//     else it is Progressing.
+//     with neither it is Progressing. So a Synced=False listed after a
+//     True Ready reads Healthy: the provider lists Synced first. (From
+//     v3.3 a False Synced anywhere wins; an object right here is right
+//     there.)
 //
-// It cannot say Suspended. Before v3.3 the script stopped at the first True
-// healthy condition, so a Synced=False listed after Ready=True read Healthy.
+// It cannot say Suspended.
 func BuiltIn(obj map[string]any) Status {
 	meta, _ := obj["metadata"].(map[string]any)
 	if meta["deletionTimestamp"] != nil && !hasHookFinalizer(meta) {
@@ -47,7 +49,6 @@ func BuiltIn(obj map[string]any) Status {
 		}
 		return provisioning
 	}
-	healthy := false
 	for _, e := range conditions {
 		c, _ := e.(map[string]any)
 		typ, _ := c["type"].(string)
@@ -57,11 +58,8 @@ func BuiltIn(obj map[string]any) Status {
 			msg, _ := c["message"].(string)
 			return Status{Degraded, msg}
 		case slices.Contains(healthyConditionTypes(), typ) && st == "True":
-			healthy = true
+			return upToDate
 		}
-	}
-	if healthy {
-		return upToDate
 	}
 	return provisioning
 }

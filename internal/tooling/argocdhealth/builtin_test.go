@@ -1,9 +1,14 @@
 package argocdhealth
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/okg"
 )
 
 // tkeExtendGroup is the group of tke-extend's CLBPortPool, which the
@@ -92,7 +97,8 @@ func TestBuiltInRules(t *testing.T) {
 		"empty status, kind without":   {obj("ProviderConfig", map[string]any{}), Status{Healthy, "Resource is up-to-date."}},
 		"no conditions":                {obj("NetIPClaim", map[string]any{"phase": "Bound"}), Status{Progressing, "Provisioning ..."}},
 		"config with users":            {obj("ClusterProviderConfig", map[string]any{"users": int64(2)}), Status{Healthy, "Resource is in use."}},
-		"synced false":                 {obj("X", conds(cond("Ready", "True", ""), cond("Synced", "False", "boom"))), Status{Degraded, "boom"}},
+		"synced false":                 {obj("X", conds(cond("Synced", "False", "boom"), cond("Ready", "True", ""))), Status{Degraded, "boom"}},
+		"synced false after ready":     {obj("X", conds(cond("Ready", "True", ""), cond("Synced", "False", "boom"))), Status{Healthy, "Resource is up-to-date."}},
 		"async false":                  {obj("X", conds(cond("LastAsyncOperation", "False", "async"))), Status{Degraded, "async"}},
 		"first failure wins":           {obj("X", conds(cond("Synced", "False", "one"), cond("LastAsyncOperation", "False", "two"))), Status{Degraded, "one"}},
 		"ready true":                   {obj("X", conds(cond("Synced", "True", ""), cond("Ready", "True", ""))), Status{Healthy, "Resource is up-to-date."}},
@@ -107,4 +113,38 @@ func TestBuiltInRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBuiltInIsArgoCDs runs Argo CD's own built-in script for
+// "*.crossplane.io/*" from the module test/gitops runs (read from the
+// module cache, not copied) over every recorded object and every case of
+// TestBuiltInRules' kind, and holds BuiltIn to it. gitops-engine's
+// "Pending deletion" comes before any script, so deleted objects are
+// BuiltIn's alone.
+func TestBuiltInIsArgoCDs(t *testing.T) {
+	dir, err := okg.ModuleDir(context.Background(), argocd.Module, argocd.Version)
+	if err != nil {
+		t.Skipf("argo-cd module not available: %v", err)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "resource_customizations", "_.crossplane.io", "_", "health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(root(t), "internal", "tooling", "argocdhealth", "testdata", "*", "*.yaml"))
+	n := 0
+	for _, f := range files {
+		u := readObject(t, f)
+		if !strings.HasSuffix(u.GroupVersionKind().Group, ".crossplane.io") || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		got, err := Assess(string(script), u.Object)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if want := BuiltIn(u.Object); got != want {
+			t.Errorf("%s: Argo CD %s says %+v, BuiltIn %+v", filepath.Base(f), argocd.Version, got, want)
+		}
+		n++
+	}
+	t.Logf("BuiltIn agrees with Argo CD %s's script on %d recorded objects", argocd.Version, n)
 }

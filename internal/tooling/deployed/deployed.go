@@ -42,6 +42,12 @@ type Options struct {
 	Wait time.Duration
 	// Say, if set, is told each step as it starts.
 	Say func(format string, args ...any)
+	// GitOps leaves the runtime config, the ImageConfigs, the
+	// Configuration and the ClusterProviderConfig to someone else (Argo
+	// CD syncing them from Git in test/gitops): only what a cluster admin
+	// applies once (the provider's RBAC, the admission policies and the
+	// activation policy) is applied, and the packages are pushed.
+	GitOps bool
 }
 
 // A Cluster is the running product.
@@ -180,6 +186,9 @@ func (c *Cluster) installPackages(ctx context.Context, o Options) error {
 		if _, err := testenv.Apply(ctx, c.Kube, f); err != nil {
 			return err
 		}
+	}
+	if o.GitOps {
+		return nil
 	}
 	if err := xplocal.InstallPackages(ctx, c.Kube, c.Node.Registry(), o.Version); err != nil {
 		return err

@@ -1,0 +1,107 @@
+// Package gitops runs Argo CD itself against the product: Argo CD v3.2.0's
+// application-controller, repo-server and Redis (internal/tooling/argocd)
+// sync a folder served from a Git repository on loopback, and each step is
+// asserted from the Application's own status (sync and health) as Argo CD
+// computes it. TestGitOps syncs gitops/ into the product deployed on the
+// real node (internal/tooling/deployed), packages included;
+// TestArgoCDOnControlPlane checks the harness itself on the local control
+// plane alone.
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+)
+
+// version tags the packages: the Configuration of gitops/packages.yaml names it.
+const version = "v0.1.0"
+
+// wait bounds every poll: the suite shares two cores with the control
+// plane, the node, Crossplane, the provider, the function and Argo CD.
+const wait = 4 * time.Minute
+
+// What the running test started: the cluster Argo CD syncs into, its
+// client, and the Git repository.
+var (
+	cluster *deployed.Cluster
+	kube    client.Client
+	repo    *argocd.Repo
+	// gameImage is the game server's image in the node's registry.
+	gameImage string
+)
+
+// logDir makes a folder for the logs of what a test starts, kept when the
+// test fails.
+func logDir(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ptn-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("logs of the cluster, Argo CD and the Pods are in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// startArgoCD builds (once per version) and starts Argo CD against the
+// cluster of kubeconfig, with settings in argocd-cm, and serves an empty
+// Git repository; both stop when the test ends.
+func startArgoCD(t *testing.T, dir string, kubeconfig []byte, settings map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	bin, err := argocd.Build(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "argocd-kubeconfig")
+	if err := os.WriteFile(file, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	argoDir := filepath.Join(dir, "argocd")
+	if err := os.MkdirAll(argoDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a, err := argocd.Start(ctx, kube, argocd.Options{Binary: bin, Kubeconfig: file, Dir: argoDir, Settings: settings, Wait: wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	if repo, err = argocd.ServeRepo(ctx, filepath.Join(dir, "git")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(repo.Close)
+}
+
+// healthSettings are the argocd-cm keys of docs/argocd/argocd-cm.yaml (our
+// health scripts) and the ImageConfig's (imageConfigHealth).
+func healthSettings() (map[string]string, error) {
+	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "docs", "argocd", "argocd-cm.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml: %d objects, want the ConfigMap", len(objs))
+	}
+	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
+	if len(data) == 0 {
+		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml has no data")
+	}
+	data[imageConfigHealthKey] = imageConfigHealth
+	return data, nil
+}
