@@ -50,7 +50,7 @@ func (o onlyVIPs) Apply(routes []emulator.Route) error {
 // udpEcho plays a game server on a loopback Pod IP until the test ends.
 func udpEcho(t *testing.T, name, addr string) {
 	t.Helper()
-	stop, err := udpstream.Echo(name, addr)
+	_, stop, err := udpstream.Echo(name, addr)
 	if err != nil {
 		t.Fatal(err)
 	}

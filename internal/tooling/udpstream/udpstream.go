@@ -27,15 +27,16 @@ const Every = 10 * time.Millisecond
 // drain bounds how long Finish waits for the answers in flight.
 const drain = 2 * time.Second
 
-// Echo answers each datagram to addr (a loopback address) with name,
-// ": " and the datagram, until stop is called.
-func Echo(name, addr string) (stop func(), err error) {
+// Echo answers each datagram to addr (a loopback address; port 0 picks
+// one) with name, ": " and the datagram, until stop is called. It returns
+// the address it listens on.
+func Echo(name, addr string) (at string, stop func(), err error) {
 	if err := loopback(addr); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -48,7 +49,7 @@ func Echo(name, addr string) (stop func(), err error) {
 			_, _ = pc.WriteTo(append([]byte(name+": "), buf[:n]...), from)
 		}
 	})
-	return func() {
+	return pc.LocalAddr().String(), func() {
 		_ = pc.Close()
 		wg.Wait()
 	}, nil
