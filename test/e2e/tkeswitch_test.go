@@ -140,7 +140,7 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 		}
 		return nil
 	})
-	for _, a := range tkestandin.SwitchWrites {
+	for _, a := range tkestandin.SwitchWrites() {
 		if n := cluster.Cloud.CallCount(a); n > 0 {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
@@ -268,7 +268,7 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 	if len(lost) > 0 {
 		t.Errorf("%d of %d looks found a listener of tke-extend not forwarding to its Pod alone, e.g. %s", len(lost), looks, strings.Join(lost[:min(3, len(lost))], "; "))
 	}
-	for _, a := range tkestandin.Removals {
+	for _, a := range tkestandin.Removals() {
 		if n := cluster.Cloud.CallCount(a); n > 0 {
 			t.Errorf("the switch called %s %d times", a, n)
 		}

@@ -167,7 +167,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods || len(st[1].TKEListeners) != 1 {
 		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed", st, pods)
 	}
-	for _, a := range tkestandin.SwitchWrites {
+	for _, a := range tkestandin.SwitchWrites() {
 		if n := cloud.CallCount(a); n > 0 {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
@@ -267,7 +267,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if len(lost) > 0 {
 		t.Errorf("%d moments with a listener of tke-extend not forwarding to its Pod alone, e.g. %s", len(lost), strings.Join(lost[:min(3, len(lost))], "; "))
 	}
-	for _, a := range tkestandin.Removals {
+	for _, a := range tkestandin.Removals() {
 		if n := cloud.CallCount(a); n > 0 {
 			t.Errorf("the switch called %s %d times", a, n)
 		}

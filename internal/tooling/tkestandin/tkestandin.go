@@ -129,10 +129,14 @@ func (s *StandIn) done(ctx context.Context, task string) error {
 }
 
 // SwitchWrites are the cloud writes a dry run of the switch must not
-// make; of them, a switch must make no deletion or deregistration for
-// the Pods it keeps (Removals).
-var SwitchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
-	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight"}
+// make.
+func SwitchWrites() []string {
+	return append([]string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "RegisterTargets", "BatchRegisterTargets",
+		"ModifyTargetWeight", "BatchModifyTargetWeight"}, Removals()...)
+}
 
-// Removals are the writes that would take an address from a Pod.
-var Removals = []string{"DeleteListener", "DeleteLoadBalancerListeners", "DeregisterTargets", "BatchDeregisterTargets"}
+// Removals are the writes that would take an address from a Pod: a
+// switch makes none for the Pods it keeps.
+func Removals() []string {
+	return []string{"DeleteListener", "DeleteLoadBalancerListeners", "DeregisterTargets", "BatchDeregisterTargets"}
+}
