@@ -36,8 +36,10 @@ const (
 	switchPool      = "tke-switch-rooms"
 	switchPods      = 3
 	// switchPort0 is the public port tke-extend gave Pod 0; Pod i has
-	// switchPort0+i.
-	switchPort0 = 30000
+	// switchPort0+i. Not the example's 30000: the emulators of tests
+	// running beside this one on the machine bind their first VIP,
+	// 127.1.0.1 as this one's, on ports from 30000 in their data planes.
+	switchPort0 = 45100
 )
 
 // TestSwitchFromTKEExtendOnNode switches a StatefulSet of real game server
@@ -72,6 +74,7 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "tke-extend", "clbportpool-switch.yaml"), func(u *unstructured.Unstructured) {
 		u.SetName(switchPool)
 		_ = unstructured.SetNestedStringSlice(u.Object, []string{lbID}, "spec", "exsistedLoadBalancerIDs")
+		_ = unstructured.SetNestedField(u.Object, int64(switchPort0), "spec", "startPort")
 		_ = unstructured.SetNestedField(u.Object, int64(switchPort0+9), "spec", "endPort")
 	}); err != nil {
 		t.Fatal(err)
