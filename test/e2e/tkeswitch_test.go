@@ -62,7 +62,8 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 	image := gameServer(t, switchNamespace)
 	ensureNamespace(t, podannotation.TKEPoolNamespace)
 	lbID := existingLB(t, emulator.DefaultRegion, "tke-switch")
-	t.Cleanup(func() { deleteLBs(t, emulator.DefaultRegion, []string{lbID}) })
+	spare := existingLB(t, emulator.DefaultRegion, "tke-switch-spare")
+	t.Cleanup(func() { deleteLBs(t, emulator.DefaultRegion, []string{lbID, spare}) })
 	s, err := tkestandin.New(ctx, kube, clients.Config{SecretID: emulator.DefaultSecretID, SecretKey: emulator.DefaultSecretKey,
 		Region: emulator.DefaultRegion, Endpoint: cluster.Cloud.Endpoint(), Scheme: "http"}, lbID, wait)
 	if err != nil {
@@ -70,10 +71,15 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 	}
 
 	// The CLBPortPool, marked for a dry run as the example shows, before
-	// the Pods: the provider leaves alone every Pod naming it.
+	// the Pods: the provider leaves alone every Pod naming it. In a real
+	// switch the provider first looks at tke-extend's load balancer once
+	// tke-extend has stopped (runbook, step 3); the pool lists a listener's
+	// targets when it first sees the listener. Here the provider runs
+	// already, so the pool names a spare load balancer until the stand-in
+	// is done.
 	if _, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "tke-extend", "clbportpool-switch.yaml"), func(u *unstructured.Unstructured) {
 		u.SetName(switchPool)
-		_ = unstructured.SetNestedStringSlice(u.Object, []string{lbID}, "spec", "exsistedLoadBalancerIDs")
+		_ = unstructured.SetNestedStringSlice(u.Object, []string{spare}, "spec", "exsistedLoadBalancerIDs")
 		_ = unstructured.SetNestedField(u.Object, int64(switchPort0), "spec", "startPort")
 		_ = unstructured.SetNestedField(u.Object, int64(switchPort0+9), "spec", "endPort")
 	}); err != nil {
@@ -116,6 +122,14 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 		}
 		before[p.Name] = got
 	}
+	eventually(t, "the pool on tke-extend's load balancer", func() error {
+		cpp := &tkev1alpha1.CLBPortPool{}
+		if err := kube.Get(ctx, client.ObjectKey{Name: switchPool}, cpp); err != nil {
+			return err
+		}
+		cpp.Spec.ExsistedLoadBalancerIDs = []string{lbID}
+		return kube.Update(ctx, cpp)
+	})
 	cluster.Cloud.ResetCounters()
 
 	// Players play through every address from now until after the switch.
@@ -138,8 +152,8 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 		if err := kube.Get(ctx, ppKey, pp); err != nil {
 			return err
 		}
-		if st := pp.Status.AtProvider.LoadBalancers; len(st) != 1 || len(st[0].TKEListeners) != switchPods {
-			return fmt.Errorf("load balancers %+v", st)
+		if st := poolLB(pp, lbID); st == nil || len(st.TKEListeners) != switchPods {
+			return fmt.Errorf("load balancers %+v", pp.Status.AtProvider.LoadBalancers)
 		}
 		return nil
 	})
@@ -204,8 +218,8 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 		if err := kube.Get(ctx, ppKey, pp); err != nil {
 			return err
 		}
-		if st := pp.Status.AtProvider.LoadBalancers; len(st) != 1 || len(st[0].Adopted) != switchPods || len(st[0].TKEListeners) != 0 {
-			return fmt.Errorf("load balancers %+v", st)
+		if st := poolLB(pp, lbID); st == nil || len(st.Adopted) != switchPods || len(st.TKEListeners) != 0 {
+			return fmt.Errorf("load balancers %+v", pp.Status.AtProvider.LoadBalancers)
 		}
 		return nil
 	})
@@ -277,6 +291,16 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 		}
 	}
 	t.Logf("switched from tke-extend in %s: no packet lost, no listener deleted, no target deregistered (%d looks at the targets)", time.Since(began).Round(time.Millisecond), looks)
+}
+
+// poolLB is the status of load balancer id in pp.
+func poolLB(pp *clbv1alpha1.PortPool, id string) *clbv1alpha1.PoolLoadBalancerStatus {
+	for i := range pp.Status.AtProvider.LoadBalancers {
+		if st := &pp.Status.AtProvider.LoadBalancers[i]; st.ID == id {
+			return st
+		}
+	}
+	return nil
 }
 
 func switchPodName(i int) string { return switchSet + "-" + strconv.Itoa(i) }
