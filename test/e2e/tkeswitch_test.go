@@ -423,25 +423,21 @@ func switchTargetsLost(lbID string, pods []*corev1.Pod, results []podannotation.
 	return lost
 }
 
-// deleteSwitchSet deletes the StatefulSet and waits until its Pods and
-// their PodAddresses are gone (their targets deregistered).
+// deleteSwitchSet deletes the StatefulSet and waits until its Pods'
+// PodAddresses are gone (their targets deregistered).
 func deleteSwitchSet(t *testing.T, sts *appsv1.StatefulSet) {
 	t.Helper()
 	ctx := context.Background()
 	if err := kube.Delete(ctx, sts); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the StatefulSet's Pods and PodAddresses gone", func() error {
-		var pods corev1.PodList
+	eventually(t, "the StatefulSet's PodAddresses gone", func() error {
 		var pas networkv1alpha1.PodAddressList
-		if err := kube.List(ctx, &pods, client.InNamespace(switchNamespace)); err != nil {
-			return err
-		}
 		if err := kube.List(ctx, &pas, client.InNamespace(switchNamespace)); err != nil {
 			return err
 		}
-		if len(pods.Items)+len(pas.Items) != 0 {
-			return fmt.Errorf("%d Pods, %d PodAddresses", len(pods.Items), len(pas.Items))
+		if len(pas.Items) != 0 {
+			return fmt.Errorf("%d PodAddresses", len(pas.Items))
 		}
 		return nil
 	})
