@@ -212,7 +212,6 @@ func TestSwitchFromTKEExtendOnNode(t *testing.T) {
 				lbID, results[i].Address, results[i].ListenerID)
 		}
 		kept[b.Address] = true
-		podEvent(t, p.Name, "TKEExtendAddressKept", "")
 	}
 	eventually(t, "the pool takes tke-extend's listeners over", func() error {
 		if err := kube.Get(ctx, ppKey, pp); err != nil {
