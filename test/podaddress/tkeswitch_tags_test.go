@@ -26,7 +26,7 @@ func poolUIDTag(t *testing.T, id string) string {
 }
 
 // notTakenOverYet: in the dry run the load balancer tke-extend created for
-// the pool carries no tag of the pool's (switchWrites holds TagResources).
+// the pool carries no tag of the pool's (tkestandin.SwitchWrites holds TagResources).
 func notTakenOverYet(t *testing.T, autoID string) {
 	t.Helper()
 	if uid := poolUIDTag(t, autoID); uid != "" {

@@ -2,7 +2,6 @@ package podaddress
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,111 +23,36 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator/emulatortest"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/tkestandin"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/udpstream"
 )
 
-// tkeStandIn binds Pods as tke-extend-network-controller v2.5 does, from
-// what its source does (pkg/clb/listener.go, pkg/clb/batch-target.go,
-// internal/controller/clbbinding.go), with the console's key so that its
-// calls are not the provider's: per Pod port a listener of the port's
-// protocol on the allocated public port, named TKE-LISTENER, health check
-// off; the Pod's IP and container port registered by BatchRegisterTargets
-// (no weight); then the Pod's clb-port-mapping-result — the binding, the
-// load balancer's hostname or else its VIPs, and "address" — and
-// clb-port-mapping-status Ready, by a merge patch.
-type tkeStandIn struct {
-	c  *clb.Client
-	lb *clbsdk.LoadBalancer
-}
-
-// newTKEStandIn works on load balancer lbID.
-func newTKEStandIn(t *testing.T, lbID string) tkeStandIn {
+// newTKEStandIn binds Pods on load balancer lbID as tke-extend does,
+// with the console's key so that its calls are not the provider's.
+func newTKEStandIn(t *testing.T, lbID string) *tkestandin.StandIn {
 	t.Helper()
-	c, err := clb.NewPool(clb.Options{}).Client(clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
-		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"})
+	s, err := tkestandin.New(context.Background(), kube, clients.Config{SecretID: emulatortest.ConsoleSecretID, SecretKey: emulatortest.ConsoleSecretKey,
+		Region: emulator.DefaultRegion, Endpoint: cloud.Endpoint(), Scheme: "http"}, lbID, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := c.DescribeLoadBalancer(context.Background(), lbID)
+	return s
+}
+
+// tkeBind binds p's port 7777/UDP on public port port of pool with s and
+// returns the result's entry.
+func tkeBind(t *testing.T, s *tkestandin.StandIn, p *corev1.Pod, pool string, port int32) podannotation.TKEPortMapping {
+	t.Helper()
+	e, err := s.Bind(context.Background(), p, pool, 7777, port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tkeStandIn{c: c, lb: lb}
-}
-
-// bind makes p's port (7777/UDP) forward from public port port of pool
-// and writes the result; it returns the result's entry.
-func (s tkeStandIn) bind(t *testing.T, p *corev1.Pod, pool string, port int64) podannotation.TKEPortMapping {
-	t.Helper()
-	ctx := context.Background()
-	lbID := clb.Deref(s.lb.LoadBalancerId)
-	req := clbsdk.NewCreateListenerRequest()
-	req.LoadBalancerId, req.Protocol = &lbID, clb.Ptr("UDP")
-	req.Ports, req.ListenerNames = []*int64{clb.Ptr(port)}, []*string{clb.Ptr(clbv1alpha1.TKEListenerName)}
-	req.HealthCheck = &clbsdk.HealthCheck{HealthSwitch: clb.Ptr(int64(0)), SourceIpType: clb.Ptr(int64(1))}
-	var ids []string
-	var task string
-	eventually(t, fmt.Sprintf("tke-extend's listener on port %d", port), func() error {
-		var err error
-		ids, task, err = s.c.CreateListener(ctx, req)
-		return err
-	})
-	eventually(t, "the listener's task", func() error { return s.done(ctx, task) })
-	eventually(t, "tke-extend registers "+p.Status.PodIP, func() error {
-		_, err := s.c.RegisterTargets(ctx, lbID, []clb.Target{{ListenerID: ids[0], EniIP: p.Status.PodIP, Port: 7777}})
-		return err
-	})
-	e := podannotation.TKEPortMapping{
-		Port: 7777, Protocol: "UDP", Pool: pool, Region: emulator.DefaultRegion,
-		LoadbalancerID: lbID, LoadbalancerPort: int32(port), ListenerID: ids[0], //nolint:gosec // G115: test ports.
-		AddressIPVersion: clb.Deref(s.lb.AddressIPVersion),
-	}
-	host := clb.Deref(s.lb.Domain)
-	if host == "" {
-		for _, v := range s.lb.LoadBalancerVips {
-			e.IPs = append(e.IPs, clb.Deref(v))
-		}
-		host = e.IPs[0]
-	} else {
-		e.Hostname = host
-	}
-	e.Address = fmt.Sprintf("%s:%d", host, port)
-	s.annotate(t, p, []podannotation.TKEPortMapping{e})
 	return e
 }
-
-// annotate writes a result and the status Ready on p, as tke-extend's
-// patchResult does (or a tenant forging one).
-func (s tkeStandIn) annotate(t *testing.T, p *corev1.Pod, result []podannotation.TKEPortMapping) {
-	t.Helper()
-	v, err := json.Marshal(result)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		podannotation.TKEAnnotationMappingResult: string(v), podannotation.TKEAnnotationMappingStatus: "Ready",
-	}}})
-	if err := kube.Patch(context.Background(), p, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (s tkeStandIn) done(ctx context.Context, task string) error {
-	st, _, err := s.c.TaskStatus(ctx, task)
-	if err == nil && st == clb.TaskRunning {
-		err = errors.New("task running")
-	}
-	return err
-}
-
-// switchWrites are the cloud writes a dry run must not make and, with
-// deletions, a switch must make none of for the Pods it keeps.
-var switchWrites = []string{"CreateLoadBalancer", "CreateListener", "ModifyListener", "DeleteListener", "DeleteLoadBalancerListeners",
-	"RegisterTargets", "BatchRegisterTargets", "DeregisterTargets", "BatchDeregisterTargets", "ModifyTargetWeight", "BatchModifyTargetWeight", "TagResources"}
 
 // TestSwitchFromTKEExtend: a cluster as tke-extend-network-controller v2
 // leaves it (listeners per Pod, targets, results), with tke-extend
@@ -171,7 +94,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	for i := range pods {
 		p := pod(t, ns, fmt.Sprintf("gs-%d", i), gsIP(i), annotations, gamePort)
 		udpEcho(t, p.Name, gsIP(i)+":7777")
-		results = append(results, s.bind(t, p, poolName, int64(30000+i)))
+		results = append(results, tkeBind(t, s, p, poolName, int32(30000+i))) //nolint:gosec // G115: test ports.
 		gs = append(gs, p)
 	}
 	// A load balancer tke-extend created for the pool, and a Pod on it.
@@ -179,13 +102,15 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	auto := pod(t, ns, "gs-auto", autoIP, annotations, gamePort)
 	udpEcho(t, auto.Name, autoIP+":7777")
 	autoS := newTKEStandIn(t, autoID)
-	autoResult := autoS.bind(t, auto, poolName, 30000)
+	autoResult := tkeBind(t, autoS, auto, poolName, 30000)
 	// A Pod tke-extend has not bound yet.
 	fresh := pod(t, ns, "gs-fresh", "10.31.0.60", annotations, gamePort)
 	// A tenant forges a result naming gs-0's listener.
 	forger := pod(t, ns, "forger", "10.31.0.99", annotations, gamePort)
 	forged := results[0]
-	s.annotate(t, forger, []podannotation.TKEPortMapping{forged})
+	if err := s.Annotate(ctx, forger, []podannotation.TKEPortMapping{forged}); err != nil {
+		t.Fatal(err)
+	}
 	before := map[string]*corev1.Pod{}
 	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto, fresh) {
 		got := &corev1.Pod{}
@@ -219,12 +144,12 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 	// Players play through every address from before the provider starts
 	// until the switch is done.
-	carryTraffic(t, clb.Deref(s.lb.LoadBalancerVips[0]), clb.Deref(autoS.lb.LoadBalancerVips[0]))
-	var players []*stream
+	carryTraffic(t, s.VIP(), autoS.VIP())
+	var players []*udpstream.Stream
 	for i, p := range gs {
-		players = append(players, startStream(t, p.Name, fmt.Sprintf("%s:%d", clb.Deref(s.lb.LoadBalancerVips[0]), 30000+i)))
+		players = append(players, startStream(t, p.Name, fmt.Sprintf("%s:%d", s.VIP(), 30000+i)))
 	}
-	players = append(players, startStream(t, auto.Name, clb.Deref(autoS.lb.LoadBalancerVips[0])+":30000"))
+	players = append(players, startStream(t, auto.Name, autoS.VIP()+":30000"))
 	cloud.ResetCounters()
 	startProvider(t)
 	clearAtEnd(t, ns) // before the provider stops
@@ -244,7 +169,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods || len(st[1].TKEListeners) != 1 {
 		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed", st, pods)
 	}
-	for _, a := range switchWrites {
+	for _, a := range tkestandin.SwitchWrites() {
 		if n := cloud.CallCount(a); n > 0 {
 			t.Errorf("the dry run called %s %d times", a, n)
 		}
@@ -337,16 +262,16 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	for _, pl := range players {
-		sent, answered := pl.finish()
-		t.Logf("%s: %d packets sent, %d answered, %d answered by another server", pl, sent, answered, pl.wrong.Load())
-		if answered != sent || pl.wrong.Load() > 0 || sent < 100 {
-			t.Errorf("%s: %d of %d packets lost, %d answered by another server", pl, sent-answered, sent, pl.wrong.Load())
+		sent, answered, wrong := pl.Finish()
+		t.Logf("%s: %d packets sent, %d answered, %d answered by another server", pl, sent, answered, wrong)
+		if answered != sent || wrong > 0 || sent < 100 {
+			t.Errorf("%s: %d of %d packets lost, %d answered by another server", pl, sent-answered, sent, wrong)
 		}
 	}
 	if len(lost) > 0 {
 		t.Errorf("%d moments with a listener of tke-extend not forwarding to its Pod alone, e.g. %s", len(lost), strings.Join(lost[:min(3, len(lost))], "; "))
 	}
-	for _, a := range []string{"DeleteListener", "DeleteLoadBalancerListeners", "DeregisterTargets", "BatchDeregisterTargets"} {
+	for _, a := range tkestandin.Removals() {
 		if n := cloud.CallCount(a); n > 0 {
 			t.Errorf("the switch called %s %d times", a, n)
 		}
