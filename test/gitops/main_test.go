@@ -16,13 +16,23 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
+
+// TestMain gives controller-runtime's clients a logger (errors only), which
+// they otherwise complain of with a stack trace.
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	os.Exit(m.Run())
+}
 
 // version tags the packages: the Configuration of gitops/packages.yaml names it.
 const version = "v0.1.0"
