@@ -12,6 +12,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/optional"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/webhook"
 )
 
@@ -43,7 +44,7 @@ func (r *Reconciler) AllocateAtAdmission(ctx context.Context, pod *corev1.Pod, u
 		return nil, err
 	}
 	key := client.ObjectKeyFromObject(pod)
-	if pa, err := getOrNil(ctx, r.kube, key, &v1alpha1.PodAddress{}); err != nil || pa != nil {
+	if pa, err := optional.Get(ctx, r.kube, key, &v1alpha1.PodAddress{}); err != nil || pa != nil {
 		if pa != nil {
 			pa.AdoptCreatedBindings()
 		}

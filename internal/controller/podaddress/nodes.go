@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/optional"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -59,7 +60,7 @@ func (s *nodes) of(pod *corev1.Pod) *corev1.Node {
 // the reconcile ends. Names of that form are the Nodes': a Pod of the
 // same name is never served.
 func (r *Reconciler) nodePod(ctx context.Context, name string) (*corev1.Pod, func(), error) {
-	node, err := getOrNil(ctx, r.kube, types.NamespacedName{Name: name}, &corev1.Node{})
+	node, err := optional.Get(ctx, r.kube, types.NamespacedName{Name: name}, &corev1.Node{})
 	if err != nil || node == nil {
 		return nil, func() {}, err
 	}

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -39,6 +38,7 @@ import (
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/clients/clb"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/optional"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/allocation"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/audit"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/eip"
@@ -295,7 +295,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (res 
 		return reconcile.Result{}, err
 	}
 	defer done()
-	pa, err := getOrNil(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
+	pa, err := optional.Get(ctx, r.kube, req.NamespacedName, &v1alpha1.PodAddress{})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -382,7 +382,7 @@ func (r *Reconciler) subject(ctx context.Context, key types.NamespacedName) (*co
 	if node, ok := podannotation.TKENodeOf(key); ok {
 		return r.nodePod(ctx, node)
 	}
-	pod, err := getOrNil(ctx, r.kube, key, &corev1.Pod{})
+	pod, err := optional.Get(ctx, r.kube, key, &corev1.Pod{})
 	if err != nil || pod != nil {
 		return pod, func() {}, err
 	}
@@ -413,15 +413,4 @@ func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
 		return
 	}
 	r.out.record.Event(pod, e)
-}
-
-func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {
-	var zero T
-	if err := kube.Get(ctx, key, obj); err != nil {
-		if kerrors.IsNotFound(err) {
-			return zero, nil
-		}
-		return zero, errors.Wrapf(err, "cannot get %T %s", obj, key)
-	}
-	return obj, nil
 }

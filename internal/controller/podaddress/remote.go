@@ -17,6 +17,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/optional"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/pods"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
@@ -68,7 +69,7 @@ func (r *Reconciler) remotePod(ctx context.Context, key types.NamespacedName) (p
 	if !r.remote.served.On() {
 		return nil, func() {}, nil
 	}
-	rp, err := getOrNil(ctx, r.kube, key, &v1alpha1.RemotePod{})
+	rp, err := optional.Get(ctx, r.kube, key, &v1alpha1.RemotePod{})
 	if err != nil || rp == nil {
 		return nil, func() {}, err
 	}

@@ -23,7 +23,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -38,6 +37,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/optional"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -109,11 +109,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !podannotation.TKENodeHostPorts(pod.GetAnnotations()) || pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
-	node, err := getOrNil(ctx, r.kube, types.NamespacedName{Name: pod.Spec.NodeName}, &corev1.Node{})
+	node, err := optional.Get(ctx, r.kube, types.NamespacedName{Name: pod.Spec.NodeName}, &corev1.Node{})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	pa, err := getOrNil(ctx, r.kube, podannotation.TKENodeAddressName(pod.Spec.NodeName), &v1alpha1.PodAddress{})
+	pa, err := optional.Get(ctx, r.kube, podannotation.TKENodeAddressName(pod.Spec.NodeName), &v1alpha1.PodAddress{})
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -191,15 +191,4 @@ func ranges(bs []v1alpha1.PortBinding) string {
 		}
 	}
 	return s
-}
-
-func getOrNil[T client.Object](ctx context.Context, kube client.Reader, key types.NamespacedName, obj T) (T, error) {
-	var zero T
-	if err := kube.Get(ctx, key, obj); err != nil {
-		if kerrors.IsNotFound(err) {
-			return zero, nil
-		}
-		return zero, errors.Wrapf(err, "cannot get %T %s", obj, key)
-	}
-	return obj, nil
 }
