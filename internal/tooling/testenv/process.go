@@ -83,14 +83,24 @@ func (p *Process) Exited() bool {
 
 // Kill sends SIGKILL, as a crash or an OOM kill would, and waits for the
 // process to end.
-func (p *Process) Kill() { p.signal(syscall.SIGKILL, 0) }
+func (p *Process) Kill() { p.signal(syscall.SIGKILL, 0, 0) }
 
 // Stop asks the process to shut down (SIGTERM) and kills it if it has not
 // within grace.
-func (p *Process) Stop(grace time.Duration) { p.signal(syscall.SIGTERM, grace) }
+func (p *Process) Stop(grace time.Duration) { p.signal(syscall.SIGTERM, grace, 0) }
 
-func (p *Process) signal(s syscall.Signal, grace time.Duration) {
+// signal sends s and waits for the process to end: up to grace, then it is
+// killed (grace 0: no bound); or, with wait > 0, up to wait, leaving it
+// running.
+func (p *Process) signal(s syscall.Signal, grace, wait time.Duration) {
 	_ = p.cmd.Process.Signal(s)
+	if wait > 0 {
+		select {
+		case <-p.done:
+		case <-time.After(wait):
+		}
+		return
+	}
 	if grace > 0 {
 		select {
 		case <-p.done:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -84,16 +85,31 @@ func RunProvider(t testing.TB, kubeconfig []byte, bin, name string, flags ...str
 	return p
 }
 
-// StopWithin ends the provider with SIGTERM; one that needs SIGKILL after
-// grace fails the test: a slow shutdown is a bug.
+// StopWithin ends the provider with SIGTERM; one still running after grace
+// fails the test: a slow shutdown is a bug. It is then sent SIGQUIT, so the
+// Go runtime writes every goroutine's stack to its log (shown, the part that
+// says what it waited on), and killed.
 func (p *Provider) StopWithin(t testing.TB, grace time.Duration) {
 	t.Helper()
 	if p.Exited() {
 		return
 	}
-	start := time.Now()
-	p.Stop(grace)
-	if time.Since(start) >= grace {
-		t.Errorf("the provider process did not end within %s of SIGTERM", grace)
+	p.signal(syscall.SIGTERM, 0, grace)
+	if p.Exited() {
+		return
 	}
+	t.Errorf("the provider process did not end within %s of SIGTERM", grace)
+	size := logSize(p.Log)
+	p.signal(syscall.SIGQUIT, 5*time.Second, 0)
+	if out, err := os.ReadFile(p.Log); err == nil && int64(len(out)) > size {
+		t.Logf("its goroutines at SIGQUIT:\n%s", out[size:])
+	}
+}
+
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
