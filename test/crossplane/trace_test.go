@@ -203,6 +203,7 @@ func isManaged(u *unstructured.Unstructured) bool {
 func traced(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
+	// The kubeconfig xplocal wrote for core: the control plane's admin.
 	admin := filepath.Join(suite.Dir, "kubeconfig")
 	pc := map[string]any{"kind": "ClusterProviderConfig", "name": traceConfig}
 
