@@ -43,6 +43,7 @@ func TestInstallAndCompose(t *testing.T) {
 		{"a claim with existing load balancers gives its Pods addresses", claimWithExisting},
 		{"a v2 composite with a template creates its load balancers", compositeWithTemplate},
 		{"a DedicatedCLBService with only apiVersion changed works", dedicatedCLBService},
+		{"crossplane resource trace shows the trees and their readiness", traced},
 		{"Argo CD: what cannot become ready is Degraded, what waits for it Progressing", failingComposites},
 	} {
 		if !t.Run(s.name, s.fn) {
