@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 )
 
@@ -58,7 +59,7 @@ const SyntaxTKEExtend = "tke-extend"
 // this namespace. It serves a Pod of another namespace only by its
 // spec.consumers, as any pool does. "namespace/name" names a PortPool
 // of another namespace instead.
-const TKEPoolNamespace = "tke-port-pools"
+const TKEPoolNamespace = clbv1alpha1.TKEPoolNamespace
 
 // tkeOptionSamePort and tkeOptionCertSecret are the options of a line.
 const (

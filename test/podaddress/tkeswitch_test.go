@@ -70,7 +70,13 @@ func tkeBind(t *testing.T, s *tkestandin.StandIn, p *corev1.Pod, pool string, po
 // emulator's data plane, on loopback) to its game server on the Pod's
 // loopback IP: every packet is answered, by that server. A Pod whose result was forged to name another Pod's listener is
 // refused before any write and gets a new address; so does a Pod created
-// after the switch.
+// after the switch. A Pod whose request no longer names the port its
+// result gives (gs-moved) gets a new address too; its tke-extend listener
+// is taken over by the pool all the same (none is left unowned: status
+// tkeListeners empty) but keeps forwarding to it, its slot given to no
+// other Pod, and a player through its old address is answered by it
+// until the Pod is deleted; then the pool deregisters that target and
+// the slot is free, the listener still the pool's.
 func TestSwitchFromTKEExtend(t *testing.T) {
 	const pods = 6
 	ctx := context.Background()
@@ -103,6 +109,13 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	udpEcho(t, auto.Name, autoIP+":7777")
 	autoS := newTKEStandIn(t, autoID)
 	autoResult := tkeBind(t, autoS, auto, poolName, 30000)
+	// A Pod tke-extend bound on 7777 that now asks for 7778: not kept.
+	moved := pod(t, ns, "gs-moved", movedIP, map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "7778 UDP " + poolName,
+	}, gamePort, corev1.ContainerPort{ContainerPort: 7778, Protocol: corev1.ProtocolUDP})
+	udpEcho(t, moved.Name, movedIP+":7777")
+	movedResult := tkeBind(t, s, moved, poolName, movedPort)
 	// A Pod tke-extend has not bound yet.
 	fresh := pod(t, ns, "gs-fresh", "10.31.0.60", annotations, gamePort)
 	// A tenant forges a result naming gs-0's listener.
@@ -112,7 +125,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := map[string]*corev1.Pod{}
-	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto, fresh) {
+	for _, p := range append(append([]*corev1.Pod(nil), gs...), forger, auto, fresh, moved) {
 		got := &corev1.Pod{}
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
 			t.Fatal(err)
@@ -149,7 +162,8 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	for i, p := range gs {
 		players = append(players, startStream(t, p.Name, fmt.Sprintf("%s:%d", s.VIP(), 30000+i)))
 	}
-	players = append(players, startStream(t, auto.Name, autoS.VIP()+":30000"))
+	players = append(players, startStream(t, auto.Name, autoS.VIP()+":30000"),
+		startStream(t, moved.Name, fmt.Sprintf("%s:%d", s.VIP(), movedPort)))
 	cloud.ResetCounters()
 	startProvider(t)
 	clearAtEnd(t, ns) // before the provider stops
@@ -161,13 +175,14 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	}
 	podEventSaying(t, ns, auto.Name, "TKEExtendSwitchDryRun", fmt.Sprintf("would keep: 7777/UDP in tke-port-pools/%s keeps port 30000 on %s", poolName, autoID))
 	podEventSaying(t, ns, forger.Name, "TKEExtendSwitchDryRun", "not the Pod's 10.31.0.99:7777 alone")
+	podEventSaying(t, ns, moved.Name, "TKEExtendSwitchDryRun", "the result has no entry for port 7778 in pool "+poolName)
 	podEventSaying(t, ns, fresh.Name, "TKEExtendSwitchDryRun", "would give a new address (not kept): 7777/UDP in tke-port-pools/"+poolName+": no "+podannotation.TKEAnnotationMappingResult)
 	pp := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: podannotation.TKEPoolNamespace, Name: poolName}, pp); err != nil {
 		t.Fatal(err)
 	}
-	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods || len(st[1].TKEListeners) != 1 {
-		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed", st, pods)
+	if st := pp.Status.AtProvider.LoadBalancers; len(st) != 2 || len(st[0].TKEListeners) != pods+1 || len(st[1].TKEListeners) != 1 || len(st[0].Adopted) != 0 {
+		t.Errorf("the dry run's pool status %+v, want tke-extend's %d and 1 listeners listed, none taken over", st, pods+1)
 	}
 	for _, a := range tkestandin.SwitchWrites() {
 		if n := cloud.CallCount(a); n > 0 {
@@ -232,7 +247,7 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	if b := bound(t, ns, auto.Name).Status.Bindings[0]; b.LoadBalancerID != autoID || b.Port != 30000 || b.ListenerIDs["UDP"] != autoResult.ListenerID {
 		t.Errorf("%s: bound to %s:%d listener %v, want tke-extend's %s:30000 listener %s", auto.Name, b.LoadBalancerID, b.Port, b.ListenerIDs, autoID, autoResult.ListenerID)
 	}
-	kept := map[string]bool{fmt.Sprintf("%s:%d", autoID, 30000): true}
+	kept := map[string]bool{fmt.Sprintf("%s:%d", autoID, 30000): true, fmt.Sprintf("%s:%d", lbID, movedPort): true}
 	for i := range pods {
 		kept[fmt.Sprintf("%s:%d", lbID, 30000+i)] = true
 	}
@@ -242,8 +257,9 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 		t.Errorf("the forger was given %s, a port tke-extend gave another Pod", forgerSlot)
 	}
 	podWarning(t, ns, forger.Name, "TKEExtendAddressNotKept", "not the Pod's 10.31.0.99:7777 alone")
+	podWarning(t, ns, moved.Name, "TKEExtendAddressNotKept", "the result has no entry for port 7778")
 	late := pod(t, ns, "gs-late", "10.31.0.50", annotations, gamePort)
-	for _, p := range []*corev1.Pod{late, fresh} {
+	for _, p := range []*corev1.Pod{late, fresh, moved} {
 		if b := bound(t, ns, p.Name).Status.Bindings[0]; kept[fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port)] || fmt.Sprintf("%s:%d", b.LoadBalancerID, b.Port) == forgerSlot {
 			t.Errorf("%s, with no tke-extend result, got %s:%d, a port already held", p.Name, b.LoadBalancerID, b.Port)
 		}
@@ -253,8 +269,12 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 			return err
 		}
 		st := pp.Status.AtProvider.LoadBalancers
-		if len(st) != 2 || len(st[0].Adopted) != pods || len(st[0].TKEListeners) != 0 || len(st[1].Adopted) != 1 {
+		if len(st) != 2 || len(st[0].Adopted) != pods+1 || len(st[0].TKEListeners) != 0 || len(st[1].Adopted) != 1 || len(st[1].TKEListeners) != 0 {
 			return errors.Errorf("load balancers %+v", st)
+		}
+		// gs-moved's listener, still forwarding to it, alone inherited.
+		if in := st[0].Inherited; len(in) != 1 || in[0].ID != movedResult.ListenerID || len(in[0].Targets) != 1 || in[0].Targets[0] != movedIP+":7777" || len(st[1].Inherited) != 0 {
+			return errors.Errorf("inherited %+v and %+v, want %s alone, forwarding to %s:7777", st[0].Inherited, st[1].Inherited, movedResult.ListenerID, movedIP)
 		}
 		return nil
 	})
@@ -279,6 +299,54 @@ func TestSwitchFromTKEExtend(t *testing.T) {
 	for i, r := range results {
 		if got := cloudTargets(lbID, r.ListenerID); len(got) != 1 || got[0] != gsIP(i)+":7777" {
 			t.Errorf("%s's listener %s forwards to %v", gs[i].Name, r.ListenerID, got)
+		}
+	}
+
+	// gs-moved goes: the pool deregisters the target tke-extend left for
+	// it, and its slot is free; the listener stays the pool's.
+	deletePod(t, moved)
+	eventually(t, "the pool deregisters what tke-extend left for gs-moved", func() error {
+		if got := cloudTargets(lbID, movedResult.ListenerID); len(got) > 0 {
+			return errors.Errorf("%s forwards to %v", movedResult.ListenerID, got)
+		}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pp), pp); err != nil {
+			return err
+		}
+		st := pp.Status.AtProvider.LoadBalancers
+		if len(st) != 2 || len(st[0].Inherited) != 0 || st[0].Adopted[fmt.Sprintf("UDP/%d", movedPort)] != movedResult.ListenerID {
+			return errors.Errorf("load balancers %+v", st)
+		}
+		return nil
+	})
+	noTKEListenerUnowned(t, pp, lbID, autoID)
+}
+
+// gs-moved, bound by tke-extend on movedPort, asks for another port at the
+// switch.
+const (
+	movedIP   = "127.31.0.30"
+	movedPort = 30006
+)
+
+// noTKEListenerUnowned: every listener named TKE-LISTENER on the load
+// balancers is one the pool took over (in its status' adopted).
+func noTKEListenerUnowned(t *testing.T, pp *clbv1alpha1.PortPool, lbs ...string) {
+	t.Helper()
+	owned := map[string]bool{}
+	for _, st := range pp.Status.AtProvider.LoadBalancers {
+		for _, id := range st.Adopted {
+			owned[id] = true
+		}
+	}
+	for _, id := range lbs {
+		lb, ok := cloud.Inventory().LoadBalancer(id)
+		if !ok {
+			t.Fatalf("load balancer %s not found", id)
+		}
+		for _, l := range lb.Listeners {
+			if l.Name == clbv1alpha1.TKEListenerName && !owned[l.ID] {
+				t.Errorf("tke-extend's listener %s (%s %d on %s) is not the pool's", l.ID, l.Protocol, l.Port, id)
+			}
 		}
 	}
 }

@@ -93,13 +93,38 @@ const TKEListenerName = "TKE-LISTENER"
 // TKEListenerAt returns tke-extend's listener k on lb that the pool has
 // not taken over, if the pool found one.
 func (lb *PoolLoadBalancerStatus) TKEListenerAt(k ListenerKey) (TKEListener, bool) {
+	return listenerAt(lb.TKEListeners, k)
+}
+
+// InheritedAt returns tke-extend's listener k on lb that the pool took
+// over with targets no binding of the pool records, if there is one.
+func (lb *PoolLoadBalancerStatus) InheritedAt(k ListenerKey) (TKEListener, bool) {
+	return listenerAt(lb.Inherited, k)
+}
+
+func listenerAt(ls []TKEListener, k ListenerKey) (TKEListener, bool) {
 	key := k.String()
-	for _, l := range lb.TKEListeners {
+	for _, l := range ls {
 		if l.Key == key {
 			return l, true
 		}
 	}
 	return TKEListener{}, false
+}
+
+// TKEPoolNamespace is the namespace of the PortPools the provider makes
+// from CLBPortPools (podannotation.TKEPoolNamespace names it for Pods).
+const TKEPoolNamespace = "tke-port-pools"
+
+// TakesOverAllTKE reports whether pp takes over every listener
+// tke-extend-network-controller made on its slots, not only those a
+// binding of it records: a pool of tke-port-pools made from an admin's
+// CLBPortPool (not a GameServerSet's, which acts for a namespace whose
+// users chose its load balancers), once the switch is made (not in a dry
+// run). Only the provider and admins write PortPools there.
+func TakesOverAllTKE(pp *PortPool) bool {
+	a := pp.GetAnnotations()
+	return pp.GetNamespace() == TKEPoolNamespace && a[AnnotationActsFor] == "" && a[AnnotationTKESwitch] == ""
 }
 
 // A LoadBalancerRef is a load balancer as the spec names it: lb-… in the

@@ -205,17 +205,26 @@ type PoolLoadBalancerStatus struct {
 	Listeners map[string]string `json:"listeners,omitempty"`
 	// Adopted maps "PROTOCOL/port" to the listeners of Listeners that
 	// tke-extend-network-controller made for a Pod and the pool took over
-	// when that Pod kept its address (docs/migrate-tke-extend.md): the
-	// pool's own from then on, under tke-extend's name.
+	// (docs/migrate-tke-extend.md): the pool's own from then on, under
+	// tke-extend's name.
 	// +optional
 	Adopted map[string]string `json:"adopted,omitempty"`
 	// TKEListeners are listeners tke-extend-network-controller made on
 	// slots of the pool that the pool has not taken over (yet), with their
-	// targets: a Pod whose clb-port-mapping-result names one, and whose
-	// address is its only target, keeps it. Only pools of tke-port-pools
-	// look for them.
+	// targets: in a dry run of the switch, or in a GameServerSet's pool. A
+	// Pod whose clb-port-mapping-result names one, and whose address is
+	// its only target, keeps it. Only pools of tke-port-pools look for
+	// them.
 	// +optional
 	TKEListeners []TKEListener `json:"tkeListeners,omitempty"`
+	// Inherited are listeners of Adopted with targets that no binding of
+	// the pool records, with all their targets: those tke-extend
+	// registered for a Pod that has not kept (or did not keep) its
+	// address. Their slots take no binding while those targets remain;
+	// the pool deregisters a target once no Pod of the cluster has its
+	// IP.
+	// +optional
+	Inherited []TKEListener `json:"inherited,omitempty"`
 }
 
 // A TKEListener is a listener tke-extend-network-controller made for a

@@ -20,16 +20,22 @@ import (
 
 // tkeSwitchPool is PortPool tke-port-pools/pool-a as its controller sees
 // a cluster tke-extend bound: on lb-1, tke-extend's listener of port 100
-// (lbl-100) forwards to the Pod alone; port 101 has the pool's own
-// listener.
+// (lbl-100) forwards to the Pod alone, listed in a dry run, taken over
+// (inherited: no binding records it yet) once switched; port 101 has the
+// pool's own listener.
 func tkeSwitchPool(annotations map[string]string) *clbv1alpha1.PortPool {
 	pp := portPool()
 	pp.Namespace, pp.Name, pp.Annotations = podannotation.TKEPoolNamespace, "pool-a", annotations
 	pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
 	lb := &pp.Status.AtProvider.LoadBalancers[0]
 	lb.State = clbv1alpha1.PoolLBCreating
+	l := []clbv1alpha1.TKEListener{{Key: "TCP/100", ID: listenerOf(100), Targets: []string{podIP + ":80"}}}
+	if clbv1alpha1.TakesOverAllTKE(pp) {
+		lb.Listeners["TCP/100"], lb.Adopted, lb.Inherited = listenerOf(100), map[string]string{"TCP/100": listenerOf(100)}, l
+		return pp
+	}
 	delete(lb.Listeners, "TCP/100")
-	lb.TKEListeners = []clbv1alpha1.TKEListener{{Key: "TCP/100", ID: listenerOf(100), Targets: []string{podIP + ":80"}}}
+	lb.TKEListeners = l
 	return pp
 }
 

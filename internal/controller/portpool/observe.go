@@ -52,12 +52,19 @@ type lbObs struct {
 	bound     map[int64]bool // allocated start ports
 	inUse     listenerSet    // the listeners its bindings use
 	// recorded maps "PROTOCOL/port" to the listener id the pool's
-	// bindings record there.
-	recorded map[string]string
+	// bindings record there, and recordedTargets to their "ip:port".
+	recorded        map[string]string
+	recordedTargets map[string]map[string]bool
 	// adopted: ids of tke-extend's listeners the pool took over; tke:
 	// those on its slots it has not (pools of tke-port-pools only).
 	adopted map[string]bool
 	tke     []v1alpha1.TKEListener
+	// inherited: listeners of adopted with targets no binding records
+	// (tkeextend.go); backends are their targets as just read, and
+	// release the "ip:port" to deregister, by listener id.
+	inherited []v1alpha1.TKEListener
+	backends  map[string]*clbsdk.ListenerBackend
+	release   map[string][]string
 	// tkeAuto: tke-extend created it for the pool, which takes it over
 	// by tagging it as its own (tkeextend.go).
 	tkeAuto bool
@@ -229,6 +236,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
 			l.m = match(o.shape, o.owner, p.Listener, l.listeners, l.adopted)
+			l.m.hold(o.shape, l.inherited)
 		}
 	}
 	o.fillStatus()
@@ -353,7 +361,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 	}
 	byID := map[string]*lbObs{}
 	for _, l := range o.lbs {
-		l.bound, l.inUse, l.recorded = map[int64]bool{}, listenerSet{}, map[string]string{}
+		l.bound, l.inUse, l.recorded, l.recordedTargets = map[int64]bool{}, listenerSet{}, map[string]string{}, map[string]map[string]bool{}
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
@@ -366,7 +374,14 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 				l.bound[int64(b.Port)] = true
 				l.inUse.add(b)
 				for proto, id := range b.ListenerIDs {
-					l.recorded[key(proto, int64(b.Port))] = id
+					k := key(proto, int64(b.Port))
+					l.recorded[k] = id
+					if b.TargetIP != "" {
+						if l.recordedTargets[k] == nil {
+							l.recordedTargets[k] = map[string]bool{}
+						}
+						l.recordedTargets[k][fmt.Sprintf("%s:%d", b.TargetIP, b.TargetPort)] = true
+					}
 				}
 			}
 		}
@@ -409,7 +424,7 @@ func (o *observation) fillStatus() {
 		if len(l.m.ids) > 0 {
 			st.Listeners = l.m.ids
 		}
-		st.Adopted, st.TKEListeners = adoptedStatus(l.m.ids, l.adopted), l.tke
+		st.Adopted, st.TKEListeners, st.Inherited = adoptedStatus(l.m.ids, l.adopted), l.tke, l.inherited
 		if lb := l.lb; lb != nil {
 			st.VIPs = clb.LoadBalancerVIPs(lb)
 			// Domain is set on domain-based load balancers only, whose
@@ -492,6 +507,9 @@ func (o *observation) diff() string {
 		}
 		if l.tkeAuto {
 			parts = append(parts, "tke-extend created it for the pool: to tag as the pool's")
+		}
+		if n := releaseCount(l); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d targets tke-extend left for Pods that are gone: to deregister", n))
 		}
 		if len(parts) > 0 {
 			d = append(d, l.id+": "+strings.Join(parts, ", "))

@@ -227,7 +227,7 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 				case ours(b):
 				case isTKE(b):
 					foreign = true
-					out.conflicts = append(out.conflicts, fmt.Sprintf("%s is taken by tke-extend's listener %s (%s %s), not taken over: no binding of the pool records it (status tkeListeners)",
+					out.conflicts = append(out.conflicts, fmt.Sprintf("%s is taken by tke-extend's listener %s (%s %s), not taken over: one on a slot is taken over once the switch is made (in a GameServerSet's pool, once a binding records it; status tkeListeners), one of another protocol or end port never",
 						k, clb.Deref(b.ListenerId), clb.Deref(b.Protocol), portText(b)))
 				default:
 					foreign = true

@@ -106,6 +106,9 @@ type api interface {
 	// DescribeListenersTargets reads the targets of tke-extend's
 	// listeners on the pool's slots (tkeextend.go).
 	DescribeListenersTargets(ctx context.Context, lbID string, listenerIDs []string) (map[string]*clbsdk.ListenerBackend, error)
+	// DeregisterTargets removes the targets tke-extend left on listeners
+	// the pool took over, once no Pod has their IP (tkeextend.go).
+	DeregisterTargets(ctx context.Context, lbID string, targets []clb.Target) (string, error)
 	// TagLoadBalancer tags the load balancers tke-extend created for the
 	// pool as the pool's own (tkeextend.go).
 	TagLoadBalancer(ctx context.Context, id string, tags map[string]string) error
@@ -218,7 +221,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.PortPool) (managed.
 			busy = true
 		}
 		if l.tkeAuto || !l.cloudReady() || len(l.m.missing) > 0 || len(l.m.conflicts) > 0 || l.m.waiting > 0 ||
-			len(l.m.drift) > 0 || len(o.deletableStale(l)) > 0 {
+			len(l.m.drift) > 0 || len(o.deletableStale(l)) > 0 || releaseCount(l) > 0 {
 			upToDate = false
 		}
 	}
@@ -311,6 +314,9 @@ func (e *external) sync(ctx context.Context, cr *v1alpha1.PortPool) error {
 			return
 		}
 		outs[i].err = o.next(ctx, l, settings)
+		if err := deregisterLeft(ctx, l); err != nil && outs[i].err == nil {
+			outs[i].err = err
+		}
 	})
 	var problems []string
 	for _, out := range outs {

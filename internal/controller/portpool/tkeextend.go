@@ -3,10 +3,13 @@ package portpool
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -19,19 +22,34 @@ import (
 
 // A pool of tke-port-pools (made from a tke-extend CLBPortPool) takes over
 // the listeners tke-extend-network-controller made for Pods, so that a
-// cluster switched from it keeps every address (docs/migrate-tke-extend.md):
+// cluster switched from it keeps every address and leaves none of them
+// unowned (docs/migrate-tke-extend.md):
 //
 //   - a listener named as tke-extend names its own, that sits exactly on a
-//     slot of the pool in one of its protocols, is a candidate; the pool
-//     lists candidates with their targets in its status (TKEListeners) and
-//     writes nothing to them;
-//   - the PodAddress controller gives a Pod the slot of its
-//     clb-port-mapping-result only when the candidate there is the one the
-//     result names and the Pod is its only target, and records that
-//     listener in the Pod's binding (a record only the provider writes);
-//   - a candidate that a binding of the pool records on its slot is taken
-//     over: the pool's own from then on (Adopted in its status, which keeps
-//     it after the binding goes), never deleted and created again.
+//     slot of the pool in one of its protocols, is a candidate. In a dry
+//     run of the switch (and in a GameServerSet's pool) the pool lists
+//     candidates with their targets in its status (TKEListeners), writes
+//     nothing to them, and takes over only those a binding records;
+//   - once the switch is made, a pool of an admin's CLBPortPool
+//     (v1alpha1.TakesOverAllTKE) takes over every candidate: Adopted, its
+//     own from then on, never deleted and created again, deleted with the
+//     pool. Their targets are read again then (tke-extend is stopped by
+//     now, so what the dry run read may be old), and at every look while
+//     a target no binding of the pool records is left on them;
+//   - such a listener is Inherited (status, with all its targets): its slot
+//     takes no new binding, since players may still be connected through
+//     it to the Pod behind. A Pod whose clb-port-mapping-result names it,
+//     and which is its only target, keeps it (the PodAddress controller,
+//     allocation.Adoptable), and then its binding records the target;
+//   - a target no binding records is deregistered once no Pod of the
+//     cluster has its IP (Pod IP or host IP, which only the kubelet
+//     writes): the Pod tke-extend registered it for is gone, whether it
+//     was deleted after the switch (a Pod that got a new address) or died
+//     while tke-extend was stopped. Then the slot is free. One rule serves
+//     both: a Pod's annotations, which its tenant writes (and which the
+//     provider rewrites when it gives the Pod a new address), never
+//     decide a deregistration; a live Pod with the IP only keeps the
+//     target longer.
 //
 // Only pools of tke-port-pools look: those of other namespaces are a
 // tenant's, whose bindings must not name listeners the pool did not make.
@@ -85,9 +103,9 @@ func adoptions(s shape, l *lbObs, before map[string]string) map[string]bool {
 
 // candidates lists tke-extend's listeners on slots of the pool that it has
 // not taken over, with their targets. Targets listed in the status before
-// are kept for the same listener (tke-extend is stopped and the pool never
-// writes to a candidate, so they do not change); only new candidates are
-// described.
+// are kept for the same listener (the pool never writes to a candidate);
+// only new candidates are described. What a binding or the switch takes
+// over is described again then (inherit).
 func (e *external) candidates(ctx context.Context, s shape, l *lbObs, before []v1alpha1.TKEListener) ([]v1alpha1.TKEListener, error) {
 	known := map[string]v1alpha1.TKEListener{}
 	for _, c := range before {
@@ -120,11 +138,178 @@ func (e *external) candidates(ctx context.Context, s shape, l *lbObs, before []v
 				out[i].Targets = targetsOf(b)
 			}
 		}
+		if l.backends == nil {
+			l.backends = map[string]*clbsdk.ListenerBackend{}
+		}
+		maps.Copy(l.backends, backends)
 	}
 	slices.SortFunc(out, func(a, b v1alpha1.TKEListener) int {
 		return compareKeys(a.Key, b.Key)
 	})
 	return out, nil
+}
+
+// inherit takes every candidate of l over (their targets just read) and
+// lists, in l.inherited, the taken-over listeners that carry a target no
+// binding of the pool records there, with all their targets; l.release
+// gets those of such targets whose IP no Pod has (live). The listeners
+// inherited before, and those a binding made the pool's since, are
+// described again: their targets go when the pool deregisters them or a
+// binding records them. The pool's other tke-extend listeners were read
+// with no such target, and only bindings, recorded first, add one.
+func (e *external) inherit(ctx context.Context, s shape, l *lbObs, candidates []v1alpha1.TKEListener, before v1alpha1.PoolLoadBalancerStatus, live func() (map[string]bool, error)) error {
+	for _, c := range candidates {
+		l.adopted[c.ID] = true
+	}
+	look := map[string]bool{}
+	for _, b := range before.Inherited {
+		look[b.ID] = true
+	}
+	took := map[string]bool{}
+	for _, id := range before.Adopted {
+		took[id] = true
+	}
+	var again []string
+	for id := range l.adopted {
+		if (look[id] || !took[id]) && l.backends[id] == nil {
+			again = append(again, id)
+		}
+	}
+	slices.Sort(again)
+	if len(again) > 0 {
+		backends, err := l.c.DescribeListenersTargets(ctx, l.id, again)
+		if err != nil {
+			return errors.Wrapf(err, "cannot describe the targets of tke-extend's listeners on load balancer %s", l.id)
+		}
+		if l.backends == nil {
+			l.backends = map[string]*clbsdk.ListenerBackend{}
+		}
+		maps.Copy(l.backends, backends)
+	}
+	for _, ls := range l.listeners {
+		if ls == nil || ls.ListenerId == nil || !l.adopted[*ls.ListenerId] || l.backends[*ls.ListenerId] == nil {
+			continue
+		}
+		id := *ls.ListenerId
+		k, ok := s.fit(ls)
+		if !ok {
+			continue
+		}
+		all := targetsOf(l.backends[id])
+		var left []string
+		for _, t := range all {
+			if l.recorded[k] != id || !l.recordedTargets[k][t] {
+				left = append(left, t)
+			}
+		}
+		if len(left) == 0 {
+			continue
+		}
+		l.inherited = append(l.inherited, v1alpha1.TKEListener{Key: k, ID: id, Targets: all})
+		ips, err := live()
+		if err != nil {
+			return err
+		}
+		for _, t := range left {
+			if !ips[ipOf(t)] {
+				if l.release == nil {
+					l.release = map[string][]string{}
+				}
+				l.release[id] = append(l.release[id], t)
+			}
+		}
+	}
+	slices.SortFunc(l.inherited, func(a, b v1alpha1.TKEListener) int {
+		return compareKeys(a.Key, b.Key)
+	})
+	return nil
+}
+
+// ipOf is the IP of an "ip:port" (an IPv6 one has no brackets).
+func ipOf(target string) string {
+	if i := strings.LastIndex(target, ":"); i >= 0 {
+		return target[:i]
+	}
+	return target
+}
+
+// liveIPs returns the IPs of every Pod of the cluster, Pod and host IPs
+// (the kubelet writes them; a Pod's tenant cannot), from the manager's
+// cache. A target tke-extend left is deregistered only when its IP is not
+// among them.
+func (e *external) liveIPs(ctx context.Context) (map[string]bool, error) {
+	pods := &corev1.PodList{}
+	if err := e.kube.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, errors.Wrap(err, "cannot list the Pods, to find which targets tke-extend left are still a Pod's")
+	}
+	out := map[string]bool{}
+	for i := range pods.Items {
+		st := &pods.Items[i].Status
+		for _, ip := range []string{st.PodIP, st.HostIP} {
+			out[ip] = true
+		}
+		for _, ip := range st.PodIPs {
+			out[ip.IP] = true
+		}
+		for _, ip := range st.HostIPs {
+			out[ip.IP] = true
+		}
+	}
+	delete(out, "")
+	return out, nil
+}
+
+// hold keeps the slots of inherited listeners from taking bindings.
+func (m lbListeners) hold(s shape, inherited []v1alpha1.TKEListener) {
+	for _, x := range inherited {
+		if k, ok := v1alpha1.ParseListenerKey(x.Key); ok {
+			if i, ok := s.slotOf(int64(k.Port)); ok {
+				m.usable[i] = false
+			}
+		}
+	}
+}
+
+// releaseCount is how many targets tke-extend left on l are to deregister.
+func releaseCount(l *lbObs) int {
+	n := 0
+	for _, ts := range l.release {
+		n += len(ts)
+	}
+	return n
+}
+
+// deregisterLeft deregisters the targets tke-extend left that inherit
+// found no Pod for, as the cloud showed them in this reconcile (an
+// instance target by its instance id, others by IP).
+func deregisterLeft(ctx context.Context, l *lbObs) error {
+	var ts []clb.Target
+	for id, left := range l.release {
+		b := l.backends[id]
+		if b == nil {
+			continue
+		}
+		for _, t := range b.Targets {
+			if t == nil {
+				continue
+			}
+			for _, ip := range t.PrivateIpAddresses {
+				if !slices.Contains(left, fmt.Sprintf("%s:%d", clb.Deref(ip), clb.Deref(t.Port))) {
+					continue
+				}
+				target := clb.Target{ListenerID: id, Port: clb.Deref(t.Port), EniIP: clb.Deref(ip)}
+				if clb.Deref(t.Type) == "CVM" && clb.Deref(t.InstanceId) != "" {
+					target.EniIP, target.InstanceID = "", clb.Deref(t.InstanceId)
+				}
+				ts = append(ts, target)
+			}
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	_, err := l.c.DeregisterTargets(ctx, l.id, ts)
+	return errors.Wrapf(err, "cannot deregister the targets tke-extend left for Pods that are gone on load balancer %s", l.id)
 }
 
 // targetsOf lists the "ip:port" of a layer-4 listener's backends.
@@ -190,6 +375,15 @@ func (e *external) takeOver(ctx context.Context, cr *v1alpha1.PortPool, o *obser
 	if !tkeSide(cr) || o.shapeErr != nil {
 		return nil
 	}
+	all := v1alpha1.TakesOverAllTKE(cr)
+	var ips map[string]bool
+	live := func() (map[string]bool, error) {
+		var err error
+		if ips == nil {
+			ips, err = e.liveIPs(ctx)
+		}
+		return ips, err
+	}
 	for _, l := range o.lbs {
 		var before v1alpha1.PoolLoadBalancerStatus
 		if st := statusOf(cr, l.id); st != nil {
@@ -203,7 +397,13 @@ func (e *external) takeOver(ctx context.Context, cr *v1alpha1.PortPool, o *obser
 		if err != nil {
 			return err
 		}
-		l.tke = c
+		if !all {
+			l.tke = c
+			continue
+		}
+		if err := e.inherit(ctx, o.shape, l, c, before, live); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -224,10 +424,10 @@ func (e *external) takeOver(ctx context.Context, cr *v1alpha1.PortPool, o *obser
 //   - found, not the pool's yet, and carrying no owner tags of ours (an
 //     object another namespace or pool owns is never taken).
 func markTKEAutoCreated(cr *v1alpha1.PortPool, home string, lbs []*lbObs) {
-	a := cr.GetAnnotations()
-	if !tkeSide(cr) || a[v1alpha1.AnnotationActsFor] != "" || a[v1alpha1.AnnotationTKESwitch] != "" {
+	if !v1alpha1.TakesOverAllTKE(cr) {
 		return
 	}
+	a := cr.GetAnnotations()
 	recorded := map[string]bool{}
 	for _, id := range strings.Split(a[tkev1alpha1.AnnotationTKEAutoCreated], ",") {
 		recorded[strings.TrimSpace(id)] = true

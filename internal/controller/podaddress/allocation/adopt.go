@@ -50,8 +50,11 @@ type Adoption struct {
 // protocol of w, all on one load balancer of the pool that takes bindings
 // and on one slot of it; and on that slot, for each protocol, the pool
 // found tke-extend's listener with the id the entry names and target (the
-// Pod's "ip:port") as its only target. Anything else is refused with why
-// (ErrNotAdopted), or ErrAdoptWait while the pool has no status yet.
+// Pod's "ip:port") as its only target, and no binding of the pool records
+// it: Inherited once the switch is made, TKEListeners before (a dry run)
+// or in a GameServerSet's pool. Anything else is refused with why
+// (ErrNotAdopted), or ErrAdoptWait while the pool has no status yet, or
+// has not taken tke-extend's listeners over since the switch.
 func Adoptable(pp *clbv1alpha1.PortPool, w Port, result []podannotation.TKEPortMapping, target string) (Adoption, error) {
 	if pp.GetNamespace() != podannotation.TKEPoolNamespace {
 		return Adoption{}, refuse("pool %s is not one of %s, made from a CLBPortPool", w.Pool, podannotation.TKEPoolNamespace)
@@ -107,7 +110,15 @@ func Adoptable(pp *clbv1alpha1.PortPool, w Port, result []podannotation.TKEPortM
 	for _, proto := range protocols {
 		k := clbv1alpha1.ListenerKey{Protocol: proto, Port: a.Slot.Port}
 		id := a.ListenerIDs[proto]
-		c, ok := lb.TKEListenerAt(k)
+		c, ok := lb.InheritedAt(k)
+		if !ok {
+			c, ok = lb.TKEListenerAt(k)
+			if ok && clbv1alpha1.TakesOverAllTKE(pp) {
+				// Switched, and the pool has not taken it over since: it
+				// reads the targets again then (the dry run's may be old).
+				return Adoption{}, ErrAdoptWait
+			}
+		}
 		switch {
 		case !ok && lb.Adopted[k.String()] == id && id != "":
 			return Adoption{}, refuse("listener %s (%s on %s) is already taken over by the pool for another Pod", id, k, a.Slot.LB)

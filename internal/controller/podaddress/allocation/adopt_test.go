@@ -3,6 +3,7 @@ package allocation
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,10 +19,12 @@ import (
 )
 
 // tkePool is the PortPool tke-port-pools/pool-a as its controller sees a
-// cluster tke-extend bound: on lb-1, tke-extend's UDP listener lbl-u0 of
-// port 30000 forwards to 10.0.0.5:7777, its TCP and UDP listeners of
-// port 30001 to 10.0.0.6:7777, lbl-u2 of port 30002 to two Pods, and
-// lbl-u3 of port 30003 was taken over for another Pod already.
+// cluster tke-extend bound, once the switch is made: on lb-1, it took over
+// tke-extend's UDP listener lbl-u0 of port 30000, which forwards to
+// 10.0.0.5:7777, its TCP and UDP listeners of port 30001, to
+// 10.0.0.6:7777, and lbl-u2 of port 30002, to two Pods (all Inherited: no
+// binding records them yet); lbl-u3 of port 30003 was taken over for
+// another Pod already.
 func tkePool() *clbv1alpha1.PortPool {
 	pp := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: podannotation.TKEPoolNamespace, Name: "pool-a", UID: "pool-uid"}}
 	pp.Spec.ForProvider.StartPort, pp.Spec.ForProvider.EndPort = 30000, 30049
@@ -30,7 +33,7 @@ func tkePool() *clbv1alpha1.PortPool {
 		{ID: "lb-1", State: clbv1alpha1.PoolLBCreating, VIPs: []string{"1.1.1.1"},
 			Listeners: map[string]string{"TCP/30000": "lbl-t0", "TCP/30003": "lbl-t3", "UDP/30003": "lbl-u3"},
 			Adopted:   map[string]string{"UDP/30003": "lbl-u3"},
-			TKEListeners: []clbv1alpha1.TKEListener{
+			Inherited: []clbv1alpha1.TKEListener{
 				{Key: "UDP/30000", ID: "lbl-u0", Targets: []string{"10.0.0.5:7777"}},
 				{Key: "TCP/30001", ID: "lbl-t1", Targets: []string{"10.0.0.6:7777"}},
 				{Key: "UDP/30001", ID: "lbl-u1", Targets: []string{"10.0.0.6:7777"}},
@@ -39,6 +42,18 @@ func tkePool() *clbv1alpha1.PortPool {
 		{ID: "lb-gone", State: clbv1alpha1.PoolLBNotFound},
 	}
 	return pp
+}
+
+// listedOnly turns tkePool back into a pool that lists tke-extend's
+// listeners (TKEListeners) without taking them over, annotated k=v.
+func listedOnly(k, v string) func(*clbv1alpha1.PortPool) {
+	return func(pp *clbv1alpha1.PortPool) {
+		lb := &pp.Status.AtProvider.LoadBalancers[0]
+		lb.TKEListeners, lb.Inherited = lb.Inherited, nil
+		if k != "" {
+			pp.SetAnnotations(map[string]string{k: v})
+		}
+	}
 }
 
 func entry(proto, lb string, port int32, listener string) podannotation.TKEPortMapping {
@@ -143,6 +158,30 @@ func TestAdoptable(t *testing.T) {
 			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30000, "lbl-u0")}, target: "10.0.0.5:7777",
 			err: "is not one of tke-port-pools",
 		},
+		"DryRun": {
+			reason: "In a dry run the pool only lists tke-extend's listeners (TKEListeners): the decision is made from them.",
+			pool:   listedOnly(clbv1alpha1.AnnotationTKESwitch, clbv1alpha1.TKESwitchDryRun),
+			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30000, "lbl-u0")}, target: "10.0.0.5:7777",
+			want: Adoption{Slot: portalloc.Slot{LB: "lb-1", Port: 30000}, ListenerIDs: map[string]string{"UDP": "lbl-u0"}},
+		},
+		"DryRunOtherTargets": {
+			reason: "A dry run refuses a listener with other targets as the switch would.",
+			pool:   listedOnly(clbv1alpha1.AnnotationTKESwitch, clbv1alpha1.TKESwitchDryRun),
+			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30002, "lbl-u2")}, target: "10.0.0.7:7777",
+			err: "has targets [10.0.0.7:7777 10.0.0.8:7777]",
+		},
+		"GameServerSetPool": {
+			reason: "A GameServerSet's pool lists tke-extend's listeners and takes over those a binding records: the decision is made from the list.",
+			pool:   listedOnly(clbv1alpha1.AnnotationActsFor, "game"),
+			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30000, "lbl-u0")}, target: "10.0.0.5:7777",
+			want: Adoption{Slot: portalloc.Slot{LB: "lb-1", Port: 30000}, ListenerIDs: map[string]string{"UDP": "lbl-u0"}},
+		},
+		"SwitchedNotTakenOverYet": {
+			reason: "Switched, but the pool's status is still the dry run's list: the decision waits for the pool to take the listeners over and read their targets again.",
+			pool:   listedOnly("", ""),
+			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30000, "lbl-u0")}, target: "10.0.0.5:7777",
+			wait: true,
+		},
 		"PoolNotObservedYet": {
 			reason: "A pool that has not listed its load balancers: the decision waits.",
 			pool:   func(pp *clbv1alpha1.PortPool) { pp.Status.AtProvider.LoadBalancers = nil },
@@ -218,5 +257,35 @@ func TestAdoptReservesTheSlot(t *testing.T) {
 	}
 	if second.Fresh() {
 		t.Error("a refused adoption holds a slot")
+	}
+}
+
+// TestInheritedSlotsTakeNoBinding: a slot whose listener the pool took
+// over from tke-extend while it still forwards to a Pod that did not keep
+// its address (Inherited) is not offered to the allocator; once the pool
+// no longer lists it there, it is.
+func TestInheritedSlotsTakeNoBinding(t *testing.T) {
+	lb := clbv1alpha1.PoolLoadBalancerStatus{ID: "lb-1", State: clbv1alpha1.PoolLBReady,
+		Listeners: map[string]string{"UDP/30000": "lbl-u0", "UDP/30001": "lbl-u1", "TCP/30001": "lbl-t1"}}
+	for _, tc := range []struct {
+		name      string
+		protocols []string
+		inherited []clbv1alpha1.TKEListener
+		want      []int32
+	}{
+		{name: "none inherited", protocols: []string{"UDP"}, want: []int32{30000, 30001}},
+		{name: "30000 inherited", protocols: []string{"UDP"}, inherited: []clbv1alpha1.TKEListener{{Key: "UDP/30000", ID: "lbl-u0", Targets: []string{"10.0.0.5:7777"}}},
+			want: []int32{30001}},
+		{name: "one protocol of a TCP and UDP slot inherited", protocols: []string{"TCP", "UDP"}, inherited: []clbv1alpha1.TKEListener{{Key: "TCP/30001", ID: "lbl-t1", Targets: []string{"10.0.0.6:7777"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := lb
+			l.Inherited = tc.inherited
+			got := readyPorts(l, tc.protocols)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("ready ports %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

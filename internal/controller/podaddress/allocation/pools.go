@@ -253,6 +253,14 @@ func unserved(pp *clbv1alpha1.PortPool, protocol string) error {
 // protocol.
 func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int32 {
 	count := map[int32]int{}
+	// A slot whose tke-extend listener still forwards to a Pod that did
+	// not keep its address takes no new binding (portpool's tkeextend.go).
+	held := map[int32]bool{}
+	for _, x := range lb.Inherited {
+		if k, ok := clbv1alpha1.ParseListenerKey(x.Key); ok {
+			held[k.Port] = true
+		}
+	}
 	for s := range lb.Listeners {
 		k, ok := clbv1alpha1.ParseListenerKey(s)
 		if ok && slices.Contains(protocols, k.Protocol) {
@@ -261,7 +269,7 @@ func readyPorts(lb clbv1alpha1.PoolLoadBalancerStatus, protocols []string) []int
 	}
 	ports := make([]int32, 0, len(count))
 	for port, n := range count {
-		if n == len(protocols) {
+		if n == len(protocols) && !held[port] {
 			ports = append(ports, port)
 		}
 	}
