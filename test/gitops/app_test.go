@@ -18,15 +18,6 @@ import (
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
-// imageConfigHealth: an ImageConfig has no status, and Argo CD's built-in
-// check for every *.crossplane.io kind calls an object without one
-// Progressing unless its kind is on a short list ImageConfig is not on;
-// an Application holding one would never be Healthy nor pass its wave.
-const (
-	imageConfigHealthKey = "resource.customizations.health.pkg.crossplane.io_ImageConfig"
-	imageConfigHealth    = `return {status = "Healthy", message = "An ImageConfig has no status"}` + "\n"
-)
-
 // placeholders of gitops/ and examples/argocd/platform.yaml, and what the
 // test puts in their place: a platform team's own registry, endpoint and
 // repository.

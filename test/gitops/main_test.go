@@ -98,8 +98,8 @@ func startArgoCD(t *testing.T, dir string, kubeconfig []byte, settings map[strin
 	t.Cleanup(repo.Close)
 }
 
-// healthSettings are the argocd-cm keys of docs/argocd/argocd-cm.yaml (our
-// health scripts) and the ImageConfig's (imageConfigHealth).
+// healthSettings are the argocd-cm keys of docs/argocd/argocd-cm.yaml: our
+// health scripts.
 func healthSettings() (map[string]string, error) {
 	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "docs", "argocd", "argocd-cm.yaml"))
 	if err != nil {
@@ -112,6 +112,5 @@ func healthSettings() (map[string]string, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml has no data")
 	}
-	data[imageConfigHealthKey] = imageConfigHealth
 	return data, nil
 }

@@ -216,10 +216,7 @@ func settings(ctx context.Context, kube client.Client, extra map[string]string) 
 		return err
 	}
 	part := map[string]string{"app.kubernetes.io/part-of": "argocd"}
-	data := map[string]string{"application.resourceTrackingMethod": "annotation"}
-	for k, v := range extra {
-		data[k] = v
-	}
+	data := settingsData(extra)
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return err
@@ -244,6 +241,29 @@ func settings(ctx context.Context, kube client.Client, extra map[string]string) 
 		}
 	}
 	return nil
+}
+
+// settingsData is argocd-cm's data: annotation tracking, as Crossplane's
+// guide asks, and extra.
+func settingsData(extra map[string]string) map[string]string {
+	data := map[string]string{"application.resourceTrackingMethod": "annotation"}
+	for k, v := range extra {
+		data[k] = v
+	}
+	return data
+}
+
+// SetSettings replaces the keys Start added to argocd-cm with extra. The
+// running application-controller watches argocd-cm: a change of its
+// resource customizations invalidates its cache of the cluster, and each
+// comparison after that reads health with the new scripts.
+func SetSettings(ctx context.Context, kube client.Client, extra map[string]string) error {
+	cm := &corev1.ConfigMap{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "argocd-cm"}, cm); err != nil {
+		return err
+	}
+	cm.Data = settingsData(extra)
+	return kube.Update(ctx, cm)
 }
 
 func freePort() (string, error) {
