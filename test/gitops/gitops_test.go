@@ -19,6 +19,7 @@ import (
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
@@ -68,7 +69,7 @@ func TestGitOps(t *testing.T) {
 	if gameImage, err = cluster.PushGameServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if snippet.settings, err = healthSettings(); err != nil {
+	if snippet.settings, err = argocd.Snippet(); err != nil {
 		t.Fatal(err)
 	}
 	health = snippet
@@ -119,7 +120,7 @@ func firstSync(t *testing.T) {
 		{"Configuration", "configuration-tencentcloud-network"}, {"ClusterProviderConfig", "default"},
 		{"PodPublicAddress", "gameserver"}, {"LoadBalancer", "lobby"}, {"PortPool", "lobby"}, {"StatefulSet", "gameserver"},
 	} {
-		if _, ok := s.resource(want.kind, want.name); !ok {
+		if _, ok := s.Resource(want.kind, want.name); !ok {
 			t.Errorf("the Application does not list %s %s", want.kind, want.name)
 		}
 	}
@@ -147,9 +148,9 @@ func firstSync(t *testing.T) {
 	// The same, assessed by Argo CD's built-in checks alone: argocd-cm
 	// without a health key of ours. An ImageConfig has no status, which
 	// the built-in check for *.crossplane.io reads as Healthy.
-	useHealth(t, builtIn, "every resource Synced and Healthy", func(s appStatus) error {
+	useHealth(t, builtIn, "every resource Synced and Healthy", func(s argocd.AppStatus) error {
 		for _, name := range []string{"tencentcloud-network", "provider-tencentcloud-network-runtime"} {
-			if r, ok := s.resource("ImageConfig", name); !ok || r.Health != "Healthy" {
+			if r, ok := s.Resource("ImageConfig", name); !ok || r.Health != "Healthy" {
 				return fmt.Errorf("ImageConfig %s not listed Healthy: %s", name, r)
 			}
 		}
@@ -260,8 +261,8 @@ func drift(t *testing.T) {
 		return kube.Update(ctx, sts)
 	})
 	began := time.Now()
-	waitApp(t, "the Application OutOfSync on the StatefulSet", func(s appStatus) error {
-		r, _ := s.resource("StatefulSet", "gameserver")
+	waitApp(t, "the Application OutOfSync on the StatefulSet", func(s argocd.AppStatus) error {
+		r, _ := s.Resource("StatefulSet", "gameserver")
 		if s.Sync != "OutOfSync" || r.Sync != "OutOfSync" {
 			return fmt.Errorf("not OutOfSync")
 		}
@@ -317,22 +318,22 @@ func failing(t *testing.T) {
 	tkeMessage := clbPortPoolFailed(t, "broken-tke")
 	// Argo CD has no check for networking.cloud.tencent.com: the
 	// CLBPortPool has no health, and does not count in the Application's.
-	s := waitApp(t, "the Application Degraded by the broken pool", func(s appStatus) error {
+	s := waitApp(t, "the Application Degraded by the broken pool", func(s argocd.AppStatus) error {
 		if err := witnessed(s); err != nil {
 			return err
 		}
-		return degradedBy(s, func(r resourceStatus) error {
+		return degradedBy(s, func(r argocd.ResourceStatus) error {
 			if r.Health != "" {
 				return fmt.Errorf("%s: want no health (no built-in check for its group)", r)
 			}
 			return nil
 		})
 	})
-	r, _ := s.resource("PortPool", "broken")
-	c, _ := s.resource("CLBPortPool", "broken-tke")
+	r, _ := s.Resource("PortPool", "broken")
+	c, _ := s.Resource("CLBPortPool", "broken-tke")
 	t.Logf("Degraded under %s in %s: %s; %s, its status %q", health.name, time.Since(began).Round(time.Second), r, c, tkeMessage)
-	useHealth(t, snippet, "the Application Degraded by both pools", func(s appStatus) error {
-		return degradedBy(s, func(r resourceStatus) error {
+	useHealth(t, snippet, "the Application Degraded by both pools", func(s argocd.AppStatus) error {
+		return degradedBy(s, func(r argocd.ResourceStatus) error {
 			if r.Health != "Degraded" || r.HealthMessage != tkeMessage {
 				return fmt.Errorf("%s: want Degraded (%s)", r, tkeMessage)
 			}
@@ -340,9 +341,9 @@ func failing(t *testing.T) {
 		})
 	})
 	head = push(t, "the broken pools removed", tree(t, gitEdits(), nil))
-	waitApp(t, "pruned: Synced and Healthy again", func(s appStatus) error {
+	waitApp(t, "pruned: Synced and Healthy again", func(s argocd.AppStatus) error {
 		for _, r := range [][2]string{{"PortPool", "broken"}, {"CLBPortPool", "broken-tke"}} {
-			if _, ok := s.resource(r[0], r[1]); ok {
+			if _, ok := s.Resource(r[0], r[1]); ok {
 				return fmt.Errorf("%s %s still listed", r[0], r[1])
 			}
 		}
@@ -353,13 +354,13 @@ func failing(t *testing.T) {
 // degradedBy accepts the Application Synced at head and Degraded, the
 // PortPool broken Degraded with the provider's message, the CLBPortPool
 // broken-tke as tke says, and every other resource Healthy.
-func degradedBy(s appStatus, tke func(resourceStatus) error) error {
+func degradedBy(s argocd.AppStatus, tke func(argocd.ResourceStatus) error) error {
 	const want = "no load balancer of the pool can take bindings"
-	r, ok := s.resource("PortPool", "broken")
+	r, ok := s.Resource("PortPool", "broken")
 	if s.Sync != "Synced" || s.Revision != head || s.Health != "Degraded" || !ok || r.Health != "Degraded" || !strings.Contains(r.HealthMessage, want) {
 		return fmt.Errorf("not Degraded by PortPool broken with %q", want)
 	}
-	c, ok := s.resource("CLBPortPool", "broken-tke")
+	c, ok := s.Resource("CLBPortPool", "broken-tke")
 	if !ok {
 		return fmt.Errorf("CLBPortPool broken-tke not listed")
 	}
@@ -413,18 +414,18 @@ func pruneBoundPool(t *testing.T) {
 	edits := gitEdits()
 	edits["lobby.yaml"] = func(string) string { return "" }
 	head = push(t, "the lobby pool removed", tree(t, edits, nil))
-	progressing := func(s appStatus) error {
+	progressing := func(s argocd.AppStatus) error {
 		if err := witnessed(s); err != nil {
 			return err
 		}
-		r, ok := s.resource("PortPool", "lobby")
+		r, ok := s.Resource("PortPool", "lobby")
 		if !ok || r.Health != "Progressing" {
 			return fmt.Errorf("PortPool lobby not listed Progressing")
 		}
 		return nil
 	}
 	s := waitApp(t, "the lobby pool being pruned, Progressing while the Pod holds it", progressing)
-	r, _ := s.resource("PortPool", "lobby")
+	r, _ := s.Resource("PortPool", "lobby")
 	t.Logf("while the Pod holds it, under %s: %s; Application health %s", health.name, r, s.Health)
 	// The same under Argo CD's built-in checks (argocd-cm holds our
 	// snippet since failing); they stay until the end.
@@ -439,9 +440,9 @@ func pruneBoundPool(t *testing.T) {
 	if err := kube.Delete(ctx, holdout); err != nil {
 		t.Fatal(err)
 	}
-	waitApp(t, "the lobby pool gone: Synced and Healthy", func(s appStatus) error {
+	waitApp(t, "the lobby pool gone: Synced and Healthy", func(s argocd.AppStatus) error {
 		for _, k := range []string{"PortPool", "LoadBalancer"} {
-			if _, ok := s.resource(k, "lobby"); ok {
+			if _, ok := s.Resource(k, "lobby"); ok {
 				return fmt.Errorf("%s lobby still listed", k)
 			}
 		}

@@ -30,7 +30,7 @@ var (
 // useHealth rewrites argocd-cm to h, asks Argo CD to refresh, and waits
 // until the Application shows h's witness and ok accepts its status.
 // The application-controller is not restarted: it reloads argocd-cm.
-func useHealth(t *testing.T, h healthSetting, what string, ok func(appStatus) error) appStatus {
+func useHealth(t *testing.T, h healthSetting, what string, ok func(argocd.AppStatus) error) argocd.AppStatus {
 	t.Helper()
 	began := time.Now()
 	if err := argocd.SetSettings(context.Background(), kube, h.settings); err != nil {
@@ -38,7 +38,7 @@ func useHealth(t *testing.T, h healthSetting, what string, ok func(appStatus) er
 	}
 	health = h
 	refresh(t)
-	s := waitApp(t, what+" under "+h.name, func(s appStatus) error {
+	s := waitApp(t, what+" under "+h.name, func(s argocd.AppStatus) error {
 		if err := witnessed(s); err != nil {
 			return err
 		}
@@ -49,8 +49,8 @@ func useHealth(t *testing.T, h healthSetting, what string, ok func(appStatus) er
 }
 
 // witnessed accepts a status assessed with the current health setting.
-func witnessed(s appStatus) error {
-	if r, _ := s.resource("ClusterProviderConfig", "default"); r.HealthMessage != health.witness {
+func witnessed(s argocd.AppStatus) error {
+	if r, _ := s.Resource("ClusterProviderConfig", "default"); r.HealthMessage != health.witness {
 		return fmt.Errorf("not yet assessed with %s: %s", health.name, r)
 	}
 	return nil

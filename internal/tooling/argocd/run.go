@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -156,6 +157,34 @@ func Start(ctx context.Context, kube client.Client, o Options) (_ *ArgoCD, err e
 		return nil, fmt.Errorf("application-controller: %w", err)
 	}
 	return a, nil
+}
+
+// Up builds Argo CD (once per version; the build's output goes to log),
+// starts it against the cluster of kubeconfig with settings, and serves an
+// empty Git repository, all under dir. The caller stops both (Stop, Close).
+func Up(ctx context.Context, kube client.Client, kubeconfig []byte, dir string, settings map[string]string, wait time.Duration, log io.Writer) (*ArgoCD, *Repo, error) {
+	bin, err := Build(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	file := filepath.Join(dir, "argocd-kubeconfig")
+	if err := os.WriteFile(file, kubeconfig, 0o600); err != nil {
+		return nil, nil, err
+	}
+	argoDir := filepath.Join(dir, "argocd")
+	if err := os.MkdirAll(argoDir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	a, err := Start(ctx, kube, Options{Binary: bin, Kubeconfig: file, Dir: argoDir, Settings: settings, Wait: wait})
+	if err != nil {
+		return nil, nil, err
+	}
+	repo, err := ServeRepo(ctx, filepath.Join(dir, "git"))
+	if err != nil {
+		a.Stop()
+		return nil, nil, err
+	}
+	return a, repo, nil
 }
 
 func (a *ArgoCD) start(dir, name, bin string, env []string, args ...string) (*testenv.Process, error) {
