@@ -102,8 +102,10 @@ func runGitOps(ctx context.Context, say narrator, wait time.Duration) (err error
 		return err
 	}
 	err = testenv.Eventually(ctx, wait, func() error {
-		if _, err := argocd.ReadApp(ctx, c.Kube, argocd.AppName); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("the Application is still there (%v)", err)
+		if _, err := argocd.ReadApp(ctx, c.Kube, argocd.AppName); err == nil {
+			return errors.New("the Application is still there")
+		} else if !kerrors.IsNotFound(err) {
+			return err
 		}
 		inv := c.Cloud.Inventory()
 		if len(inv.LoadBalancers) != 0 || inv.RunningTasks != 0 {

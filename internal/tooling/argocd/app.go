@@ -21,8 +21,11 @@ const AppName = "platform"
 // repoURL pointed at repoURL.
 func Application(repoURL string) (*unstructured.Unstructured, error) {
 	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "examples", "argocd", "platform.yaml"))
-	if err != nil || len(objs) != 1 {
-		return nil, fmt.Errorf("examples/argocd/platform.yaml: %d objects, %v", len(objs), err)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		return nil, fmt.Errorf("examples/argocd/platform.yaml: %d objects, want the Application", len(objs))
 	}
 	app := objs[0]
 	return app, unstructured.SetNestedField(app.Object, repoURL, "spec", "source", "repoURL")
@@ -32,8 +35,11 @@ func Application(repoURL string) (*unstructured.Unstructured, error) {
 // "gitops/<file>"), each file's placeholders replaced by r.
 func Folder(r *strings.Replacer) (map[string][]byte, error) {
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "gitops", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("gitops/*.yaml: %v (%d files)", err, len(files))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no gitops/*.yaml")
 	}
 	out := map[string][]byte{}
 	for _, f := range files {
