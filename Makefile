@@ -19,7 +19,7 @@ comma       := ,
 space       := $(subst ,, )
 ARCH_LIST    = $(subst $(space),$(comma),$(strip $(ARCHS)))
 
-.PHONY: okg argocd test-gitops all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
+.PHONY: okg argocd test-gitops all build generate check-generated check-files lint test test-unit test-node test-race reviewable demo demo-gitops controlplane node bench bench-scale bench-smoke bench-micro soak xpkg publish clean
 
 all: build
 
@@ -111,6 +111,12 @@ reviewable: generate lint test-unit test-race
 ## process-only demo for machines without root.
 demo:
 	$(GO) run ./cluster/local/demo
+
+## demo-gitops: the demo with Argo CD (`--gitops`): on the real node Argo CD
+## syncs gitops/, packages included, and the demo prints the Application's
+## tree (kind, name, sync, health, message) from its status (docs/argocd.md).
+demo-gitops: argocd
+	$(GO) run ./cluster/local/demo --gitops
 
 ## bench: docs/performance.md and bench/results.json, written by cmd/bench:
 ## the provider binary as its own process with its default flags, 1000 Pods

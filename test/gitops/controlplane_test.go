@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
@@ -81,8 +82,8 @@ func TestArgoCDOnControlPlane(t *testing.T) {
 		cm.Data["value"] = "drifted"
 		return kube.Update(ctx, cm)
 	})
-	waitApp(t, "OutOfSync on a", func(s appStatus) error {
-		if r, _ := s.resource("ConfigMap", "a"); s.Sync != "OutOfSync" || r.Sync != "OutOfSync" {
+	waitApp(t, "OutOfSync on a", func(s argocd.AppStatus) error {
+		if r, _ := s.Resource("ConfigMap", "a"); s.Sync != "OutOfSync" || r.Sync != "OutOfSync" {
 			return fmt.Errorf("not OutOfSync on a")
 		}
 		return nil
@@ -98,8 +99,8 @@ func TestArgoCDOnControlPlane(t *testing.T) {
 	})
 
 	head = push(t, "b removed", map[string][]byte{"gitops/a.yaml": []byte(configMap("a", "1", 0))})
-	waitApp(t, "b pruned", func(s appStatus) error {
-		if _, ok := s.resource("ConfigMap", "b"); ok {
+	waitApp(t, "b pruned", func(s argocd.AppStatus) error {
+		if _, ok := s.Resource("ConfigMap", "b"); ok {
 			return fmt.Errorf("b still listed")
 		}
 		return syncedHealthy(head)(s)

@@ -17,7 +17,9 @@ import (
 
 	clbv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/clb/v1alpha1"
 	networkv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	tkev1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/tkeextend/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/xpcluster"
@@ -46,7 +48,10 @@ spec:
 
 // TestGitOps is a platform team's story with Argo CD, step by step: each
 // step needs the ones before it, and each is asserted from the
-// Application's status as Argo CD computes it.
+// Application's status as Argo CD computes it. The first sync, the failing
+// pools and the pool pruned while held are asserted twice: with our
+// argocd-cm snippet and with Argo CD's built-in checks alone (argocd-cm
+// rewritten in between, which the running controller reloads).
 func TestGitOps(t *testing.T) {
 	ctx := context.Background()
 	dir := logDir(t, "gitops")
@@ -64,11 +69,11 @@ func TestGitOps(t *testing.T) {
 	if gameImage, err = cluster.PushGameServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	settings, err := healthSettings()
-	if err != nil {
+	if snippet.settings, err = argocd.Snippet(); err != nil {
 		t.Fatal(err)
 	}
-	startArgoCD(t, dir, cluster.Env.KubeConfig, settings)
+	health = snippet
+	startArgoCD(t, dir, cluster.Env.KubeConfig, snippet.settings)
 	t.Logf("the node, Crossplane and Argo CD are up in %s", time.Since(began).Round(time.Second))
 	for _, tm := range cluster.Timings {
 		t.Logf("  %-60s %s", tm.Step, tm.Took.Round(time.Millisecond))
@@ -81,7 +86,7 @@ func TestGitOps(t *testing.T) {
 		{"every game server Pod has its address and answers on it", podsAddressed},
 		{"a change in Git (replicas, a pool's ports) reaches the cloud", gitChange},
 		{"drift in the cluster: OutOfSync, then self-heal repairs it", drift},
-		{"a managed resource failing in the cloud: Degraded with the provider's message", failing},
+		{"a managed resource failing in the cloud, a CLBPortPool that cannot be made: Degraded with the provider's message", failing},
 		{"pruning a pool with a Pod bound waits for the Pod, then the pool is gone", pruneBoundPool},
 		{"deleting the Application leaves the cloud empty", deleteApplication},
 	} {
@@ -115,7 +120,7 @@ func firstSync(t *testing.T) {
 		{"Configuration", "configuration-tencentcloud-network"}, {"ClusterProviderConfig", "default"},
 		{"PodPublicAddress", "gameserver"}, {"LoadBalancer", "lobby"}, {"PortPool", "lobby"}, {"StatefulSet", "gameserver"},
 	} {
-		if _, ok := s.resource(want.kind, want.name); !ok {
+		if _, ok := s.Resource(want.kind, want.name); !ok {
 			t.Errorf("the Application does not list %s %s", want.kind, want.name)
 		}
 	}
@@ -137,6 +142,20 @@ func firstSync(t *testing.T) {
 	for _, o := range order {
 		t.Logf("  %-32s created %s", o.what, o.at.Format(time.TimeOnly))
 	}
+	if err := witnessed(s); err != nil {
+		t.Error(err)
+	}
+	// The same, assessed by Argo CD's built-in checks alone: argocd-cm
+	// without a health key of ours. An ImageConfig has no status, which
+	// the built-in check for *.crossplane.io reads as Healthy.
+	useHealth(t, builtIn, "every resource Synced and Healthy", func(s argocd.AppStatus) error {
+		for _, name := range []string{"tencentcloud-network", "provider-tencentcloud-network-runtime"} {
+			if r, ok := s.Resource("ImageConfig", name); !ok || r.Health != "Healthy" {
+				return fmt.Errorf("ImageConfig %s not listed Healthy: %s", name, r)
+			}
+		}
+		return syncedHealthy(head)(s)
+	})
 }
 
 func podsAddressed(t *testing.T) {
@@ -242,8 +261,8 @@ func drift(t *testing.T) {
 		return kube.Update(ctx, sts)
 	})
 	began := time.Now()
-	waitApp(t, "the Application OutOfSync on the StatefulSet", func(s appStatus) error {
-		r, _ := s.resource("StatefulSet", "gameserver")
+	waitApp(t, "the Application OutOfSync on the StatefulSet", func(s argocd.AppStatus) error {
+		r, _ := s.Resource("StatefulSet", "gameserver")
 		if s.Sync != "OutOfSync" || r.Sync != "OutOfSync" {
 			return fmt.Errorf("not OutOfSync")
 		}
@@ -274,31 +293,105 @@ func drift(t *testing.T) {
 	t.Logf("self-healed in %s", time.Since(began).Round(time.Second))
 }
 
+// brokenCLBPortPool is tke-extend's CLBPortPool that cannot be made into
+// a PortPool (a protocol listeners cannot have): the provider says so in
+// its status (state Pending, reason Failed), which only our argocd-cm key
+// for its group reads.
+const brokenCLBPortPool = `apiVersion: networking.cloud.tencent.com/v1alpha1
+kind: CLBPortPool
+metadata:
+  name: broken-tke
+  annotations:
+    argocd.argoproj.io/sync-wave: "4"
+    network.tencentcloud.crossplane.io/pool-protocols: TCP,SCTP
+spec:
+  startPort: 30000
+  exsistedLoadBalancerIDs: [lb-0000dead]
+`
+
+// failing is assessed under both health settings: Argo CD's built-in
+// checks first (argocd-cm holds them since firstSync), then our snippet.
 func failing(t *testing.T) {
 	began := time.Now()
-	head = push(t, "a pool on a load balancer that does not exist", tree(t, gitEdits(), map[string]string{"broken.yaml": brokenPool}))
-	const want = "no load balancer of the pool can take bindings"
-	s := waitApp(t, "the Application Degraded by the broken pool", func(s appStatus) error {
-		r, ok := s.resource("PortPool", "broken")
-		if s.Sync != "Synced" || s.Revision != head || s.Health != "Degraded" || !ok || r.Health != "Degraded" || !strings.Contains(r.HealthMessage, want) {
-			return fmt.Errorf("not Degraded by PortPool broken with %q", want)
+	head = push(t, "a pool on a load balancer that does not exist; a CLBPortPool that cannot be made",
+		tree(t, gitEdits(), map[string]string{"broken.yaml": brokenPool, "broken-tke.yaml": brokenCLBPortPool}))
+	tkeMessage := clbPortPoolFailed(t, "broken-tke")
+	// Argo CD has no check for networking.cloud.tencent.com: the
+	// CLBPortPool has no health, and does not count in the Application's.
+	s := waitApp(t, "the Application Degraded by the broken pool", func(s argocd.AppStatus) error {
+		if err := witnessed(s); err != nil {
+			return err
 		}
-		for _, o := range s.Resources {
-			if o != r && o.Health != "" && o.Health != "Healthy" {
-				return fmt.Errorf("%s is not Healthy", o)
+		return degradedBy(s, func(r argocd.ResourceStatus) error {
+			if r.Health != "" {
+				return fmt.Errorf("%s: want no health (no built-in check for its group)", r)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
-	r, _ := s.resource("PortPool", "broken")
-	t.Logf("Degraded in %s: %s", time.Since(began).Round(time.Second), r)
-	head = push(t, "the broken pool removed", tree(t, gitEdits(), nil))
-	waitApp(t, "pruned: Synced and Healthy again", func(s appStatus) error {
-		if _, ok := s.resource("PortPool", "broken"); ok {
-			return fmt.Errorf("PortPool broken still listed")
+	r, _ := s.Resource("PortPool", "broken")
+	c, _ := s.Resource("CLBPortPool", "broken-tke")
+	t.Logf("Degraded under %s in %s: %s; %s, its status %q", health.name, time.Since(began).Round(time.Second), r, c, tkeMessage)
+	useHealth(t, snippet, "the Application Degraded by both pools", func(s argocd.AppStatus) error {
+		return degradedBy(s, func(r argocd.ResourceStatus) error {
+			if r.Health != "Degraded" || r.HealthMessage != tkeMessage {
+				return fmt.Errorf("%s: want Degraded (%s)", r, tkeMessage)
+			}
+			return nil
+		})
+	})
+	head = push(t, "the broken pools removed", tree(t, gitEdits(), nil))
+	waitApp(t, "pruned: Synced and Healthy again", func(s argocd.AppStatus) error {
+		for _, r := range [][2]string{{"PortPool", "broken"}, {"CLBPortPool", "broken-tke"}} {
+			if _, ok := s.Resource(r[0], r[1]); ok {
+				return fmt.Errorf("%s %s still listed", r[0], r[1])
+			}
 		}
 		return syncedHealthy(head)(s)
 	})
+}
+
+// degradedBy accepts the Application Synced at head and Degraded, the
+// PortPool broken Degraded with the provider's message, the CLBPortPool
+// broken-tke as tke says, and every other resource Healthy.
+func degradedBy(s argocd.AppStatus, tke func(argocd.ResourceStatus) error) error {
+	const want = "no load balancer of the pool can take bindings"
+	r, ok := s.Resource("PortPool", "broken")
+	if s.Sync != "Synced" || s.Revision != head || s.Health != "Degraded" || !ok || r.Health != "Degraded" || !strings.Contains(r.HealthMessage, want) {
+		return fmt.Errorf("not Degraded by PortPool broken with %q", want)
+	}
+	c, ok := s.Resource("CLBPortPool", "broken-tke")
+	if !ok {
+		return fmt.Errorf("CLBPortPool broken-tke not listed")
+	}
+	if err := tke(c); err != nil {
+		return err
+	}
+	for _, o := range s.Resources {
+		if o != r && o != c && o.Health != "" && o.Health != "Healthy" {
+			return fmt.Errorf("%s is not Healthy", o)
+		}
+	}
+	return nil
+}
+
+// clbPortPoolFailed waits for the CLBPortPool name's status to say it
+// failed (state Pending, reason Failed) and returns its message.
+func clbPortPoolFailed(t *testing.T, name string) string {
+	t.Helper()
+	var msg string
+	eventually(t, "CLBPortPool "+name+" Failed", func() error {
+		cpp := &tkev1alpha1.CLBPortPool{}
+		if err := kube.Get(context.Background(), client.ObjectKey{Name: name}, cpp); err != nil {
+			return err
+		}
+		if cpp.Status.Reason != tkev1alpha1.ReasonFailed || cpp.Status.Message == nil {
+			return fmt.Errorf("CLBPortPool %s: %+v", name, cpp.Status)
+		}
+		msg = *cpp.Status.Message
+		return nil
+	})
+	return msg
 }
 
 func pruneBoundPool(t *testing.T) {
@@ -321,15 +414,22 @@ func pruneBoundPool(t *testing.T) {
 	edits := gitEdits()
 	edits["lobby.yaml"] = func(string) string { return "" }
 	head = push(t, "the lobby pool removed", tree(t, edits, nil))
-	s := waitApp(t, "the lobby pool being pruned, Progressing while the Pod holds it", func(s appStatus) error {
-		r, ok := s.resource("PortPool", "lobby")
+	progressing := func(s argocd.AppStatus) error {
+		if err := witnessed(s); err != nil {
+			return err
+		}
+		r, ok := s.Resource("PortPool", "lobby")
 		if !ok || r.Health != "Progressing" {
 			return fmt.Errorf("PortPool lobby not listed Progressing")
 		}
 		return nil
-	})
-	r, _ := s.resource("PortPool", "lobby")
-	t.Logf("while the Pod holds it: %s; Application health %s", r, s.Health)
+	}
+	s := waitApp(t, "the lobby pool being pruned, Progressing while the Pod holds it", progressing)
+	r, _ := s.Resource("PortPool", "lobby")
+	t.Logf("while the Pod holds it, under %s: %s; Application health %s", health.name, r, s.Health)
+	// The same under Argo CD's built-in checks (argocd-cm holds our
+	// snippet since failing); they stay until the end.
+	useHealth(t, builtIn, "the lobby pool Progressing while the Pod holds it", progressing)
 	pool := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "lobby"}, pool); err != nil || pool.GetDeletionTimestamp() == nil {
 		t.Fatalf("the lobby pool: %v, deleting %t", err, err == nil && pool.GetDeletionTimestamp() != nil)
@@ -340,9 +440,9 @@ func pruneBoundPool(t *testing.T) {
 	if err := kube.Delete(ctx, holdout); err != nil {
 		t.Fatal(err)
 	}
-	waitApp(t, "the lobby pool gone: Synced and Healthy", func(s appStatus) error {
+	waitApp(t, "the lobby pool gone: Synced and Healthy", func(s argocd.AppStatus) error {
 		for _, k := range []string{"PortPool", "LoadBalancer"} {
-			if _, ok := s.resource(k, "lobby"); ok {
+			if _, ok := s.Resource(k, "lobby"); ok {
 				return fmt.Errorf("%s lobby still listed", k)
 			}
 		}

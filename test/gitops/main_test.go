@@ -10,21 +10,17 @@ package gitops
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/argocd"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/deployed"
-	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/tooling/testenv"
 )
 
 // TestMain gives controller-runtime's clients a logger (errors only), which
@@ -74,44 +70,11 @@ func logDir(t *testing.T, name string) string {
 // Git repository; both stop when the test ends.
 func startArgoCD(t *testing.T, dir string, kubeconfig []byte, settings map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	bin, err := argocd.Build(ctx, os.Stderr)
+	a, r, err := argocd.Up(context.Background(), kube, kubeconfig, dir, settings, wait, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, "argocd-kubeconfig")
-	if err := os.WriteFile(file, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	argoDir := filepath.Join(dir, "argocd")
-	if err := os.MkdirAll(argoDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	a, err := argocd.Start(ctx, kube, argocd.Options{Binary: bin, Kubeconfig: file, Dir: argoDir, Settings: settings, Wait: wait})
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo = r
 	t.Cleanup(a.Stop)
-	if repo, err = argocd.ServeRepo(ctx, filepath.Join(dir, "git")); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(repo.Close)
-}
-
-// healthSettings are the argocd-cm keys of docs/argocd/argocd-cm.yaml (our
-// health scripts) and the ImageConfig's (imageConfigHealth).
-func healthSettings() (map[string]string, error) {
-	objs, err := testenv.ReadYAML(filepath.Join(testenv.RepoRoot(), "docs", "argocd", "argocd-cm.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(objs) != 1 {
-		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml: %d objects, want the ConfigMap", len(objs))
-	}
-	data, _, _ := unstructured.NestedStringMap(objs[0].Object, "data")
-	if len(data) == 0 {
-		return nil, fmt.Errorf("docs/argocd/argocd-cm.yaml has no data")
-	}
-	data[imageConfigHealthKey] = imageConfigHealth
-	return data, nil
 }

@@ -18,8 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
@@ -38,14 +41,22 @@ func main() {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
 	wait := fs.Duration("wait", 3*time.Minute, "How long any one step may take.")
 	process := fs.Bool("process", false, "Run without the real node (no root needed): Crossplane core, the provider and the function as local processes, Pods whose IPs the demo writes and answers on itself.")
+	gitops := fs.Bool("gitops", false, "On the real node, Argo CD syncs gitops/ (packages included) from a Git repository on loopback; prints the Application's tree as Argo CD wrote it, then deletes the Application.")
 	_ = fs.Parse(os.Args[1:])
+	// controller-runtime's clients want a logger (errors only: the API
+	// server's warnings are not the demo's), else the first warning makes
+	// them complain of its absence with a stack trace.
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	say := narrator{start: time.Now()}
 	// Ctrl-C stops everything the demo started, as the end of a run does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var err error
-	if *process {
+	switch {
+	case *process:
 		err = run(ctx, say, *wait)
-	} else {
+	case *gitops:
+		err = runGitOps(ctx, say, *wait)
+	default:
 		err = runOnNode(ctx, say, *wait)
 	}
 	interrupted := ctx.Err() != nil

@@ -73,3 +73,25 @@ func TestCRDFiles(t *testing.T) {
 		t.Errorf("CRDs %v", kinds)
 	}
 }
+
+// TestTree prints the Application first, then a line per resource, a
+// resource Argo CD has no health for as "-".
+func TestTree(t *testing.T) {
+	s := AppStatus{Sync: "Synced", Revision: "0123456789abcdef", Health: "Degraded", Operation: "Succeeded", Resources: []ResourceStatus{
+		{Kind: "PortPool", Namespace: "games", Name: "broken", Sync: "Synced", Health: "Degraded", HealthMessage: "no load balancer"},
+		{Kind: "Namespace", Name: "games", Sync: "Synced"},
+	}}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s.Tree()), "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"KIND NAME SYNC HEALTH MESSAGE",
+		"Application argocd/platform Synced (01234567) Degraded operation Succeeded",
+		"PortPool games/broken Synced Degraded no load balancer",
+		"Namespace games Synced -",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tree:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -158,6 +159,34 @@ func Start(ctx context.Context, kube client.Client, o Options) (_ *ArgoCD, err e
 	return a, nil
 }
 
+// Up builds Argo CD (once per version; the build's output goes to log),
+// starts it against the cluster of kubeconfig with settings, and serves an
+// empty Git repository, all under dir. The caller stops both (Stop, Close).
+func Up(ctx context.Context, kube client.Client, kubeconfig []byte, dir string, settings map[string]string, wait time.Duration, log io.Writer) (*ArgoCD, *Repo, error) {
+	bin, err := Build(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	file := filepath.Join(dir, "argocd-kubeconfig")
+	if err := os.WriteFile(file, kubeconfig, 0o600); err != nil {
+		return nil, nil, err
+	}
+	argoDir := filepath.Join(dir, "argocd")
+	if err := os.MkdirAll(argoDir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	a, err := Start(ctx, kube, Options{Binary: bin, Kubeconfig: file, Dir: argoDir, Settings: settings, Wait: wait})
+	if err != nil {
+		return nil, nil, err
+	}
+	repo, err := ServeRepo(ctx, filepath.Join(dir, "git"))
+	if err != nil {
+		a.Stop()
+		return nil, nil, err
+	}
+	return a, repo, nil
+}
+
 func (a *ArgoCD) start(dir, name, bin string, env []string, args ...string) (*testenv.Process, error) {
 	p, err := testenv.StartProcess(dir, name, bin, env, args...)
 	if err != nil {
@@ -216,10 +245,7 @@ func settings(ctx context.Context, kube client.Client, extra map[string]string) 
 		return err
 	}
 	part := map[string]string{"app.kubernetes.io/part-of": "argocd"}
-	data := map[string]string{"application.resourceTrackingMethod": "annotation"}
-	for k, v := range extra {
-		data[k] = v
-	}
+	data := settingsData(extra)
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return err
@@ -244,6 +270,29 @@ func settings(ctx context.Context, kube client.Client, extra map[string]string) 
 		}
 	}
 	return nil
+}
+
+// settingsData is argocd-cm's data: annotation tracking, as Crossplane's
+// guide asks, and extra.
+func settingsData(extra map[string]string) map[string]string {
+	data := map[string]string{"application.resourceTrackingMethod": "annotation"}
+	for k, v := range extra {
+		data[k] = v
+	}
+	return data
+}
+
+// SetSettings replaces the keys Start added to argocd-cm with extra. The
+// running application-controller watches argocd-cm: a change of its
+// resource customizations invalidates its cache of the cluster, and each
+// comparison after that reads health with the new scripts.
+func SetSettings(ctx context.Context, kube client.Client, extra map[string]string) error {
+	cm := &corev1.ConfigMap{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "argocd-cm"}, cm); err != nil {
+		return err
+	}
+	cm.Data = settingsData(extra)
+	return kube.Update(ctx, cm)
 }
 
 func freePort() (string, error) {
