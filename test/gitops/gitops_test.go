@@ -145,6 +145,7 @@ func firstSync(t *testing.T) {
 	if err := witnessed(s); err != nil {
 		t.Error(err)
 	}
+	seenByArgoCD(t, "first-sync")
 	// The same, assessed by Argo CD's built-in checks alone: argocd-cm
 	// without a health key of ours. An ImageConfig has no status, which
 	// the built-in check for *.crossplane.io reads as Healthy.
@@ -156,6 +157,7 @@ func firstSync(t *testing.T) {
 		}
 		return syncedHealthy(head)(s)
 	})
+	seenByArgoCD(t, "first-sync")
 }
 
 func podsAddressed(t *testing.T) {
@@ -332,6 +334,7 @@ func failing(t *testing.T) {
 	r, _ := s.Resource("PortPool", "broken")
 	c, _ := s.Resource("CLBPortPool", "broken-tke")
 	t.Logf("Degraded under %s in %s: %s; %s, its status %q", health.name, time.Since(began).Round(time.Second), r, c, tkeMessage)
+	seenByArgoCD(t, "failing")
 	useHealth(t, snippet, "the Application Degraded by both pools", func(s argocd.AppStatus) error {
 		return degradedBy(s, func(r argocd.ResourceStatus) error {
 			if r.Health != "Degraded" || r.HealthMessage != tkeMessage {
@@ -340,6 +343,7 @@ func failing(t *testing.T) {
 			return nil
 		})
 	})
+	seenByArgoCD(t, "failing")
 	head = push(t, "the broken pools removed", tree(t, gitEdits(), nil))
 	waitApp(t, "pruned: Synced and Healthy again", func(s argocd.AppStatus) error {
 		for _, r := range [][2]string{{"PortPool", "broken"}, {"CLBPortPool", "broken-tke"}} {
@@ -427,9 +431,11 @@ func pruneBoundPool(t *testing.T) {
 	s := waitApp(t, "the lobby pool being pruned, Progressing while the Pod holds it", progressing)
 	r, _ := s.Resource("PortPool", "lobby")
 	t.Logf("while the Pod holds it, under %s: %s; Application health %s", health.name, r, s.Health)
+	seenByArgoCD(t, "pruned-while-held")
 	// The same under Argo CD's built-in checks (argocd-cm holds our
 	// snippet since failing); they stay until the end.
 	useHealth(t, builtIn, "the lobby pool Progressing while the Pod holds it", progressing)
+	seenByArgoCD(t, "pruned-while-held")
 	pool := &clbv1alpha1.PortPool{}
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: games, Name: "lobby"}, pool); err != nil || pool.GetDeletionTimestamp() == nil {
 		t.Fatalf("the lobby pool: %v, deleting %t", err, err == nil && pool.GetDeletionTimestamp() != nil)

@@ -78,6 +78,7 @@ type AppStatus struct {
 
 // A ResourceStatus is one entry of the Application's status.resources.
 type ResourceStatus struct {
+	Group, Version        string
 	Kind, Namespace, Name string
 	Sync                  string
 	Health                string
@@ -165,7 +166,7 @@ func ReadApp(ctx context.Context, kube client.Client, name string) (AppStatus, e
 		get := func(f ...string) string { v, _, _ := unstructured.NestedString(m, f...); return v }
 		prune, _, _ := unstructured.NestedBool(m, "requiresPruning")
 		s.Resources = append(s.Resources, ResourceStatus{
-			Kind: get("kind"), Namespace: get("namespace"), Name: get("name"), Sync: get("status"),
+			Group: get("group"), Version: get("version"), Kind: get("kind"), Namespace: get("namespace"), Name: get("name"), Sync: get("status"),
 			Health: get("health", "status"), HealthMessage: get("health", "message"), RequiresPruning: prune,
 		})
 	}

@@ -28,9 +28,8 @@ import "slices"
 //
 // It cannot say Suspended.
 func BuiltIn(obj map[string]any) Status {
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta["deletionTimestamp"] != nil && !hasHookFinalizer(meta) {
-		return Status{Progressing, "Pending deletion"}
+	if s, ok := PendingDeletion(obj); ok {
+		return s
 	}
 	upToDate := Status{Healthy, "Resource is up-to-date."}
 	provisioning := Status{Progressing, "Provisioning ..."}
@@ -62,6 +61,26 @@ func BuiltIn(obj map[string]any) Status {
 		}
 	}
 	return provisioning
+}
+
+// PendingDeletion is what gitops-engine shows for an object being deleted
+// (Progressing, "Pending deletion") before it looks for any script,
+// built-in or from argocd-cm, unless Argo CD's hook finalizer is on it.
+func PendingDeletion(obj map[string]any) (Status, bool) {
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta["deletionTimestamp"] != nil && !hasHookFinalizer(meta) {
+		return Status{Progressing, "Pending deletion"}, true
+	}
+	return Status{}, false
+}
+
+// Shown is the health Argo CD shows for obj when argocd-cm gives its kind
+// script: PendingDeletion first, then the script.
+func Shown(script string, obj map[string]any) (Status, error) {
+	if s, ok := PendingDeletion(obj); ok {
+		return s, nil
+	}
+	return Assess(script, obj)
 }
 
 // kindsWithoutStatus are the kinds the built-in check takes as Healthy with
