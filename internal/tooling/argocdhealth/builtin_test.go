@@ -148,3 +148,22 @@ func TestBuiltInIsArgoCDs(t *testing.T) {
 	}
 	t.Logf("BuiltIn agrees with Argo CD %s's script on %d recorded objects", argocd.Version, n)
 }
+
+// TestShownDecidesDeletionFirst: under a script from argocd-cm too, an
+// object being deleted shows "Pending deletion" whatever the script says,
+// as TestGitOps sees on a pruned pool.
+func TestShownDecidesDeletionFirst(t *testing.T) {
+	const script = `return {status = "Degraded", message = "from the script"}`
+	obj := map[string]any{"kind": "PortPool", "metadata": map[string]any{"name": "x"}}
+	if got, err := Shown(script, obj); err != nil || got != (Status{Degraded, "from the script"}) {
+		t.Errorf("not deleting: %+v, %v; want the script's", got, err)
+	}
+	obj["metadata"].(map[string]any)["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+	if got, err := Shown(script, obj); err != nil || got != (Status{Progressing, "Pending deletion"}) {
+		t.Errorf("deleting: %+v, %v; want Progressing (Pending deletion)", got, err)
+	}
+	obj["metadata"].(map[string]any)["finalizers"] = []any{"argocd.argoproj.io/hook-finalizer"}
+	if got, err := Shown(script, obj); err != nil || got.Status != Degraded {
+		t.Errorf("deleting with the hook finalizer: %+v, %v; want the script's", got, err)
+	}
+}
