@@ -231,9 +231,15 @@ func TestSwitchNodeFromTKEExtend(t *testing.T) {
 			t.Errorf("the switch called %s %d times", a, n)
 		}
 	}
-	if err := kube.Get(ctx, client.ObjectKey{Name: nodeName}, nodeNow); err != nil {
-		t.Fatal(err)
-	}
+	eventually(t, "the provider tells the Node", func() error {
+		if err := kube.Get(ctx, client.ObjectKey{Name: nodeName}, nodeNow); err != nil {
+			return err
+		}
+		if _, ok := nodeNow.Annotations[podannotation.AnnotationStatus]; !ok {
+			return errors.Errorf("annotations %v", nodeNow.Annotations)
+		}
+		return nil
+	})
 	if nodeNow.Annotations[podannotation.TKEAnnotationMappingResult] != nodeBefore.Annotations[podannotation.TKEAnnotationMappingResult] ||
 		nodeNow.Annotations[podannotation.TKEAnnotationMappingStatus] != podannotation.StatusReady {
 		t.Errorf("the Node's result is now\n%s\ntke-extend wrote\n%s", nodeNow.Annotations[podannotation.TKEAnnotationMappingResult], nodeBefore.Annotations[podannotation.TKEAnnotationMappingResult])
