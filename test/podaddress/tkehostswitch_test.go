@@ -41,7 +41,11 @@ import (
 // forwarding to the node alone at every look; the Node's result and the
 // game server's are unchanged, and the game server's is what the
 // provider tells from the Node's bindings; a game server started after
-// the switch is told its hostPort on the kept segment.
+// the switch is told its hostPort on the kept segment. Through it all a
+// player sends a UDP packet every 10 ms through the segment's public port
+// 30106 (the emulator's data plane, on loopback) to the game server on
+// the node's loopback IP and hostPort 7106: every packet is answered, by
+// that server.
 func TestSwitchNodeFromTKEExtend(t *testing.T) {
 	ctx := context.Background()
 	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: podannotation.TKEPoolNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
@@ -49,7 +53,7 @@ func TestSwitchNodeFromTKEExtend(t *testing.T) {
 	}
 	ns := namespace(t)
 	poolName, nodeName := "hostswitch-"+ns, "worker-"+ns
-	const nodeIP = "10.28.0.1"
+	const nodeIP = "127.32.0.1" // loopback: the game server answers there, behind the emulator's data plane
 	lbID := emulatortest.ExistingLB(t, cloud, emulator.DefaultRegion, "hostswitch-"+ns, wait)
 	s := newTKEStandIn(t, lbID)
 	objs, err := testenv.Apply(ctx, kube, filepath.Join(testenv.RepoRoot(), "examples", "tke-extend", "hostport.yaml"), func(u *unstructured.Unstructured) {
@@ -111,6 +115,12 @@ func TestSwitchNodeFromTKEExtend(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A player plays through the Node's segment (public 30106 to the
+	// node's hostPort 7106) from before the provider starts until the
+	// switch is done.
+	udpEcho(t, gs.Name, nodeIP+":7106")
+	carryTraffic(t, s.VIP())
+	player := startStream(t, gs.Name, s.VIP()+":30106")
 	cloud.ResetCounters()
 	startProvider(t)
 	clearAtEnd(t, ns) // before the provider stops
@@ -223,6 +233,11 @@ func TestSwitchNodeFromTKEExtend(t *testing.T) {
 	})
 	close(stop)
 	wg.Wait()
+	sent, answered, wrong := player.Finish()
+	t.Logf("%s: %d packets sent, %d answered, %d answered by another server", player, sent, answered, wrong)
+	if answered != sent || wrong > 0 || sent < 100 {
+		t.Errorf("%s: %d of %d packets lost, %d answered by another server", player, sent-answered, sent, wrong)
+	}
 	if len(lost) > 0 {
 		t.Errorf("%d moments with a listener of the Node not forwarding to it alone, e.g. %s", len(lost), strings.Join(lost[:min(3, len(lost))], "; "))
 	}
