@@ -59,9 +59,16 @@ func TKENodeHostPorts(a map[string]string) bool {
 // that protocol covers it, the public port moved as far from the binding's
 // first public port as the hostPort is from its first node port. The
 // caller has checked that the Pod runs on that Node (it holds its
-// hostPorts there). Entries in tke-extend's order; none when no hostPort
-// is covered.
+// hostPorts there). Entries in tke-extend's order: the Pod's container
+// ports as declared (an Agones TCPUDP port is UDP then TCP), each one's
+// bindings in the order tke-extend keeps a Node's (pool, load balancer,
+// public port, node port); none when no hostPort is covered.
 func TKENodeHostPortResult(pod *corev1.Pod, node []v1alpha1.PortBinding) []TKEHostPortMapping {
+	bs := slices.Clone(node)
+	slices.SortStableFunc(bs, func(a, b v1alpha1.PortBinding) int {
+		return cmp.Or(strings.Compare(TKEPoolName(a.Pool), TKEPoolName(b.Pool)), strings.Compare(a.LoadBalancerID, b.LoadBalancerID),
+			cmp.Compare(a.Port, b.Port), cmp.Compare(a.ContainerPort, b.ContainerPort))
+	})
 	out := []TKEHostPortMapping{}
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
@@ -69,7 +76,7 @@ func TKENodeHostPortResult(pod *corev1.Pod, node []v1alpha1.PortBinding) []TKEHo
 				continue
 			}
 			proto := cmp.Or(string(p.Protocol), string(corev1.ProtocolTCP))
-			for _, b := range node {
+			for _, b := range bs {
 				lbPort, ok := coveredPort(b, p.HostPort)
 				id := b.ListenerIDs[proto]
 				if !ok || id == "" || !slices.Contains(v1alpha1.ListenerProtocols(b.Protocol), proto) {
@@ -94,10 +101,6 @@ func TKENodeHostPortResult(pod *corev1.Pod, node []v1alpha1.PortBinding) []TKEHo
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b TKEHostPortMapping) int {
-		return cmp.Or(strings.Compare(a.Pool, b.Pool), strings.Compare(a.LoadbalancerID, b.LoadbalancerID),
-			cmp.Compare(a.LoadbalancerPort, b.LoadbalancerPort), cmp.Compare(a.ContainerPort, b.ContainerPort), strings.Compare(a.Protocol, b.Protocol))
-	})
 	return out
 }
 

@@ -161,6 +161,17 @@ func TestTKENodeHostPortResult(t *testing.T) {
 					LoadbalancerPort: 31107, ListenerID: "lbl-rvunrb65", Address: "1.1.1.1:31107", IPs: []string{"1.1.1.1"}},
 			},
 		},
+		"DeclaredOrder": {
+			reason: "tke-extend lists the Pod's ports as declared: the example's UDP 7106 before its TCP 7106, not sorted by protocol",
+			pod:    hostPortPod(udp, corev1.ContainerPort{ContainerPort: 7654, HostPort: 7106, Protocol: corev1.ProtocolTCP}),
+			node:   []v1alpha1.PortBinding{nodeSegment()},
+			want: []TKEHostPortMapping{
+				{ContainerPort: 7654, HostPort: 7106, Protocol: "UDP", Pool: "pool-test2", Region: "ap-chengdu", LoadbalancerID: "lb-e9bt8x65",
+					LoadbalancerPort: 31107, ListenerID: "lbl-rvunrb65", Address: "1.1.1.1:31107", IPs: []string{"1.1.1.1"}},
+				{ContainerPort: 7654, HostPort: 7106, Protocol: "TCP", Pool: "pool-test2", Region: "ap-chengdu", LoadbalancerID: "lb-e9bt8x65",
+					LoadbalancerPort: 31107, ListenerID: "lbl-av86rekp", Address: "1.1.1.1:31107", IPs: []string{"1.1.1.1"}},
+			},
+		},
 		"NoListenerYet": {
 			reason: "a binding without the protocol's listener id tells nothing",
 			pod:    hostPortPod(udp),

@@ -150,7 +150,7 @@ func TestTKEHostPortScheme(t *testing.T) {
 		return json.Unmarshal([]byte(gs.Annotations[podannotation.TKEAnnotationHostPortMappingResult]), &told)
 	})
 	want := []podannotation.TKEHostPortMapping{}
-	for _, proto := range []string{"TCP", "UDP"} {
+	for _, proto := range []string{"UDP", "TCP"} { // as the Pod declares them, as tke-extend lists them
 		want = append(want, podannotation.TKEHostPortMapping{ContainerPort: 7654, HostPort: 7106, Protocol: proto, Pool: poolName,
 			Region: b.Region, LoadbalancerID: lbID(l), LoadbalancerPort: b.Port + 106, ListenerID: b.ListenerIDs[proto],
 			Address: fmt.Sprintf("%s:%d", b.VIPs[0], b.Port+106), IPs: b.VIPs})

@@ -170,3 +170,95 @@ func TestReconcileNodeDeleted(t *testing.T) {
 		t.Errorf("targets left: %v", got)
 	}
 }
+
+// TestKeepTKENodeAddress: a Node tke-extend bound (its result on the Node)
+// keeps its slot and listener as a Pod does, the claim checked against
+// what the pool found: the listener's only target must be the Node's
+// InternalIP and the line's port. Kept: recorded in the Node's
+// PodAddress, no registration, the Node's result unchanged. A listener
+// that forwards elsewhere: a new port and a Warning on the Node. In a dry
+// run nothing is written, and the Event is the Node's.
+func TestKeepTKENodeAddress(t *testing.T) {
+	ctx := context.Background()
+	cases := map[string]struct {
+		reason   string
+		target   string // the only target the pool found on lbl-100
+		pool     map[string]string
+		port     int32
+		register bool
+		event    string
+		dryRun   bool
+	}{
+		"Kept": {
+			reason: "The Node's result names tke-extend's listener whose only target is the Node's IP and port.",
+			target: tkeNodeIP + ":80", port: 100, event: "Normal TKEExtendAddressKept *v1.Node/" + tkeNodeName,
+		},
+		"OtherTarget": {
+			reason: "The listener the result names forwards to another node: refused, a new port.",
+			target: "10.1.0.8:80", port: 101, register: true, event: "Warning TKEExtendAddressNotKept *v1.Node/" + tkeNodeName,
+		},
+		"OtherPort": {
+			reason: "The listener forwards to the Node's IP on another port than the line's: refused.",
+			target: tkeNodeIP + ":81", port: 101, register: true, event: "Warning TKEExtendAddressNotKept *v1.Node/" + tkeNodeName,
+		},
+		"DryRun": {
+			reason: "In a dry run the Node is told what would be kept and nothing is written.",
+			target: tkeNodeIP + ":80", pool: map[string]string{clbv1alpha1.AnnotationTKESwitch: clbv1alpha1.TKESwitchDryRun},
+			event: "Normal TKEExtendSwitchDryRun *v1.Node/" + tkeNodeName, dryRun: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pp := tkeSwitchPool(tc.pool)
+			lb := &pp.Status.AtProvider.LoadBalancers[0]
+			for _, l := range [][]clbv1alpha1.TKEListener{lb.Inherited, lb.TKEListeners} {
+				for i := range l {
+					l[i].Targets = []string{tc.target}
+				}
+			}
+			a := nodeAsks("80 TCP pool-a")
+			bound := tkeBoundPod(t, "")
+			for i := 0; i+1 < len(bound); i += 2 {
+				a[bound[i]] = bound[i+1]
+			}
+			w := newWorld(t, nil, pp, tkeNode(a))
+			before := &corev1.Node{}
+			if err := w.kube.Get(ctx, client.ObjectKey{Name: tkeNodeName}, before); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.reconcileKey(t, nodeKey); err != nil {
+				t.Fatal(err)
+			}
+			if events := strings.Join(w.events.take(), "; "); !strings.Contains(events, tc.event) {
+				t.Errorf("%s\nevents %q, want %s", tc.reason, events, tc.event)
+			}
+			n := &corev1.Node{}
+			if err := w.kube.Get(ctx, client.ObjectKey{Name: tkeNodeName}, n); err != nil {
+				t.Fatal(err)
+			}
+			pa := &v1alpha1.PodAddress{}
+			perr := w.kube.Get(ctx, nodeKey, pa)
+			if tc.dryRun {
+				if perr == nil || len(w.cloud.Log()) > 0 || n.ResourceVersion != before.ResourceVersion {
+					t.Errorf("%s\nthe dry run wrote a PodAddress %v, to the cloud %v, or the Node %v", tc.reason, perr == nil, w.cloud.Log(), n.ResourceVersion != before.ResourceVersion)
+				}
+				return
+			}
+			if perr != nil || pa.Status.State != v1alpha1.StateBound || len(pa.Status.Bindings) != 1 {
+				t.Fatalf("%s\nthe Node's PodAddress (%v): %s, %d bindings; want Bound with one", tc.reason, perr, pa.Status.State, len(pa.Status.Bindings))
+			}
+			b := pa.Status.Bindings[0]
+			if b.LoadBalancerID != lb1 || b.Port != tc.port || b.ListenerIDs["TCP"] != listenerOf(tc.port) || b.TargetIP != tkeNodeIP || b.TargetPort != 80 {
+				t.Errorf("%s\nbinding %+v, want %s:%d on %s to %s:80", tc.reason, b, lb1, tc.port, listenerOf(tc.port), tkeNodeIP)
+			}
+			registered := slices.ContainsFunc(w.cloud.Log(), func(s string) bool { return strings.Contains(s, "Register") })
+			if registered != tc.register {
+				t.Errorf("%s\ncloud writes %v, want a registration: %v", tc.reason, w.cloud.Log(), tc.register)
+			}
+			got, want := n.Annotations[podannotation.TKEAnnotationMappingResult], before.Annotations[podannotation.TKEAnnotationMappingResult]
+			if kept := got == want; kept == tc.register {
+				t.Errorf("%s\nthe Node's result\n%s\nwas\n%s", tc.reason, got, want)
+			}
+		})
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -403,14 +404,17 @@ func (r *Reconciler) podEvent(pod *corev1.Pod, e event.Event) {
 		}
 		return
 	}
-	if n := r.nodes.of(pod); n != nil {
-		if e.Type == event.TypeWarning || r.out.podEvents == PodEventsAll {
-			r.out.record.Event(n, e)
-		}
-		return
-	}
 	if e.Type == event.TypeNormal && r.out.podEvents != PodEventsAll {
 		return
 	}
-	r.out.record.Event(pod, e)
+	r.out.record.Event(r.about(pod), e)
+}
+
+// about returns the object an Event about pod is recorded on: the Node
+// a stand-in is made of (nodes.go), else the Pod.
+func (r *Reconciler) about(pod *corev1.Pod) runtime.Object {
+	if n := r.nodes.of(pod); n != nil {
+		return n
+	}
+	return pod
 }

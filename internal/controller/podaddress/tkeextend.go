@@ -23,8 +23,11 @@ import (
 // own beyond doubt (allocation.Adoptable): the exact slot, tke-extend's
 // listener, and its target, recorded as registered because the pool saw
 // it there alone; nothing is sent for them. Ports that cannot be kept get
-// a new address, as any Pod's, and the Pod a Warning saying why.
-// docs/migrate-tke-extend.md is the runbook.
+// a new address, as any Pod's, and the Pod a Warning saying why. A Node
+// of the HostPort scheme is served as a Pod (nodes.go) and keeps its
+// segments the same way: the result tke-extend wrote on the Node is the
+// claim, the Node's InternalIP and line port the target it must name, and
+// the Events go to the Node. docs/migrate-tke-extend.md is the runbook.
 const (
 	reasonTKEKept    event.Reason = "TKEExtendAddressKept"
 	reasonTKENotKept event.Reason = "TKEExtendAddressNotKept"
@@ -74,9 +77,6 @@ func tkeClaims(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]podannotation.TKEPor
 // listed its load balancers yet.
 func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *corev1.Pod, p *plan, rsv *allocation.Reservation) (k kept, wait time.Duration, err error) {
 	k = kept{bindings: make([]*v1alpha1.PortBinding, len(p.ws)), why: make([]string, len(p.ws)), dryRun: rsv == nil}
-	if r.nodes.of(pod) != nil {
-		return k, 0, nil // tke-extend's node listeners are not taken over
-	}
 	claims, cerr := tkeClaims(pa, pod)
 	if cerr != nil {
 		for i := range k.why {
@@ -139,7 +139,7 @@ func (r *Reconciler) keepTKE(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 func (r *Reconciler) dryRunInvalid(ctx context.Context, pod *corev1.Pod, invalid error) (bool, error) {
 	dry, err := r.inDryRun(ctx, podannotation.NamedPools(pod))
 	if dry {
-		r.out.record.Event(pod, event.Normal(reasonTKEDryRun, "dry run of the switch from tke-extend, nothing written: would report the request invalid: "+invalid.Error()))
+		r.out.record.Event(r.about(pod), event.Normal(reasonTKEDryRun, "dry run of the switch from tke-extend, nothing written: would report the request invalid: "+invalid.Error()))
 	}
 	return dry, err
 }
@@ -178,7 +178,7 @@ func (r *Reconciler) tellKept(pod *corev1.Pod, ws []want, k kept) {
 			}
 			msg += "would give a new address (not kept): " + strings.Join(not, "; ")
 		}
-		r.out.record.Event(pod, event.Normal(reasonTKEDryRun, msg))
+		r.out.record.Event(r.about(pod), event.Normal(reasonTKEDryRun, msg))
 		return
 	}
 	if len(keep) > 0 {

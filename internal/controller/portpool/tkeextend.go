@@ -43,7 +43,9 @@ import (
 //     allocation.Adoptable), and then its binding records the target;
 //   - a target no binding records is deregistered once no Pod of the
 //     cluster has its IP (Pod IP or host IP, which only the kubelet
-//     writes): the Pod tke-extend registered it for is gone, whether it
+//     writes) and no Node has it as InternalIP (a Node of the HostPort
+//     scheme, whose segments forward to it): the Pod tke-extend
+//     registered it for is gone, whether it
 //     was deleted after the switch (a Pod that got a new address) or died
 //     while tke-extend was stopped. Then the slot is free. One rule serves
 //     both: a Pod's annotations, which its tenant writes (and which the
@@ -234,15 +236,28 @@ func ipOf(target string) string {
 }
 
 // liveIPs returns the IPs of every Pod of the cluster, Pod and host IPs
-// (the kubelet writes them; a Pod's tenant cannot), from the manager's
-// cache. A target tke-extend left is deregistered only when its IP is not
-// among them.
+// (the kubelet writes them; a Pod's tenant cannot), and the InternalIPs of
+// every Node (the kubelet's or the cloud's; a Node of tke-extend's HostPort
+// scheme is the target of its segments, and keeps them with no Pod on
+// it), from the manager's cache. A target tke-extend left is deregistered
+// only when its IP is not among them.
 func (e *external) liveIPs(ctx context.Context) (map[string]bool, error) {
 	pods := &corev1.PodList{}
 	if err := e.kube.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, "cannot list the Pods, to find which targets tke-extend left are still a Pod's")
 	}
+	nodes := &corev1.NodeList{}
+	if err := e.kube.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, errors.Wrap(err, "cannot list the Nodes, to find which targets tke-extend left are still a Node's")
+	}
 	out := map[string]bool{}
+	for i := range nodes.Items {
+		for _, a := range nodes.Items[i].Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				out[a.Address] = true
+			}
+		}
+	}
 	for i := range pods.Items {
 		st := &pods.Items[i].Status
 		for _, ip := range []string{st.PodIP, st.HostIP} {

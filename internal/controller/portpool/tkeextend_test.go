@@ -147,6 +147,10 @@ func TestInheritTKEListeners(t *testing.T) {
 	}
 	hostOf := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "ds-0"},
 		Status: corev1.PodStatus{HostIP: "10.0.0.6", HostIPs: []corev1.HostIP{{IP: "10.0.0.6"}}}}
+	nodeAt := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1"},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.6"}}}}
+	externalAt := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-2"},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "10.0.0.6"}}}}
 	dryRun := func(p *v1alpha1.PortPool) {
 		meta.AddAnnotations(p, map[string]string{v1alpha1.AnnotationTKESwitch: v1alpha1.TKESwitchDryRun})
 	}
@@ -166,6 +170,10 @@ func TestInheritTKEListeners(t *testing.T) {
 			adopted: true, inherited: []string{"10.0.0.6:7777"}, free: 2},
 		{name: "a host IP's target (a Node of tke-extend's HostPort scheme): kept", targets: []string{"10.0.0.6"}, objs: []client.Object{hostOf},
 			adopted: true, inherited: []string{"10.0.0.6:7777"}, free: 2},
+		{name: "a Node's InternalIP, no Pod on it (tke-extend's HostPort scheme): kept", targets: []string{"10.0.0.6"}, objs: []client.Object{nodeAt},
+			adopted: true, inherited: []string{"10.0.0.6:7777"}, free: 2},
+		{name: "a Node's other address is not its InternalIP: deregistered", targets: []string{"10.0.0.6"}, objs: []client.Object{externalAt},
+			adopted: true, free: 3, deregistered: []string{"lbl-tke1//10.0.0.6:7777"}},
 		{name: "no Pod has the IP: deregistered, then free", targets: []string{"10.0.0.6"},
 			adopted: true, free: 3, deregistered: []string{"lbl-tke1//10.0.0.6:7777"}},
 		{name: "recorded by a binding (a kept Pod): not inherited", targets: []string{"10.0.0.6"}, objs: []client.Object{bound("10.0.0.6")},

@@ -56,6 +56,26 @@ func listedOnly(k, v string) func(*clbv1alpha1.PortPool) {
 	}
 }
 
+// nodeSegments makes tkePool a pool of 10-port segments on which
+// tke-extend gave a Node (InternalIP 10.1.0.7, line "7000 TCPUDP pool-a")
+// the segment 30010-30019: listeners lbl-ts and lbl-us, taken over.
+func nodeSegments(pp *clbv1alpha1.PortPool) {
+	pp.Spec.ForProvider.SegmentLength = ptr.To[int64](10)
+	lb := &pp.Status.AtProvider.LoadBalancers[0]
+	lb.Adopted, lb.Inherited = nil, []clbv1alpha1.TKEListener{
+		{Key: "TCP/30010", ID: "lbl-ts", Targets: []string{"10.1.0.7:7000"}},
+		{Key: "UDP/30010", ID: "lbl-us", Targets: []string{"10.1.0.7:7000"}},
+	}
+}
+
+// segment is the entry tke-extend writes on a Node for its line's port
+// 7000 on a segment of lb-1.
+func segment(proto string, port, end int32, listener string) podannotation.TKEPortMapping {
+	e := entry(proto, "lb-1", port, listener)
+	e.Port, e.LoadbalancerEndPort, e.EndPort = 7000, end, 7000+end-port
+	return e
+}
+
 func entry(proto, lb string, port int32, listener string) podannotation.TKEPortMapping {
 	return podannotation.TKEPortMapping{Port: 7777, Protocol: proto, Pool: "pool-a", LoadbalancerID: lb, LoadbalancerPort: port, ListenerID: listener}
 }
@@ -181,6 +201,27 @@ func TestAdoptable(t *testing.T) {
 			pool:   listedOnly("", ""),
 			w:      udp, result: []podannotation.TKEPortMapping{entry("UDP", "lb-1", 30000, "lbl-u0")}, target: "10.0.0.5:7777",
 			wait: true,
+		},
+		"KeptNodeSegment": {
+			reason: "A Node of the HostPort scheme (served as a Pod, its InternalIP the target) keeps the TCPUDP segment tke-extend gave it: both listeners, the segment's end port.",
+			pool:   nodeSegments,
+			w:      Port{Pool: udp.Pool, ContainerPort: 7000, Protocol: v1alpha1.ProtocolTCPUDP},
+			result: []podannotation.TKEPortMapping{segment("TCP", 30010, 30019, "lbl-ts"), segment("UDP", 30010, 30019, "lbl-us")}, target: "10.1.0.7:7000",
+			want: Adoption{Slot: portalloc.Slot{LB: "lb-1", Port: 30010}, EndPort: 30019, ListenerIDs: map[string]string{"TCP": "lbl-ts", "UDP": "lbl-us"}},
+		},
+		"NodeSegmentEndDiffers": {
+			reason: "A result whose segment ends short of the pool's segment is no slot of the pool.",
+			pool:   nodeSegments,
+			w:      Port{Pool: udp.Pool, ContainerPort: 7000, Protocol: v1alpha1.ProtocolTCPUDP},
+			result: []podannotation.TKEPortMapping{segment("TCP", 30010, 30018, "lbl-ts"), segment("UDP", 30010, 30018, "lbl-us")}, target: "10.1.0.7:7000",
+			err: "ports 30010-30018 are not a slot of pool pool-a (segments of 10)",
+		},
+		"NodeSegmentOtherNode": {
+			reason: "Another Node's result naming this segment: the listeners forward to 10.1.0.7, not to it.",
+			pool:   nodeSegments,
+			w:      Port{Pool: udp.Pool, ContainerPort: 7000, Protocol: v1alpha1.ProtocolTCPUDP},
+			result: []podannotation.TKEPortMapping{segment("TCP", 30010, 30019, "lbl-ts"), segment("UDP", 30010, 30019, "lbl-us")}, target: "10.1.0.8:7000",
+			err: "not the Pod's 10.1.0.8:7000 alone",
 		},
 		"PoolNotObservedYet": {
 			reason: "A pool that has not listed its load balancers: the decision waits.",
