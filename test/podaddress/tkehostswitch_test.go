@@ -158,6 +158,17 @@ func TestSwitchNodeFromTKEExtend(t *testing.T) {
 	if nodeNow.ResourceVersion != nodeBefore.ResourceVersion || gsNow.ResourceVersion != gsBefore.ResourceVersion {
 		t.Errorf("the dry run wrote the Node (%v) or the game server (%v)", nodeNow.Annotations, gsNow.Annotations)
 	}
+	// The Node asks and its pool is in a dry run: its hostport Pods wait,
+	// with no Warning that the Node has no listeners.
+	evs := &corev1.EventList{}
+	if err := kube.List(ctx, evs, client.InNamespace(gs.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == gs.Name && e.Type == corev1.EventTypeWarning {
+			t.Errorf("in the dry run the game server got the Warning %s: %s", e.Reason, e.Message)
+		}
+	}
 
 	// Each of the Node's listeners keeps the node alone at every moment.
 	stop := make(chan struct{})

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -155,6 +156,9 @@ func tell(pod *corev1.Pod, node *corev1.Node, pa *v1alpha1.PodAddress) (map[stri
 	if !runsOn(pod, node) {
 		return nil, fmt.Errorf("the Pod's host IP %s is not an address of its node %s: its hostPorts are not told", pod.Status.HostIP, node.GetName())
 	}
+	if pa == nil && asks(node) {
+		return nil, nil // its listeners are being made, or its pool's switch from tke-extend is in a dry run
+	}
 	if pa == nil {
 		return nil, fmt.Errorf("node %s has no CLB listeners: annotate it with %s \"true\" and %s (e.g. \"7000 TCPUDP my-pool\")",
 			node.GetName(), podannotation.TKEAnnotationEnableMapping, podannotation.TKEAnnotationPortMapping)
@@ -167,6 +171,14 @@ func tell(pod *corev1.Pod, node *corev1.Node, pa *v1alpha1.PodAddress) (map[stri
 		return nil, fmt.Errorf("no hostPort of the Pod is within the listeners of node %s (%s)", node.GetName(), ranges(pa.Status.Bindings))
 	}
 	return podannotation.TKENodeHostPortAnnotations(entries), nil
+}
+
+// asks reports whether node asks for listeners: tke-extend's switch on,
+// with port lines.
+func asks(node *corev1.Node) bool {
+	a := node.GetAnnotations()
+	return strings.EqualFold(strings.TrimSpace(a[podannotation.TKEAnnotationEnableMapping]), "true") &&
+		strings.TrimSpace(a[podannotation.TKEAnnotationPortMapping]) != ""
 }
 
 // runsOn reports whether the kubelet of node runs pod: the host IP it

@@ -83,6 +83,23 @@ func TestTell(t *testing.T) {
 			node:   node(),
 			why:    "node worker-1 has no CLB listeners",
 		},
+		"NodeAsksNotMadeYet": {
+			reason: "the node asks, its PodAddress not made yet (or its pool in a dry run of the switch): wait, say nothing",
+			node: func() *corev1.Node {
+				n := node()
+				n.Annotations = map[string]string{podannotation.TKEAnnotationEnableMapping: "true", podannotation.TKEAnnotationPortMapping: "7000 UDP pool-test"}
+				return n
+			}(),
+		},
+		"NodeSwitchOff": {
+			reason: "a node with port lines but its switch off asks for nothing",
+			node: func() *corev1.Node {
+				n := node()
+				n.Annotations = map[string]string{podannotation.TKEAnnotationEnableMapping: "false", podannotation.TKEAnnotationPortMapping: "7000 UDP pool-test"}
+				return n
+			}(),
+			why: "node worker-1 has no CLB listeners",
+		},
 		"NodeNotBound": {
 			reason: "the node's listeners are being bound: wait, say nothing",
 			node:   node(),
