@@ -85,12 +85,27 @@ func TestParseTKE(t *testing.T) {
 		"TCPSSLWithCert": {
 			reason:      "the documented TLS line: TCP_SSL with a certificate secret",
 			annotations: tkeOn("8000 TCP_SSL pool-test certSecret=cert-secret"),
-			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "TCP_SSL", Pools: tkePools("pool-test")})},
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "TCP_SSL", Pools: tkePools("pool-test"), CertSecret: "cert-secret"})},
 		},
 		"QUICWithCert": {
 			reason:      "QUIC, lower case accepted",
 			annotations: tkeOn("443 quic pool-test certSecret=cert"),
-			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "QUIC", Pools: tkePools("pool-test")})},
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "QUIC", Pools: tkePools("pool-test"), CertSecret: "cert"})},
+		},
+		"CertWithSamePort": {
+			reason:      "both options, in either order",
+			annotations: tkeOn("443 TCP_SSL a,b certSecret=cert,useSamePortAcrossPools"),
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "TCP_SSL", Pools: tkePools("a", "b"), SamePortAcrossPools: true, CertSecret: "cert"})},
+		},
+		"TwoCertsOnALine": {
+			reason:      "a port's listeners take one certificate",
+			annotations: tkeOn("443 TCP_SSL a certSecret=one,certSecret=two"),
+			want:        want{asked: true, err: `the line names two certificate Secrets`},
+		},
+		"TwoCertsForAPort": {
+			reason:      "two lines of one port must name the same certificate",
+			annotations: tkeOn("443 TCP_SSL a certSecret=one\n443 TCP_SSL b certSecret=two"),
+			want:        want{asked: true, err: `different certSecret options`},
 		},
 		"DocumentedStatefulSet": {
 			reason:      "the StatefulSet of tke-extend's guide: two lines, one port each",
