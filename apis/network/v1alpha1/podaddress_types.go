@@ -157,6 +157,13 @@ type PortBinding struct {
 	// IPv6 address, any other to its IPv4 address.
 	// +optional
 	IPv6Mode string `json:"ipv6Mode,omitempty"`
+	// CertID is the certificate of this binding's TCP_SSL or QUIC
+	// listeners: the one the port's certSecret names, granted to the
+	// Pod's namespace. The PortPool puts it on the slot's listeners while
+	// the binding holds the slot and its own certificate back after.
+	// Empty: the pool's certificate.
+	// +optional
+	CertID string `json:"certId,omitempty"`
 	// TargetIP and TargetPort are where the load balancer forwards.
 	TargetIP   string `json:"targetIP,omitempty"`
 	TargetPort int32  `json:"targetPort,omitempty"`

@@ -52,6 +52,13 @@ func Decide(ctx context.Context, kube client.Reader, ns string, pr v1alpha1.Port
 	if pr.Protocol != v1alpha1.ProtocolTCPSSL && pr.Protocol != v1alpha1.ProtocolQUIC {
 		return "", &Refusal{v1alpha1.StateInvalid, fmt.Sprintf("port %s: certSecret %s applies to TCP_SSL and QUIC only, not %s", pr.Port.String(), pr.CertSecret, pr.Protocol)}
 	}
+	// The pool's certificate is what the listener gets back when the Pod
+	// lets the slot go; without one the next Pod there would serve this
+	// Pod's certificate.
+	if l := pool.Spec.ForProvider.Listener; l == nil || l.Certificate == nil {
+		return "", &Refusal{v1alpha1.StateInvalid, fmt.Sprintf("port %s: certSecret %s needs pool %s/%s to have a listener.certificate, which its listeners get back when the Pod lets them go",
+			pr.Port.String(), pr.CertSecret, pool.GetNamespace(), pool.GetName())}
+	}
 	s := &corev1.Secret{}
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: pr.CertSecret}, s); err != nil {
 		if kerrors.IsNotFound(err) {

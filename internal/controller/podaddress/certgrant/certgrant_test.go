@@ -53,6 +53,7 @@ func namespace(name string) *corev1.Namespace {
 func pool(kind string) *clbv1alpha1.PortPool {
 	p := &clbv1alpha1.PortPool{ObjectMeta: metav1.ObjectMeta{Namespace: "tke-port-pools", Name: "pool"}}
 	p.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: kind, Name: "default"}
+	p.Spec.ForProvider.Listener = &clbv1alpha1.PoolListenerSettings{Certificate: &clbv1alpha1.Certificate{CertID: "cert-pool"}}
 	return p
 }
 
@@ -131,6 +132,17 @@ func TestDecide(t *testing.T) {
 			objs:   []client.Object{teamA},
 			ns:     "team-a", pr: v1alpha1.PortRequest{Port: intstr.FromInt32(80), Protocol: v1alpha1.ProtocolTCP, CertSecret: "tls"},
 			pool: pool(clusterv1alpha1.ClusterProviderConfigKind), state: v1alpha1.StateInvalid, msg: "applies to TCP_SSL and QUIC only",
+		},
+		"PoolWithoutCertificate": {
+			reason: "a pool with no certificate of its own could not take the Pod's back: the next Pod would serve it",
+			objs:   []client.Object{teamA, namespace("team-a"), config(toNamespaces([]string{"cert-a"}, "team-a"))},
+			ns:     "team-a", pr: sslPort("tls"),
+			pool: func() *clbv1alpha1.PortPool {
+				p := pool(clusterv1alpha1.ClusterProviderConfigKind)
+				p.Spec.ForProvider.Listener = nil
+				return p
+			}(),
+			state: v1alpha1.StateInvalid, msg: "to have a listener.certificate",
 		},
 		"NoCertSecret": {
 			reason: "a port without certSecret takes the pool's certificate; nothing is read",
