@@ -587,6 +587,25 @@ func TestTKEResultAddressIPVersion(t *testing.T) {
 	}
 }
 
+// TestTKEResultCertID: a TCP_SSL port with its own certificate (its
+// certSecret's) has certId after protocol, where tke-extend writes it;
+// one served by the pool's has none.
+func TestTKEResultCertID(t *testing.T) {
+	b := v1alpha1.PortBinding{Pool: TKEPoolNamespace + "/pool-a", Protocol: "TCP_SSL", ContainerPort: 443, LoadBalancerID: "lb-1", Region: "ap-guangzhou",
+		VIPs: []string{"1.1.1.1"}, Port: 30000, ListenerIDs: map[string]string{"TCP_SSL": "lbl-1"}, CertID: "cert-1"}
+	ports := []v1alpha1.PortRequest{{Port: num(443), Protocol: "TCP_SSL", Pools: tkePools("pool-a"), CertSecret: "game-cert"}}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)[TKEAnnotationMappingResult]
+	want := `[{"port":443,"protocol":"TCP_SSL","certId":"cert-1","pool":"pool-a","region":"ap-guangzhou","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+		`"listenerId":"lbl-1","ips":["1.1.1.1"],"address":"1.1.1.1:30000"}]`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tke-extend result: -want, +got:\n%s", diff)
+	}
+	b.CertID = ""
+	if got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)[TKEAnnotationMappingResult]; strings.Contains(got, "certId") {
+		t.Errorf("the pool's certificate is in the result: %s", got)
+	}
+}
+
 // TestIPv6Addresses: a binding on an IPv6 load balancer. tke-extend v2.5.2
 // writes its result's address as "<ip>:<port>" whatever the family (its
 // controller formats "%s:%d"), so an IPv6 VIP is not bracketed there:

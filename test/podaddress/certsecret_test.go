@@ -65,6 +65,16 @@ func TestCertSecret(t *testing.T) {
 	b := pa.Status.Bindings[0]
 	id := b.ListenerIDs["TCP_SSL"]
 	eventually(t, "the Pod's certificate on its listener", func() error { return listenerCert(lbID(l), id, granted) })
+	eventually(t, "certId in the Pod's tke-extend result", func() error {
+		got := &corev1.Pod{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if r := got.Annotations[podannotation.TKEAnnotationMappingResult]; !strings.Contains(r, `"protocol":"TCP_SSL","certId":"`+granted+`"`) {
+			return errors.Errorf("result %q", r)
+		}
+		return nil
+	})
 	otherSlot := slotListeners(lbID(l), id)
 	for _, o := range otherSlot {
 		if err := listenerCert(lbID(l), o, poolCert); err != nil {
