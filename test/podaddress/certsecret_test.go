@@ -18,6 +18,7 @@ import (
 	clusterv1alpha1 "github.com/tencentcloud-network/provider-tencentcloud-network/apis/cluster/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/certgrant"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/emulator"
 	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/podannotation"
 )
 
@@ -26,7 +27,8 @@ import (
 // namespace gets it on its slot's listener, and the pool's certificate is
 // put back when the Pod lets the slot go. A tenant naming a certificate
 // id granted to no namespace of hers is NotGranted, with nothing
-// allocated and no listener touched.
+// allocated and no listener touched. The next Pod on the slot is bound
+// only once the listener has the pool's certificate back.
 func TestCertSecret(t *testing.T) {
 	startProvider(t)
 	ctx := context.Background()
@@ -37,7 +39,7 @@ func TestCertSecret(t *testing.T) {
 	poolName, lbName := "pool-tls-"+ns, "lb-"+ns // the pool namespace is shared by the suite's tests
 	poolCert, granted, other := "cert-pool-"+ns, "cert-granted-"+ns, "cert-other-team-"+ns
 	l := lb(t, podannotation.TKEPoolNamespace, lbName, "BGP")
-	pool(t, podannotation.TKEPoolNamespace, poolName, []string{lbName}, 30000, 30001, func(pp *clbv1alpha1.PortPool) {
+	pool(t, podannotation.TKEPoolNamespace, poolName, []string{lbName}, 30000, 30000, func(pp *clbv1alpha1.PortPool) {
 		pp.Spec.ForProvider.Protocols = []string{"TCP_SSL"}
 		pp.Spec.ForProvider.Listener = &clbv1alpha1.PoolListenerSettings{Certificate: &clbv1alpha1.Certificate{CertID: poolCert}}
 		pp.Spec.Consumers = &clbv1alpha1.PoolConsumers{Namespaces: clbv1alpha1.NamespaceConsent{From: clbv1alpha1.ConsentAll}}
@@ -75,12 +77,6 @@ func TestCertSecret(t *testing.T) {
 		}
 		return nil
 	})
-	otherSlot := slotListeners(lbID(l), id)
-	for _, o := range otherSlot {
-		if err := listenerCert(lbID(l), o, poolCert); err != nil {
-			t.Errorf("a listener of no Pod: %v", err)
-		}
-	}
 
 	modifies, registers := cloud.CallCount("ModifyListener"), cloud.CallCount("BatchRegisterTargets")+cloud.CallCount("RegisterTargets")
 	thief := pod(t, ns, "gameserver-1", "10.27.0.2", tls("stolen-cert"), port)
@@ -91,14 +87,49 @@ func TestCertSecret(t *testing.T) {
 	if m, r := cloud.CallCount("ModifyListener"), cloud.CallCount("BatchRegisterTargets")+cloud.CallCount("RegisterTargets"); m != modifies || r != registers {
 		t.Errorf("cloud calls for the refused Pod: ModifyListener %d→%d, register %d→%d; want none", modifies, m, registers, r)
 	}
-	for _, o := range otherSlot {
-		if err := listenerCert(lbID(l), o, poolCert); err != nil {
-			t.Errorf("after the refusal: %v", err)
-		}
+	if err := listenerCert(lbID(l), id, granted); err != nil {
+		t.Errorf("after the refusal: %v", err)
 	}
 
+	// The one slot goes to the next Pod, without a certSecret: it is
+	// bound only behind the pool's certificate. While the cloud refuses
+	// the pool's ModifyListener the listener keeps the first Pod's, and
+	// the next Pod waits with no target registered.
+	if err := cloud.SetFaults(emulator.Faults{Rules: []emulator.FaultRule{{Action: "ModifyListener", Code: "InternalError"}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cloud.SetFaults(emulator.Faults{}) })
 	deletePod(t, p)
-	eventually(t, "the pool's certificate back on the released listener", func() error { return listenerCert(lbID(l), id, poolCert) })
+	next := pod(t, ns, "gameserver-2", "10.27.0.3", map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "443 TCP_SSL " + poolName,
+	}, port)
+	waiting := state(t, ns, next.Name, v1alpha1.StateAllocated)
+	eventually(t, "the next Pod waits for the pool's certificate", func() error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(waiting), waiting); err != nil {
+			return err
+		}
+		if !strings.Contains(waiting.Status.Message, "to put certificate "+poolCert+" on listener "+id) {
+			return errors.Errorf("%s: %s", waiting.Status.State, waiting.Status.Message)
+		}
+		return nil
+	})
+	if err := listenerCert(lbID(l), id, granted); err != nil {
+		t.Errorf("with ModifyListener refused: %v", err)
+	}
+	if tg := cloudTargets(lbID(l), id); len(tg) != 0 {
+		t.Errorf("targets %v registered behind the first Pod's certificate", tg)
+	}
+	if err := cloud.SetFaults(emulator.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	pa = bound(t, ns, next.Name)
+	if len(pa.Status.Bindings) != 1 || pa.Status.Bindings[0].ListenerIDs["TCP_SSL"] != id || pa.Status.Bindings[0].CertID != "" {
+		t.Fatalf("bindings %+v, want the released listener %s with the pool's certificate", pa.Status.Bindings, id)
+	}
+	if err := listenerCert(lbID(l), id, poolCert); err != nil {
+		t.Errorf("the next Pod is Bound behind another certificate: %v", err)
+	}
 }
 
 // grantCert adds to the suite's ClusterProviderConfig a grant of
@@ -141,16 +172,4 @@ func listenerCert(lbID, listenerID, want string) error {
 		return errors.Errorf("listener %s (port %d) has certificate %q, want %q", listenerID, l.Port, l.CertID, want)
 	}
 	return nil
-}
-
-// slotListeners are the ids of the load balancer's listeners other than id.
-func slotListeners(lbID, id string) []string {
-	lb, _ := cloud.Inventory().LoadBalancer(lbID)
-	var out []string
-	for _, l := range lb.Listeners {
-		if l.ID != id {
-			out = append(out, l.ID)
-		}
-	}
-	return out
 }

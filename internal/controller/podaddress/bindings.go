@@ -78,6 +78,9 @@ func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod
 	if o := r.recordTargets(ctx, pa, pod, a, p, rsv); o.end {
 		return o.res, o.err
 	}
+	if o := r.certsInPlace(ctx, pa); o.end {
+		return o.res, o.err
+	}
 	if o := r.registerTargets(ctx, pa); o.end {
 		return o.res, o.err
 	}

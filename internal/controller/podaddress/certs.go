@@ -3,7 +3,10 @@ package podaddress
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	clbsdk "github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/clb/v20180317"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,4 +103,56 @@ func (r *Reconciler) certRefused(ctx context.Context, pa *v1alpha1.PodAddress, p
 	}
 	res, err := r.setState(ctx, pa, no.State, no.Message, reconcile.Result{RequeueAfter: certRecheck})
 	return res, errors.Join(err, r.tellPod(ctx, pod, a, pa, no.State, no.Message))
+}
+
+// certsInPlace holds back the registration of a TCP_SSL or QUIC binding
+// until its listener serves the certificate it should: the Pod's own, or
+// the pool's. A slot another Pod let go may still carry that Pod's
+// certificate until the pool puts its own back, and a new Pod's until
+// the pool puts it there: no target is registered behind the wrong one.
+func (r *Reconciler) certsInPlace(ctx context.Context, pa *v1alpha1.PodAddress) outcome {
+	for _, b := range pa.Status.Bindings {
+		if b.Address != "" || (b.Protocol != v1alpha1.ProtocolTCPSSL && b.Protocol != v1alpha1.ProtocolQUIC) {
+			continue
+		}
+		want := b.CertID
+		if want == "" {
+			_, pp, err := r.alloc.pools.Get(ctx, b.Pool)
+			if err != nil {
+				return endWith(reconcile.Result{}, err)
+			}
+			if l := pp.Spec.ForProvider.Listener; l != nil && l.Certificate != nil {
+				want = l.Certificate.CertID
+			}
+		}
+		if want == "" {
+			continue // no certificate was ever put there: the pool has none, so no Pod's is allowed
+		}
+		c, err := r.cloud.binder.ClientFor(ctx, b.Pool, b.Region)
+		if err != nil {
+			return endWith(reconcile.Result{}, err)
+		}
+		id := b.ListenerIDs[b.Protocol]
+		l, err := c.DescribeListener(ctx, b.LoadBalancerID, id)
+		if err != nil {
+			return endWith(reconcile.Result{}, err)
+		}
+		if got := certOfListener(l); got != want {
+			msg := fmt.Sprintf("waiting for PortPool %s to put certificate %s on listener %s (it has %q) before registering the Pod", b.Pool, want, id, got)
+			res, err := r.setState(ctx, pa, v1alpha1.StateAllocated, msg, reconcile.Result{RequeueAfter: certWait})
+			return endWith(res, err)
+		}
+	}
+	return goOn()
+}
+
+// certWait: the pool's reconcile that moves the certificate is started
+// by the binding's change; this is only the next look.
+const certWait = 2 * time.Second
+
+func certOfListener(l *clbsdk.Listener) string {
+	if l == nil || l.Certificate == nil || l.Certificate.CertId == nil {
+		return ""
+	}
+	return *l.Certificate.CertId
 }
