@@ -150,7 +150,9 @@ func grantCert(t *testing.T, id, ns string) {
 		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
 	}}
 	eventually(t, "grant "+id, func() error {
-		return edit(func(c *clusterv1alpha1.ClusterProviderConfig) { c.Spec.Consumers.Grants = append(c.Spec.Consumers.Grants, grant) })
+		return edit(func(c *clusterv1alpha1.ClusterProviderConfig) {
+			c.Spec.Consumers.Grants = append(c.Spec.Consumers.Grants, grant)
+		})
 	})
 	t.Cleanup(func() {
 		eventually(t, "take grant "+id+" back", func() error {
