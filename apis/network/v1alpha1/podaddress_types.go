@@ -41,7 +41,8 @@ const (
 	// StateNotGranted: an EIP was asked for and no EIPGrant covering the
 	// namespace admits the request (none covers it, or the request exceeds
 	// its limits); nothing is sent to the cloud. The message names the
-	// grant and the limit.
+	// grant and the limit. Also: a port's certSecret names a certificate
+	// no grant gives the namespace; the message names both.
 	StateNotGranted = "NotGranted"
 	// StateFallbackPort: an EIP was asked for but could not be allocated;
 	// the Pod is bound to ports of the fallback pool instead. The message
