@@ -34,13 +34,16 @@ type InventoryLoadBalancer struct {
 
 // InventoryListener is one listener with its rules and targets.
 type InventoryListener struct {
-	ID       string            `json:"ListenerId"`
-	Name     string            `json:"ListenerName"`
-	Protocol string            `json:"Protocol"`
-	Port     int               `json:"Port"`
-	EndPort  int               `json:"EndPort,omitempty"`
-	Targets  []InventoryTarget `json:"Targets,omitempty"` // L4 listeners
-	Rules    []InventoryRule   `json:"Rules,omitempty"`   // HTTP/HTTPS listeners
+	ID       string `json:"ListenerId"`
+	Name     string `json:"ListenerName"`
+	Protocol string `json:"Protocol"`
+	Port     int    `json:"Port"`
+	EndPort  int    `json:"EndPort,omitempty"`
+	// CertID is the server certificate of a TCP_SSL, QUIC or HTTPS
+	// listener.
+	CertID  string            `json:"CertId,omitempty"`
+	Targets []InventoryTarget `json:"Targets,omitempty"` // L4 listeners
+	Rules   []InventoryRule   `json:"Rules,omitempty"`   // HTTP/HTTPS listeners
 }
 
 // InventoryRule is one L7 forwarding rule.
@@ -80,6 +83,9 @@ func (e *Emulator) Inventory() Inventory {
 		for _, l := range lb.Listeners {
 			out := InventoryListener{ID: l.ID, Name: l.Name, Protocol: l.Protocol, Port: int(l.Port),
 				EndPort: int(l.EndPort), Targets: inventoryTargets(l.Targets)}
+			if l.Certificate != nil && l.Certificate.CertId != nil {
+				out.CertID = *l.Certificate.CertId
+			}
 			for _, r := range l.Rules {
 				out.Rules = append(out.Rules, InventoryRule{ID: r.ID, Domain: r.Domain, URL: r.URL,
 					Targets: inventoryTargets(r.Targets)})

@@ -239,6 +239,8 @@ type item struct {
 	// samePort: one public port in every pool (tke-extend's
 	// useSamePortAcrossPools).
 	samePort bool
+	// certSecret: the Secret of the certificate (tke-extend's certSecret).
+	certSecret string
 }
 
 type itemParser func(text string) (item, error)
@@ -266,7 +268,7 @@ func parseItems(req *Request, key, value, podNS string, parse itemParser) error 
 		i, seen := index[k]
 		if !seen {
 			index[k] = len(req.Ports)
-			req.Ports = append(req.Ports, v1alpha1.PortRequest{Port: it.port, Protocol: it.protocol, Pools: it.pools, SamePortAcrossPools: it.samePort})
+			req.Ports = append(req.Ports, v1alpha1.PortRequest{Port: it.port, Protocol: it.protocol, Pools: it.pools, SamePortAcrossPools: it.samePort, CertSecret: it.certSecret})
 			if it.hostPort {
 				if req.HostPortFor == nil {
 					req.HostPortFor = map[int]bool{}
@@ -280,6 +282,9 @@ func parseItems(req *Request, key, value, podNS string, parse itemParser) error 
 		}
 		if req.Ports[i].SamePortAcrossPools != it.samePort {
 			return bad("port %s is listed both with and without useSamePortAcrossPools; a port's lines are one request: list its pools on one line, or give every line the option", describe(it))
+		}
+		if req.Ports[i].CertSecret != it.certSecret {
+			return bad("port %s is listed with different certSecret options; a port's listeners take one certificate: give every line the same one", describe(it))
 		}
 		for _, pool := range it.pools {
 			for _, have := range req.Ports[i].Pools {

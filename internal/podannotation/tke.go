@@ -170,7 +170,7 @@ func parseTKEItem(hostPort bool) itemParser {
 			it.pools = append(it.pools, ref)
 		}
 		if len(fields) == 4 {
-			if it.samePort, err = checkTKEOptions(fields[3], it.protocol); err != nil {
+			if it.samePort, it.certSecret, err = checkTKEOptions(fields[3], it.protocol); err != nil {
 				return item{}, err
 			}
 		}
@@ -200,11 +200,10 @@ func TKEProtocolName(p string) string {
 
 // checkTKEOptions checks a line's options and reports whether it has
 // useSamePortAcrossPools (the request's samePortAcrossPools: one public
-// port in every pool of the line, with either strategy). A certificate secret is
-// accepted for TCP_SSL and QUIC, whose listeners take the PortPool's
-// certificate (our listeners are made ahead of time, per pool), so the
-// secret is not read.
-func checkTKEOptions(text, protocol string) (samePort bool, err error) {
+// port in every pool of the line, with either strategy) and its
+// certificate Secret, for TCP_SSL and QUIC only (the request's
+// certSecret, read in the Pod's namespace by the PodAddress controller).
+func checkTKEOptions(text, protocol string) (samePort bool, certSecret string, err error) {
 	for opt := range strings.SplitSeq(text, ",") {
 		key, value, hasValue := strings.Cut(opt, "=")
 		switch {
@@ -212,16 +211,20 @@ func checkTKEOptions(text, protocol string) (samePort bool, err error) {
 			samePort = true
 		case key == tkeOptionCertSecret && hasValue:
 			if protocol != v1alpha1.ProtocolTCPSSL && protocol != v1alpha1.ProtocolQUIC {
-				return false, fmt.Errorf("option %q: a certificate applies to TCP_SSL and QUIC only", opt)
+				return false, "", fmt.Errorf("option %q: a certificate applies to TCP_SSL and QUIC only", opt)
 			}
 			if errs := validation.IsDNS1123Subdomain(value); len(errs) > 0 {
-				return false, fmt.Errorf("option %q: invalid Secret name: %s", opt, strings.Join(errs, "; "))
+				return false, "", fmt.Errorf("option %q: invalid Secret name: %s", opt, strings.Join(errs, "; "))
 			}
+			if certSecret != "" && certSecret != value {
+				return false, "", fmt.Errorf("option %q: the line names two certificate Secrets", opt)
+			}
+			certSecret = value
 		default:
-			return false, fmt.Errorf("option %q: the options are %s and %s=<secret>, separated by commas", opt, tkeOptionSamePort, tkeOptionCertSecret)
+			return false, "", fmt.Errorf("option %q: the options are %s and %s=<secret>, separated by commas", opt, tkeOptionSamePort, tkeOptionCertSecret)
 		}
 	}
-	return samePort, nil
+	return samePort, certSecret, nil
 }
 
 // TKEPoolName is a binding's pool as the Pod named it: "name" for a pool

@@ -23,6 +23,9 @@ type TKEPortMapping struct {
 	Port int32 `json:"port"`
 	// Protocol is TCP, UDP, TCP_SSL or QUIC.
 	Protocol string `json:"protocol"`
+	// CertID is the Pod's own certificate (its certSecret's), where
+	// tke-extend puts it; omitted when the pool's serves the port.
+	CertID string `json:"certId,omitempty"`
 	// Pool as the Pod named it: "name" for a pool of TKEPoolNamespace,
 	// else "namespace/name".
 	Pool             string `json:"pool"`
@@ -104,7 +107,7 @@ func TKEResultAnnotations(ports []v1alpha1.PortRequest, backend string, bindings
 	for _, b := range bindings {
 		for _, proto := range v1alpha1.ListenerProtocols(b.Protocol) {
 			m := TKEPortMapping{
-				Port: b.ContainerPort, Protocol: proto, Pool: TKEPoolName(b.Pool), Region: b.Region,
+				Port: b.ContainerPort, Protocol: proto, CertID: b.CertID, Pool: TKEPoolName(b.Pool), Region: b.Region,
 				LoadbalancerID: b.LoadBalancerID, LoadbalancerPort: b.Port, ListenerID: b.ListenerIDs[proto],
 				AddressIPVersion: b.AddressIPVersion, Hostname: b.Hostname,
 			}

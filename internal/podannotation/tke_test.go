@@ -85,12 +85,27 @@ func TestParseTKE(t *testing.T) {
 		"TCPSSLWithCert": {
 			reason:      "the documented TLS line: TCP_SSL with a certificate secret",
 			annotations: tkeOn("8000 TCP_SSL pool-test certSecret=cert-secret"),
-			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "TCP_SSL", Pools: tkePools("pool-test")})},
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(8000), Protocol: "TCP_SSL", Pools: tkePools("pool-test"), CertSecret: "cert-secret"})},
 		},
 		"QUICWithCert": {
 			reason:      "QUIC, lower case accepted",
 			annotations: tkeOn("443 quic pool-test certSecret=cert"),
-			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "QUIC", Pools: tkePools("pool-test")})},
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "QUIC", Pools: tkePools("pool-test"), CertSecret: "cert"})},
+		},
+		"CertWithSamePort": {
+			reason:      "both options, in either order",
+			annotations: tkeOn("443 TCP_SSL a,b certSecret=cert,useSamePortAcrossPools"),
+			want:        want{asked: true, req: tke(v1alpha1.PortRequest{Port: num(443), Protocol: "TCP_SSL", Pools: tkePools("a", "b"), SamePortAcrossPools: true, CertSecret: "cert"})},
+		},
+		"TwoCertsOnALine": {
+			reason:      "a port's listeners take one certificate",
+			annotations: tkeOn("443 TCP_SSL a certSecret=one,certSecret=two"),
+			want:        want{asked: true, err: `the line names two certificate Secrets`},
+		},
+		"TwoCertsForAPort": {
+			reason:      "two lines of one port must name the same certificate",
+			annotations: tkeOn("443 TCP_SSL a certSecret=one\n443 TCP_SSL b certSecret=two"),
+			want:        want{asked: true, err: `different certSecret options`},
 		},
 		"DocumentedStatefulSet": {
 			reason:      "the StatefulSet of tke-extend's guide: two lines, one port each",
@@ -569,6 +584,25 @@ func TestTKEResultAddressIPVersion(t *testing.T) {
 				t.Errorf("%s\n%s: -want, +got:\n%s", tc.reason, tc.key, diff)
 			}
 		})
+	}
+}
+
+// TestTKEResultCertID: a TCP_SSL port with its own certificate (its
+// certSecret's) has certId after protocol, where tke-extend writes it;
+// one served by the pool's has none.
+func TestTKEResultCertID(t *testing.T) {
+	b := v1alpha1.PortBinding{Pool: TKEPoolNamespace + "/pool-a", Protocol: "TCP_SSL", ContainerPort: 443, LoadBalancerID: "lb-1", Region: "ap-guangzhou",
+		VIPs: []string{"1.1.1.1"}, Port: 30000, ListenerIDs: map[string]string{"TCP_SSL": "lbl-1"}, CertID: "cert-1"}
+	ports := []v1alpha1.PortRequest{{Port: num(443), Protocol: "TCP_SSL", Pools: tkePools("pool-a"), CertSecret: "game-cert"}}
+	got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)[TKEAnnotationMappingResult]
+	want := `[{"port":443,"protocol":"TCP_SSL","certId":"cert-1","pool":"pool-a","region":"ap-guangzhou","loadbalancerId":"lb-1","loadbalancerPort":30000,` +
+		`"listenerId":"lbl-1","ips":["1.1.1.1"],"address":"1.1.1.1:30000"}]`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tke-extend result: -want, +got:\n%s", diff)
+	}
+	b.CertID = ""
+	if got := TKEResultAnnotations(ports, v1alpha1.BackendPodIP, []v1alpha1.PortBinding{b}, true)[TKEAnnotationMappingResult]; strings.Contains(got, "certId") {
+		t.Errorf("the pool's certificate is in the result: %s", got)
 	}
 }
 

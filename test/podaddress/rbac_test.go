@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,7 +91,8 @@ func TestRuntimeConfigNamesTheBoundServiceAccount(t *testing.T) {
 // resources: Pods watched and annotated, a readiness-gate condition, a
 // Node looked up for a NodePort backend, a Node of tke-extend's HostPort
 // scheme told and its CLBNodeBinding made and deleted, and a PodAddress deleted when its
-// Pod goes, and the target audit's uncached read and PortPool Event. Any
+// Pod goes, the target audit's uncached read and PortPool Event, and a
+// certSecret read in the Pod's namespace (uncached). Any
 // permission missing from those files stalls one of them. On the cloud side
 // its key has README's CAM policy, as in every test of this package; none
 // of these calls may be refused.
@@ -254,4 +256,19 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		return errors.New("no ForeignTargetRemoved Event")
 	})
+
+	// tke-extend's certSecret: the Secret is read in the Pod's namespace
+	// (Crossplane's default grant on Secrets; no rule of ours). A missing
+	// one is Invalid, not a read the API server forbade.
+	pool(t, ns, "tls", []string{"lb"}, 44010, 44011, func(pp *clbv1alpha1.PortPool) {
+		pp.Spec.ForProvider.Protocols = []string{"TCP_SSL"}
+		pp.Spec.ForProvider.Listener = &clbv1alpha1.PoolListenerSettings{Certificate: &clbv1alpha1.Certificate{CertID: "cert-rbac"}}
+	})
+	pod(t, ns, "tls", "10.44.0.3", map[string]string{
+		podannotation.TKEAnnotationEnableMapping: "true",
+		podannotation.TKEAnnotationPortMapping:   "443 TCP_SSL " + ns + "/tls certSecret=missing",
+	}, corev1.ContainerPort{ContainerPort: 443})
+	if pa := state(t, ns, "tls", v1alpha1.StateInvalid); !strings.Contains(pa.Status.Message, "certSecret "+ns+"/missing not found") {
+		t.Errorf("Invalid %q, want the Secret not found", pa.Status.Message)
+	}
 }

@@ -82,6 +82,15 @@ type PortRequest struct {
 	// +optional
 	SamePortAcrossPools bool `json:"samePortAcrossPools,omitempty"`
 
+	// CertSecret names a Secret of the Pod's namespace whose
+	// qcloud_cert_id is the certificate of this port's TCP_SSL or QUIC
+	// listeners (tke-extend's certSecret). The certificate must be granted
+	// to the Pod's namespace (docs/security.md); otherwise the PodAddress
+	// is NotGranted.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	CertSecret string `json:"certSecret,omitempty"`
+
 	// NodePort is the node port that forwards to this container port, for
 	// the NodePort backend.
 	// +kubebuilder:validation:Minimum=1

@@ -41,7 +41,8 @@ const (
 	// StateNotGranted: an EIP was asked for and no EIPGrant covering the
 	// namespace admits the request (none covers it, or the request exceeds
 	// its limits); nothing is sent to the cloud. The message names the
-	// grant and the limit.
+	// grant and the limit. Also: a port's certSecret names a certificate
+	// no grant gives the namespace; the message names both.
 	StateNotGranted = "NotGranted"
 	// StateFallbackPort: an EIP was asked for but could not be allocated;
 	// the Pod is bound to ports of the fallback pool instead. The message
@@ -157,6 +158,13 @@ type PortBinding struct {
 	// IPv6 address, any other to its IPv4 address.
 	// +optional
 	IPv6Mode string `json:"ipv6Mode,omitempty"`
+	// CertID is the certificate of this binding's TCP_SSL or QUIC
+	// listeners: the one the port's certSecret names, granted to the
+	// Pod's namespace. The PortPool puts it on the slot's listeners while
+	// the binding holds the slot and its own certificate back after.
+	// Empty: the pool's certificate.
+	// +optional
+	CertID string `json:"certId,omitempty"`
 	// TargetIP and TargetPort are where the load balancer forwards.
 	TargetIP   string `json:"targetIP,omitempty"`
 	TargetPort int32  `json:"targetPort,omitempty"`

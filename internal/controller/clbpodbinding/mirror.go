@@ -74,6 +74,9 @@ func mirrorOf(pa *networkv1alpha1.PodAddress) (mirror, bool) {
 		}
 		podIP[portKey{pr.Port.IntVal, pr.Protocol}] = true
 		e := v1alpha1.PortEntry{Port: pr.Port.IntVal, Protocol: podannotation.TKEProtocolName(pr.Protocol)}
+		if pr.CertSecret != "" {
+			e.CertSecretName = ptr.To(pr.CertSecret)
+		}
 		for _, ref := range pr.Pools {
 			e.Pools = append(e.Pools, podannotation.TKEPoolName(ref.Key(pa.Namespace)))
 		}
@@ -101,6 +104,9 @@ func mirrorOf(pa *networkv1alpha1.PodAddress) (mirror, bool) {
 			}
 			if b.AddressIPVersion != "" {
 				s.AddressIPVersion = ptr.To(b.AddressIPVersion)
+			}
+			if b.CertID != "" {
+				s.CertID = ptr.To(b.CertID)
 			}
 			m.status.PortBindings = append(m.status.PortBindings, s)
 		}

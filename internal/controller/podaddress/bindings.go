@@ -38,6 +38,8 @@ func (r *Reconciler) bind(ctx context.Context, pa *v1alpha1.PodAddress, pod *cor
 		return r.invalid(ctx, pa, pod, a, p.no.err)
 	case p.no != nil:
 		return r.notAllowed(ctx, pa, pod, a, p.ws, p.no.denied)
+	case p.cert != nil:
+		return r.certRefused(ctx, pa, pod, a, p.cert)
 	}
 	var left time.Duration
 	if r.remote.of(pod) == nil {
@@ -74,6 +76,9 @@ func (r *Reconciler) bindSteps(ctx context.Context, pa *v1alpha1.PodAddress, pod
 		return reconcile.Result{}, r.isolate(ctx, pa, pod, a, rsv)
 	}
 	if o := r.recordTargets(ctx, pa, pod, a, p, rsv); o.end {
+		return o.res, o.err
+	}
+	if o := r.certsInPlace(ctx, pa); o.end {
 		return o.res, o.err
 	}
 	if o := r.registerTargets(ctx, pa); o.end {
@@ -238,6 +243,9 @@ func (r *Reconciler) recordTargets(ctx context.Context, pa *v1alpha1.PodAddress,
 		return endWith(res, r.tellPod(ctx, pod, a, pa, v1alpha1.StateWaitBackend, msg))
 	}
 	stale, record := setTargets(pa, p.ws, p.ds)
+	if setCerts(pa, p.ws) {
+		record = true
+	}
 	if allocated || record {
 		msg := "registering the Pod as the target of its ports"
 		if len(stale) > 0 {

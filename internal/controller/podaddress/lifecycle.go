@@ -115,15 +115,17 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 	var bs []v1alpha1.PortBinding
 	var rest []allocation.Port
 	var restDest []dest
+	var restCerts []string
 	for i, w := range p.ws {
 		if b := k.bindings[i]; b != nil {
 			bs = append(bs, *b)
 			continue
 		}
-		rest, restDest = append(rest, w.Port), append(restDest, p.ds[i])
+		rest, restDest, restCerts = append(rest, w.Port), append(restDest, p.ds[i]), append(restCerts, w.certID)
 	}
 	if more, err := rsv.AllocateAll(ctx, rest); err == nil {
 		for i := range more {
+			more[i].CertID = restCerts[i]
 			if ip := restDest[i].ipFor(more[i]); ip != "" {
 				more[i].TargetIP, more[i].TargetPort, more[i].InstanceID = ip, restDest[i].port, restDest[i].instance
 			} // else the Pod lacks the family the load balancer forwards to: bind waits and says so
@@ -145,7 +147,7 @@ func (r *Reconciler) preallocate(ctx context.Context, pa *v1alpha1.PodAddress, p
 // servable reports whether the plan may allocate: nothing refused it and
 // it has ports.
 func (p *plan) servable() bool {
-	return p.invalid == nil && p.no == nil && p.destErr == nil && len(p.ws) > 0
+	return p.invalid == nil && p.no == nil && p.cert == nil && p.destErr == nil && len(p.ws) > 0
 }
 
 // inDryRun reports whether one of the pools is in a dry run of the

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tencentcloud-network/provider-tencentcloud-network/apis/network/v1alpha1"
+	"github.com/tencentcloud-network/provider-tencentcloud-network/internal/controller/podaddress/certgrant"
 )
 
 // A plan is what pa's request comes to for its Pod, worked out once per
@@ -18,6 +19,8 @@ type plan struct {
 	invalid error
 	// no: a limit or a pool's consent refuses the wants.
 	no *refusal
+	// cert: a port's certSecret is refused (certs.go).
+	cert *certgrant.Refusal
 	// ds is where each want forwards, once ready: the Pod has its IP (or
 	// node). destErr is why it could not be worked out (a NodePort
 	// Service or node that cannot be read).
@@ -35,6 +38,9 @@ func (r *Reconciler) planFor(ctx context.Context, pa *v1alpha1.PodAddress, pod *
 	}
 	var err error
 	if p.no, err = r.refused(ctx, pa, p.ws); err != nil || p.no != nil {
+		return p, err
+	}
+	if p.cert, err = r.decideCerts(ctx, pa, p.ws); err != nil || p.cert != nil {
 		return p, err
 	}
 	p.ds, p.ready, p.destErr = r.dests(ctx, pod, p.ws)

@@ -104,6 +104,7 @@ func setup(mgr ctrl.Manager, o controller.Options, pool *clb.Pool, po Options) (
 	r.records.seal = po.Seal
 	// Uncached reads see records as the cache does: unsealed ones dropped.
 	api := seal.Reader(mgr.GetAPIReader(), po.Seal)
+	r.alloc.secrets = mgr.GetAPIReader()
 	r.out.podEvents = po.PodEvents
 	if po.MaxPortsPerPod != nil {
 		r.alloc.limits.maxPortsPerPod = *po.MaxPortsPerPod
@@ -204,6 +205,9 @@ type allocator struct {
 	consents *allocation.Consents
 	// limits bound what one Pod may hold.
 	limits limits
+	// secrets reads the certSecrets of Pods, in their own namespaces,
+	// uncached: the provider keeps no Secret in its cache.
+	secrets client.Reader
 	// since is when the reconciler started: Pods switched from
 	// tke-extend wait a moment for their pools (tkeextend.go).
 	since time.Time
@@ -254,6 +258,7 @@ func NewReconciler(kube client.Client, clients *clb.Pool, log logging.Logger, re
 			// only its own.
 			pools:    allocation.NewPools(kube, m.usage),
 			consents: allocation.NewConsents(kube),
+			secrets:  kube,
 			limits:   limits{maxPortsPerPod: DefaultMaxPortsPerPod, pendingHold: DefaultPendingHold},
 		},
 		cloud:   cloudSide{binder: targets.NewBinder(kube, clients), repairs: audit.NewRepairs(metrics.Registry)},

@@ -28,6 +28,10 @@ type want struct {
 	backend  string
 	hostPort int32
 	nodePort int32
+	// certSecret names the Secret of the port's certificate; certID is
+	// that certificate once planFor decided the Pod may have it.
+	certSecret string
+	certID     string
 }
 
 // wants resolves a PodAddress's port requests against its Pod. A port
@@ -59,7 +63,7 @@ func wants(pa *v1alpha1.PodAddress, pod *corev1.Pod) ([]want, error) {
 		for _, p := range pr.Pools {
 			out = append(out, want{
 				Port:    allocation.Port{Pool: p.Key(pa.GetNamespace()), ContainerPort: port, Protocol: proto, SamePort: pr.SamePortAcrossPools},
-				backend: backend, hostPort: hostPort, nodePort: nodePort,
+				backend: backend, hostPort: hostPort, nodePort: nodePort, certSecret: pr.CertSecret,
 			})
 		}
 	}

@@ -55,6 +55,10 @@ type lbObs struct {
 	// bindings record there, and recordedTargets to their "ip:port".
 	recorded        map[string]string
 	recordedTargets map[string]map[string]bool
+	// certs maps "PROTOCOL/port" to the certificate a binding there
+	// carries (a Pod's certSecret, granted): its listener takes that
+	// one in place of the pool's while the binding holds the slot.
+	certs map[string]string
 	// adopted: ids of tke-extend's listeners the pool took over; tke:
 	// those on its slots it has not (pools of tke-port-pools only).
 	adopted map[string]bool
@@ -235,7 +239,7 @@ func (e *external) observe(ctx context.Context, cr *v1alpha1.PortPool) (*observa
 	}
 	for _, l := range o.lbs {
 		if o.shapeErr == nil {
-			l.m = match(o.shape, o.owner, p.Listener, l.listeners, l.adopted)
+			l.m = match(o.shape, o.owner, p.Listener, l.listeners, l.adopted, l.certs)
 			l.m.hold(o.shape, l.inherited)
 		}
 	}
@@ -361,7 +365,7 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 	}
 	byID := map[string]*lbObs{}
 	for _, l := range o.lbs {
-		l.bound, l.inUse, l.recorded, l.recordedTargets = map[int64]bool{}, listenerSet{}, map[string]string{}, map[string]map[string]bool{}
+		l.bound, l.inUse, l.recorded, l.recordedTargets, l.certs = map[int64]bool{}, listenerSet{}, map[string]string{}, map[string]map[string]bool{}, map[string]string{}
 		byID[l.id] = l
 	}
 	for _, pa := range list.Items {
@@ -376,6 +380,9 @@ func (e *external) countBindings(ctx context.Context, cr *v1alpha1.PortPool, o *
 				for proto, id := range b.ListenerIDs {
 					k := key(proto, int64(b.Port))
 					l.recorded[k] = id
+					if b.CertID != "" {
+						l.certs[k] = b.CertID
+					}
 					if b.TargetIP != "" {
 						if l.recordedTargets[k] == nil {
 							l.recordedTargets[k] = map[string]bool{}

@@ -147,6 +147,25 @@ type lbListeners struct {
 type drifted struct {
 	id, key, diff string
 	protocol      string
+	// settings are the listener's: the pool's, with a binding's
+	// certificate in place of the pool's (withCert).
+	settings *v1alpha1.PoolListenerSettings
+}
+
+// withCert is settings with certID, when set, as the certificate: that
+// of a listener whose slot a binding with its own certificate holds.
+// Every other listener takes the pool's, so a released slot gets the
+// pool's back.
+func withCert(settings *v1alpha1.PoolListenerSettings, certID string) *v1alpha1.PoolListenerSettings {
+	if certID == "" {
+		return settings
+	}
+	out := &v1alpha1.PoolListenerSettings{}
+	if settings != nil {
+		out = settings.DeepCopy()
+	}
+	out.Certificate = &v1alpha1.Certificate{CertID: certID}
+	return out
 }
 
 type staleListener struct {
@@ -162,8 +181,9 @@ func (s shape) wanted() int64 { return s.slots * int64(len(s.protocols)) }
 // pool when its name is the one the pool gives that port, or when the pool
 // took it over from tke-extend (adopted, by id; see tkeextend.go); any
 // other listener overlapping a pool port in the same protocol family is a
-// conflict.
-func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listeners []*clbsdk.Listener, adopted map[string]bool) lbListeners {
+// conflict. certs are the certificates bindings carry, by key: those
+// listeners are compared with them in place of the pool's.
+func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listeners []*clbsdk.Listener, adopted map[string]bool, certs map[string]string) lbListeners {
 	out := lbListeners{ids: map[string]string{}, missing: map[string][]int64{}, usable: map[int64]bool{}}
 	// blockers[protocol][slot] lists what occupies a wanted slot.
 	blockers := map[string]map[int64][]*clbsdk.Listener{}
@@ -187,8 +207,9 @@ func match(s shape, owner namer, settings *v1alpha1.PoolListenerSettings, listen
 				clb.Deref(l.EndPort) == s.endPort(i) {
 				k := key(proto, port)
 				out.ids[k] = *l.ListenerId
-				if d := clb.DiffPoolListener(settings, proto, l); d != "" {
-					out.drift = append(out.drift, drifted{id: *l.ListenerId, key: k, diff: d, protocol: proto})
+				want := withCert(settings, certs[k])
+				if d := clb.DiffPoolListener(want, proto, l); d != "" {
+					out.drift = append(out.drift, drifted{id: *l.ListenerId, key: k, diff: d, protocol: proto, settings: want})
 				}
 				continue
 			}

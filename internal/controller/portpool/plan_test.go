@@ -2,6 +2,7 @@ package portpool
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -414,7 +415,7 @@ func TestMatch(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := summariseMatch(match(tc.shape, owner, tc.settings, tc.listeners, nil))
+			got := summariseMatch(match(tc.shape, owner, tc.settings, tc.listeners, nil, nil))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
 			}
@@ -463,5 +464,36 @@ func TestNeedLoadBalancer(t *testing.T) {
 				t.Errorf("%s: needLoadBalancer = %v, want %v", tc.reason, got, tc.want)
 			}
 		})
+	}
+}
+
+func certOf(id string) func(*clbsdk.Listener) {
+	return func(l *clbsdk.Listener) {
+		l.Certificate = &clbsdk.CertificateOutput{CertId: &id, SSLMode: clb.Ptr("UNIDIRECTIONAL")}
+	}
+}
+
+// TestMatchCertificates: a listener whose slot a binding with its own
+// certificate holds wants that one; every other listener the pool's, so
+// a released slot gets the pool's back.
+func TestMatchCertificates(t *testing.T) {
+	owner := newNamer("ns", "p")
+	pool := &v1alpha1.PoolListenerSettings{Certificate: &v1alpha1.Certificate{CertID: "cert-pool"}}
+	s := shape{start: 100, end: 102, seg: 1, protocols: []string{"TCP_SSL"}, slots: 3}
+	listeners := []*clbsdk.Listener{
+		listener("lbl-a", "ns_p-100", "TCP_SSL", 100, 0, certOf("cert-pool")), // bound with cert-pod: to set
+		listener("lbl-b", "ns_p-101", "TCP_SSL", 101, 0, certOf("cert-pod")),  // released: the pool's back
+		listener("lbl-c", "ns_p-102", "TCP_SSL", 102, 0, certOf("cert-pod")),  // bound with cert-pod: as wanted
+	}
+	m := match(s, owner, pool, listeners, nil, map[string]string{"TCP_SSL/100": "cert-pod", "TCP_SSL/102": "cert-pod"})
+	got := map[string]string{}
+	for _, d := range m.drift {
+		got[d.id] = d.settings.Certificate.CertID
+	}
+	if want := map[string]string{"lbl-a": "cert-pod", "lbl-b": "cert-pool"}; !maps.Equal(got, want) {
+		t.Errorf("listeners to modify and the certificate each gets: got %v, want %v", got, want)
+	}
+	if pool.Certificate.CertID != "cert-pool" {
+		t.Errorf("the pool's settings were changed: %v", pool.Certificate)
 	}
 }

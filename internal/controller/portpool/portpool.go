@@ -370,7 +370,7 @@ func (o *observation) next(ctx context.Context, l *lbObs, settings *v1alpha1.Poo
 	}
 	if len(l.m.drift) > 0 {
 		d := l.m.drift[0]
-		_, err := l.c.ModifyListener(ctx, clb.ModifyPoolListenerRequest(l.id, d.id, d.protocol, settings))
+		_, err := l.c.ModifyListener(ctx, clb.ModifyPoolListenerRequest(l.id, d.id, d.protocol, d.settings))
 		return errors.Wrapf(err, "cannot modify listener %s (%s)", d.id, d.key)
 	}
 	if ids := o.deletableStale(l); len(ids) > 0 {
