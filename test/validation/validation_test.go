@@ -241,6 +241,7 @@ func portRequestCases(k string) []bad {
 		enum(k, p+".protocol", "SCTP", `"TCP", "UDP", "TCP_UDP", "TCP_SSL", "QUIC"`),
 		{kind: k, edits: []edit{{p + ".pools", "[]"}}, check: "minItems", want: "should have at least 1 items"},
 		minLength(k, p+".pools.0.name"),
+		maxLength(k, p+".certSecret", 253),
 		enum(k, p+".backend", "ENI", `"PodIP", "HostPort", "NodePort"`),
 		enum(k, "spec.strategy", "Sticky", `"Dynamic", "Ordinal"`),
 		enum(k, "spec.backend", "Node", `"PodIP", "HostPort", "NodePort"`),
